@@ -1,0 +1,240 @@
+// The op table and the dispatch door (DESIGN.md §3).
+#include <omp.h>
+
+#include <sstream>
+
+#include "core/op.h"
+#include "core/visit.h"
+
+namespace fw::detail {
+
+namespace {
+struct OpTable {
+  OpDef defs[kNumOps];
+  OpTable() {
+#define FW_X(name_, kind_)                          \
+  defs[int(OpId::name_)].name = #name_;             \
+  defs[int(OpId::name_)].kind = OpKind::kind_;      \
+  define_##name_(defs[int(OpId::name_)]);
+    FW_OPS(FW_X)
+#undef FW_X
+    for (auto& d : defs) FW_ASSERT(d.meta && d.cpu);
+  }
+};
+const OpTable& table() {
+  static const OpTable t;
+  return t;
+}
+}  // namespace
+
+const OpDef& op_def(OpId id) { return table().defs[int(id)]; }
+const OpDef* op_table_begin() { return table().defs; }
+
+ThreadState& tls() {
+  thread_local ThreadState s;
+  return s;
+}
+
+void unsupported_dtype(const char* op, ScalarType t) {
+  throw_error("[", op, "] not implemented for dtype ", dtype_str(t));
+}
+
+static void check_inputs(const OpDef& d, ArrayRef<Tensor> in) {
+  for (size_t i = 0; i < in.size(); i++) {
+    FW_CHECK(in[i].defined(), "[", d.name, "] argument #", i, " is an undefined tensor");
+    FW_CHECK(in[i].device() == in[0].device(), "[", d.name,
+             "] expected all tensors to be on the same device, but found ", in[0].device(), " and ",
+             in[i].device());
+  }
+}
+
+// Note [Dispatch door]
+// Eager calls pay for: one table read, the input checks, meta (shape/dtype inference and
+// argument validation), output allocation, the kernel. Tracing (fw::compile) and autograd
+// recording hook in at the tls() check below and are filled in by their issues; both reuse
+// meta, so a shape error reads the same eager, traced or compiled.
+Outs dispatch(OpId id, ArrayRef<Tensor> in, const OpAttrs& a) {
+  const OpDef& d = op_def(id);
+  check_inputs(d, in);
+  OpCall c{d, in, a};
+  Metas m;
+  d.meta(c, m);
+  Outs outs;
+  if (d.kind == OpKind::View) {
+    outs.resize(m.size());
+  } else {
+    Device dev = in.empty() ? Device(kCPU) : in[0].device();
+    for (auto& t : m) outs.push_back(make_tensor(t.sizes, t.dtype, dev));
+  }
+  d.cpu(c, outs);
+  return outs;
+}
+
+static bool overlaps_differently(const Tensor& out, ArrayRef<Tensor> in) {
+  for (auto& t : in) {
+    if (!t.is_alias_of(out)) continue;
+    if (t.storage_offset() != out.storage_offset() || !t.sizes().equals(out.sizes()) ||
+        !t.strides().equals(out.strides()))
+      return true;
+  }
+  return false;
+}
+
+void dispatch_into(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, const Tensor& out) {
+  const OpDef& d = op_def(id);
+  check_inputs(d, in);
+  FW_CHECK(out.defined(), "[", d.name, "] output tensor is undefined");
+  OpCall c{d, in, a};
+  Metas m;
+  d.meta(c, m);
+  FW_CHECK(m.size() == 1, "[", d.name, "] has ", m.size(), " outputs; an out= form needs exactly one");
+  FW_CHECK(m[0].sizes == DimVec(out.sizes()), "[", d.name, "] output with shape ", out.sizes(),
+           " doesn't match the broadcast shape ", m[0].sizes);
+  FW_CHECK(can_cast(m[0].dtype, out.dtype()), "[", d.name, "] result type ", dtype_name(m[0].dtype),
+           " can't be cast to the desired output type ", dtype_name(out.dtype()));
+  bool direct = d.kind == OpKind::Elementwise && m[0].dtype == out.dtype() && !overlaps_differently(out, in);
+  Outs outs;
+  if (direct) {
+    outs.push_back(out);
+    d.cpu(c, outs);
+  } else {
+    outs.push_back(make_tensor(m[0].sizes, m[0].dtype, out.device()));
+    d.cpu(c, outs);
+    const_cast<Tensor&>(out).copy_(outs[0]);
+    return;  // copy_ bumped the version
+  }
+  bump_version(out);
+}
+
+void bump_version(const Tensor& t) { t.impl()->storage->version.fetch_add(1, std::memory_order_relaxed); }
+
+int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op) {
+  int64_t n = ndim == 0 ? 1 : ndim;
+  FW_CHECK(dim >= -n && dim < n, "[", op, "] Dimension out of range (expected to be in range of [", -n, ", ",
+           n - 1, "], but got ", dim, ")");
+  return dim < 0 ? dim + n : dim;
+}
+
+DimVec broadcast_shapes(IntArrayRef a, IntArrayRef b, const char* op) {
+  size_t n = std::max(a.size(), b.size());
+  DimVec out(n, 1);
+  for (size_t i = 0; i < n; i++) {
+    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    FW_CHECK(da == db || da == 1 || db == 1, "[", op, "] The size of tensor a (", da,
+             ") must match the size of tensor b (", db, ") at non-singleton dimension ", i);
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+static int category(ScalarType t) {
+  if (t == kBool) return 0;
+  if (is_integral(t)) return 1;
+  if (is_floating_point(t)) return 2;
+  return 3;
+}
+
+ScalarType result_type(ArrayRef<Tensor> ts, const Scalar* scalar) {
+  // Three priority classes, as PyTorch: dimensioned tensors, 0-dim tensors, wrapped numbers.
+  std::optional<ScalarType> dimd, zerod;
+  for (auto& t : ts) {
+    auto& slot = t.dim() > 0 ? dimd : zerod;
+    slot = slot ? promote_types(*slot, t.dtype()) : t.dtype();
+  }
+  ScalarType r;
+  if (dimd) {
+    r = *dimd;
+    if (zerod && category(*zerod) > category(r)) r = promote_types(r, *zerod);
+  } else if (zerod) {
+    r = *zerod;
+  } else {
+    FW_ASSERT(scalar);
+    return scalar->type();
+  }
+  if (scalar && category(scalar->type()) > category(r)) {
+    ScalarType st = scalar->type();
+    if (category(st) == 2) r = is_floating_point(r) ? r : get_default_dtype();
+    else r = promote_types(r, st);
+  }
+  return r;
+}
+
+bool can_cast(ScalarType from, ScalarType to) {
+  if (is_complex(from) && !is_complex(to)) return false;
+  if (is_floating_point(from) && is_integral(to, true)) return false;
+  if (from != kBool && to == kBool) return false;
+  return true;
+}
+
+DimVec contiguous_strides(IntArrayRef sizes) {
+  DimVec s(sizes.size(), 1);
+  int64_t acc = 1;
+  for (int64_t i = int64_t(sizes.size()) - 1; i >= 0; i--) {
+    s[i] = acc;
+    acc *= std::max<int64_t>(sizes[i], 1);
+  }
+  return s;
+}
+
+int64_t shape_numel(IntArrayRef sizes, const char* op) {
+  int64_t n = 1;
+  for (int64_t s : sizes) {
+    FW_CHECK(s >= 0, "[", op, "] Trying to create tensor with negative dimension ", s, ": ", sizes);
+    FW_CHECK(!__builtin_mul_overflow(n, s, &n), "[", op, "] shape ", sizes, " has too many elements");
+  }
+  return n;
+}
+
+Tensor make_tensor(IntArrayRef sizes, ScalarType dtype, Device dev) {
+  int64_t n = shape_numel(sizes, "empty");
+  size_t bytes;
+  FW_CHECK(!__builtin_mul_overflow(size_t(n), element_size(dtype), &bytes), "[empty] shape ", sizes,
+           " is too large");
+  auto impl = make_intrusive<TensorImpl>();
+  impl->storage = make_intrusive<StorageImpl>(bytes, dev);
+  impl->sizes = DimVec(sizes);
+  impl->strides = contiguous_strides(sizes);
+  impl->dtype = dtype;
+  impl->numel = n;
+  impl->contiguous = true;
+  return Tensor(std::move(impl));
+}
+
+Tensor make_view(const Tensor& t, IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
+  auto impl = make_intrusive<TensorImpl>();
+  impl->storage = t.impl()->storage;
+  impl->sizes = DimVec(sizes);
+  impl->strides = DimVec(strides);
+  impl->offset = offset;
+  impl->dtype = t.dtype();
+  impl->refresh();
+  return Tensor(std::move(impl));
+}
+
+Tensor cast(const Tensor& t, ScalarType dtype) { return t.dtype() == dtype ? t : t.to(dtype); }
+
+std::string shape_str(IntArrayRef s) {
+  std::ostringstream os;
+  os << s;
+  return os.str();
+}
+
+}  // namespace fw::detail
+
+namespace fw {
+
+bool is_grad_enabled() { return detail::tls().grad_enabled; }
+void set_grad_enabled(bool e) { detail::tls().grad_enabled = e; }
+NoGradGuard::NoGradGuard() : prev_(is_grad_enabled()) { set_grad_enabled(false); }
+NoGradGuard::~NoGradGuard() { set_grad_enabled(prev_); }
+AutoGradMode::AutoGradMode(bool e) : prev_(is_grad_enabled()) { set_grad_enabled(e); }
+AutoGradMode::~AutoGradMode() { set_grad_enabled(prev_); }
+
+void set_num_threads(int n) {
+  FW_CHECK(n > 0, "[set_num_threads] expected a positive number of threads, got ", n);
+  omp_set_num_threads(n);
+}
+int get_num_threads() { return omp_get_max_threads(); }
+
+}  // namespace fw

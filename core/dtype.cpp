@@ -1,0 +1,98 @@
+#include "fw/dtype.h"
+
+#include <atomic>
+#include <cmath>
+
+#include "fw/error.h"
+
+namespace fw {
+
+uint16_t Half::from_float(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  uint32_t sign = (u >> 16) & 0x8000u;
+  uint32_t mag = u & 0x7fffffffu;
+  if (mag > 0x7f800000u) return uint16_t(sign | 0x7e00u);     // NaN
+  if (mag >= 0x477ff000u) return uint16_t(sign | 0x7c00u);    // overflow -> inf
+  if (mag < 0x38800000u) {  // below the smallest normal half: count units of 2^-24
+    float a;
+    std::memcpy(&a, &mag, 4);
+    return uint16_t(sign | uint32_t(std::nearbyint(a * 16777216.0f)));
+  }
+  uint32_t r = mag - 0x38000000u;  // rebias exponent 127 -> 15
+  uint32_t out = r >> 13, rem = r & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (out & 1u))) out++;
+  return uint16_t(sign | out);
+}
+
+float Half::to_float(uint16_t h) {
+  uint32_t sign = uint32_t(h & 0x8000u) << 16;
+  uint32_t e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+  uint32_t u;
+  if (e == 0) {
+    if (m == 0) {
+      u = sign;
+    } else {
+      float f = float(m) * 5.9604644775390625e-08f;  // m * 2^-24
+      std::memcpy(&u, &f, 4);
+      u |= sign;
+    }
+  } else if (e == 31) {
+    u = sign | 0x7f800000u | (m << 13);
+  } else {
+    u = sign | ((e + 112) << 23) | (m << 13);
+  }
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+size_t element_size(ScalarType t) {
+  static constexpr size_t sz[] = {1, 1, 1, 2, 4, 8, 2, 2, 4, 8, 8};
+  FW_CHECK(t < ScalarType::NumTypes, "[dtype] invalid scalar type ", int(t));
+  return sz[int(t)];
+}
+
+const char* dtype_name(ScalarType t) {
+  static const char* n[] = {"Bool", "Byte", "Char", "Short", "Int", "Long",
+                            "Half", "BFloat16", "Float", "Double", "ComplexFloat"};
+  return t < ScalarType::NumTypes ? n[int(t)] : "Undefined";
+}
+
+const char* dtype_str(ScalarType t) {
+  static const char* n[] = {"bool", "uint8", "int8", "int16", "int32", "int64",
+                            "float16", "bfloat16", "float32", "float64", "complex64"};
+  return t < ScalarType::NumTypes ? n[int(t)] : "undefined";
+}
+
+std::ostream& operator<<(std::ostream& os, ScalarType t) { return os << dtype_name(t); }
+
+ScalarType promote_types(ScalarType a, ScalarType b) {
+  if (a == b) return a;
+  if (a == kBool) return b;
+  if (b == kBool) return a;
+  if (is_complex(a) || is_complex(b)) return kComplexFloat;
+  bool fa = is_floating_point(a), fb = is_floating_point(b);
+  if (fa && fb) {
+    if ((a == kHalf && b == kBFloat16) || (a == kBFloat16 && b == kHalf)) return kFloat;
+    return a > b ? a : b;
+  }
+  if (fa) return a;
+  if (fb) return b;
+  // both integral
+  if (a == kUInt8 || b == kUInt8) {
+    ScalarType o = a == kUInt8 ? b : a;
+    return o == kInt8 ? kInt16 : o;
+  }
+  return a > b ? a : b;
+}
+
+static std::atomic<ScalarType> g_default_dtype{kFloat};
+ScalarType get_default_dtype() { return g_default_dtype.load(std::memory_order_relaxed); }
+void set_default_dtype(ScalarType t) {
+  FW_CHECK(t == kFloat || t == kDouble, "[set_default_dtype] only float32 and float64 are allowed, got ",
+           dtype_str(t));
+  g_default_dtype = t;
+}
+
+}  // namespace fw

@@ -1,0 +1,282 @@
+// Scalar functors shared by the eager CPU kernels and (later) generated C++/CUDA source.
+// Each is a struct named after the op with a templated call operator; attribute-carrying ops
+// hold their parameters as doubles. Keep this header free of fw includes: codegen pastes it.
+#pragma once
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#ifndef FW_HD
+#define FW_HD
+#endif
+
+namespace fw::fn {
+
+template <class T> struct is_cplx : std::false_type {};
+template <class T> struct is_cplx<std::complex<T>> : std::true_type {};
+
+#define FW_FN1(Name, expr) \
+  struct Name { template <class T> FW_HD T operator()(T x) const { return expr; } };
+
+FW_FN1(Identity, x)
+FW_FN1(Exp, std::exp(x))
+FW_FN1(Exp2, std::exp2(x))
+FW_FN1(Expm1, std::expm1(x))
+FW_FN1(Log, std::log(x))
+FW_FN1(Log2, std::log2(x))
+FW_FN1(Log10, std::log10(x))
+FW_FN1(Log1p, std::log1p(x))
+FW_FN1(Sqrt, std::sqrt(x))
+FW_FN1(Rsqrt, T(1) / std::sqrt(x))
+FW_FN1(Neg, T(-x))
+FW_FN1(Floor, std::floor(x))
+FW_FN1(Ceil, std::ceil(x))
+FW_FN1(Round, std::nearbyint(x))
+FW_FN1(Trunc, std::trunc(x))
+FW_FN1(Frac, x - std::trunc(x))
+FW_FN1(Reciprocal, T(1) / x)
+FW_FN1(Sin, std::sin(x))
+FW_FN1(Cos, std::cos(x))
+FW_FN1(Tan, std::tan(x))
+FW_FN1(Asin, std::asin(x))
+FW_FN1(Acos, std::acos(x))
+FW_FN1(Atan, std::atan(x))
+FW_FN1(Sinh, std::sinh(x))
+FW_FN1(Cosh, std::cosh(x))
+FW_FN1(Tanh, std::tanh(x))
+FW_FN1(Sigmoid, T(1) / (T(1) + std::exp(-x)))
+FW_FN1(Erf, std::erf(x))
+FW_FN1(Erfc, std::erfc(x))
+FW_FN1(Gelu, T(0.5) * x * (T(1) + std::erf(x * T(0.70710678118654752440))))
+FW_FN1(GeluTanh, T(0.5) * x * (T(1) + std::tanh(T(0.79788456080286535588) * (x + T(0.044715) * x * x * x))))
+FW_FN1(Silu, x / (T(1) + std::exp(-x)))
+FW_FN1(Mish, x * std::tanh(x > T(20) ? x : std::log1p(std::exp(x))))
+FW_FN1(LogSigmoid, std::min(x, T(0)) - std::log1p(std::exp(-std::abs(x))))
+FW_FN1(Hardsigmoid, std::min(std::max(x + T(3), T(0)), T(6)) / T(6))
+FW_FN1(Hardswish, x * std::min(std::max(x + T(3), T(0)), T(6)) / T(6))
+FW_FN1(Conj, x)
+#undef FW_FN1
+
+struct Abs {
+  template <class T> FW_HD T operator()(T x) const {
+    if constexpr (std::is_unsigned_v<T> || std::is_same_v<T, bool>) return x;
+    else return x < T(0) ? T(-x) : x;
+  }
+};
+struct Sign {
+  template <class T> FW_HD T operator()(T x) const {
+    if constexpr (std::is_same_v<T, bool>) return x;
+    else if constexpr (std::is_unsigned_v<T>) return T(x > T(0));
+    else return T((T(0) < x) - (x < T(0)));
+  }
+};
+struct Relu {
+  template <class T> FW_HD T operator()(T x) const {
+    if constexpr (std::is_same_v<T, bool>) return x;
+    else return x > T(0) ? x : (x != x ? x : T(0));
+  }
+};
+struct Elu {  // scale * (x > 0 ? x : alpha * (exp(x * input_scale) - 1))
+  double alpha, scale, input_scale;
+  template <class T> FW_HD T operator()(T x) const {
+    return x > T(0) ? T(scale) * x : T(scale) * T(alpha) * (std::exp(x * T(input_scale)) - T(1));
+  }
+};
+struct LeakyRelu {
+  double slope;
+  template <class T> FW_HD T operator()(T x) const { return x > T(0) ? x : x * T(slope); }
+};
+struct Hardtanh {
+  double lo, hi;
+  template <class T> FW_HD T operator()(T x) const {
+    return x < T(lo) ? T(lo) : (x > T(hi) ? T(hi) : x);
+  }
+};
+struct Softplus {
+  double beta, threshold;
+  template <class T> FW_HD T operator()(T x) const {
+    T bx = x * T(beta);
+    return bx > T(threshold) ? x : std::log1p(std::exp(bx)) / T(beta);
+  }
+};
+struct Logit {  // eps < 0 means no clamping
+  double eps;
+  template <class T> FW_HD T operator()(T x) const {
+    T z = eps < 0 ? x : (x < T(eps) ? T(eps) : (x > T(1 - eps) ? T(1 - eps) : x));
+    return std::log(z / (T(1) - z));
+  }
+};
+struct ClampScalar {  // NaN propagates; bounds are applied when has_lo / has_hi
+  double lo, hi;
+  bool has_lo, has_hi;
+  template <class T> FW_HD T operator()(T x) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      if (x != x) return x;
+    }
+    if (has_lo && x < T(lo)) x = T(lo);
+    if (has_hi && x > T(hi)) x = T(hi);
+    return x;
+  }
+};
+struct NanToNum {
+  double nan, posinf, neginf;
+  template <class T> FW_HD T operator()(T x) const {
+    if (x != x) return T(nan);
+    if (x == std::numeric_limits<T>::infinity()) return T(posinf);
+    if (x == -std::numeric_limits<T>::infinity()) return T(neginf);
+    return x;
+  }
+};
+
+// Predicates: bool results.
+struct IsNan { template <class T> FW_HD bool operator()(T x) const { return x != x; } };
+struct IsInf { template <class T> FW_HD bool operator()(T x) const { return std::isinf(x); } };
+struct IsPosInf { template <class T> FW_HD bool operator()(T x) const { return x == std::numeric_limits<T>::infinity(); } };
+struct IsNegInf { template <class T> FW_HD bool operator()(T x) const { return x == -std::numeric_limits<T>::infinity(); } };
+struct IsFinite { template <class T> FW_HD bool operator()(T x) const { return std::isfinite(x); } };
+struct Signbit { template <class T> FW_HD bool operator()(T x) const { return std::signbit(x); } };
+struct LogicalNot { template <class T> FW_HD bool operator()(T x) const { return !(x != T(0)); } };
+struct BitwiseNot {
+  template <class T> FW_HD T operator()(T x) const {
+    if constexpr (std::is_same_v<T, bool>) return !x;
+    else return T(~x);
+  }
+};
+
+// ---- binary
+#define FW_FN2(Name, expr) \
+  struct Name { template <class T> FW_HD T operator()(T a, T b) const { return expr; } };
+FW_FN2(Mul, a * b)
+FW_FN2(Div, a / b)
+FW_FN2(Atan2, std::atan2(a, b))
+FW_FN2(Hypot, std::hypot(a, b))
+FW_FN2(Copysign, std::copysign(a, b))
+FW_FN2(Xlogy, a == T(0) && b == b ? T(0) : a * std::log(b))
+FW_FN2(Fmax, std::fmax(a, b))
+FW_FN2(Fmin, std::fmin(a, b))
+#undef FW_FN2
+
+struct Add {  // a + alpha * b
+  double alpha;
+  template <class T> FW_HD T operator()(T a, T b) const {
+    if constexpr (std::is_same_v<T, bool>) return a || (alpha != 0 && b);
+    else if constexpr (std::is_integral_v<T>) return T(a + T(int64_t(alpha)) * b);
+    else return alpha == 1 ? a + b : a + T(alpha) * b;
+  }
+};
+struct DivTrunc {
+  template <class T> FW_HD T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>) return a / b;
+    else return std::trunc(a / b);
+  }
+};
+struct DivFloor {
+  template <class T> FW_HD T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>) {
+      T q = a / b;
+      if constexpr (std::is_signed_v<T>) q -= T((a % b != 0) && ((a < 0) != (b < 0)));
+      return q;
+    } else {
+      if (b == T(0)) return a / b;
+      T m = std::fmod(a, b);
+      T d = (a - m) / b;
+      if (m != T(0) && ((b < T(0)) != (m < T(0)))) d -= T(1);
+      T f = std::floor(d);
+      if (d - f > T(0.5)) f += T(1);
+      return d == T(0) ? std::copysign(T(0), a / b) : f;
+    }
+  }
+};
+struct Remainder {  // result has the sign of the divisor (Python's %)
+  template <class T> FW_HD T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>) {
+      T r = a % b;
+      if constexpr (std::is_signed_v<T>) {
+        if (r != 0 && ((r < 0) != (b < 0))) r += b;
+      }
+      return r;
+    } else {
+      T r = std::fmod(a, b);
+      if (r != T(0) && ((r < T(0)) != (b < T(0)))) r += b;
+      return r;
+    }
+  }
+};
+struct Fmod {
+  template <class T> FW_HD T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>) return a % b;
+    else return std::fmod(a, b);
+  }
+};
+struct Pow {
+  template <class T> FW_HD T operator()(T a, T b) const {
+    if constexpr (std::is_same_v<T, bool>) return a || !b;
+    else if constexpr (std::is_integral_v<T>) {
+      if (b < 0) return a == 1 ? T(1) : (a == T(-1) ? T((b & 1) ? -1 : 1) : T(0));
+      T r = 1;
+      T base = a;
+      for (T e = b; e > 0; e >>= 1) {
+        if (e & 1) r = T(r * base);
+        base = T(base * base);
+      }
+      return r;
+    } else {
+      return std::pow(a, b);
+    }
+  }
+};
+struct Maximum {
+  template <class T> FW_HD T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      if (a != a || b != b) return std::numeric_limits<T>::quiet_NaN();
+    }
+    return a > b ? a : b;
+  }
+};
+struct Minimum {
+  template <class T> FW_HD T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      if (a != a || b != b) return std::numeric_limits<T>::quiet_NaN();
+    }
+    return a < b ? a : b;
+  }
+};
+#define FW_CMP(Name, op) \
+  struct Name { template <class T> FW_HD bool operator()(T a, T b) const { return a op b; } };
+FW_CMP(Eq, ==) FW_CMP(Ne, !=) FW_CMP(Lt, <) FW_CMP(Le, <=) FW_CMP(Gt, >) FW_CMP(Ge, >=)
+#undef FW_CMP
+struct LogicalAnd { template <class T> FW_HD bool operator()(T a, T b) const { return a != T(0) && b != T(0); } };
+struct LogicalOr { template <class T> FW_HD bool operator()(T a, T b) const { return a != T(0) || b != T(0); } };
+struct LogicalXor { template <class T> FW_HD bool operator()(T a, T b) const { return (a != T(0)) != (b != T(0)); } };
+struct BitwiseAnd { template <class T> FW_HD T operator()(T a, T b) const { return T(a & b); } };
+struct BitwiseOr { template <class T> FW_HD T operator()(T a, T b) const { return T(a | b); } };
+struct BitwiseXor { template <class T> FW_HD T operator()(T a, T b) const { return T(a ^ b); } };
+
+// ---- ternary
+struct Lerp {  // a + w * (b - a), with PyTorch's two-sided form for accuracy near w = 1
+  template <class T> FW_HD T operator()(T a, T b, T w) const {
+    return std::abs(w) < T(0.5) ? a + w * (b - a) : b - (b - a) * (T(1) - w);
+  }
+};
+struct Addcmul {
+  double value;
+  template <class T> FW_HD T operator()(T s, T a, T b) const { return s + T(value) * a * b; }
+};
+struct Addcdiv {
+  double value;
+  template <class T> FW_HD T operator()(T s, T a, T b) const { return s + T(value) * (a / b); }
+};
+struct ClampTensor {  // lo/hi operands already broadcast; NaN bounds propagate
+  template <class T> FW_HD T operator()(T x, T lo, T hi) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      if (x != x) return x;
+      if (lo != lo) return lo;
+      if (hi != hi) return hi;
+    }
+    return std::min(std::max(x, lo), hi);
+  }
+};
+
+}  // namespace fw::fn

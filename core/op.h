@@ -1,0 +1,112 @@
+// The op table: every primitive op is declared once in the lists of core/ops/*_list.h and
+// defined once (meta, CPU kernel, slots for CUDA, vjp and codegen lowering) by FW_DEFINE_OP.
+//
+// Note [One definition per op]
+// FW_OPS enumerates every primitive. For each entry the build needs a function
+// detail::define_<name>(OpDef&), written with FW_DEFINE_OP next to the op's kernel; a missing
+// one is a link error, and the table test fails for an op with no test entry. Composite
+// functions (reshape, softmax's decomposition, ...) call primitives and are not in the list.
+#pragma once
+#include <optional>
+
+#include "core/ops/list.h"
+#include "fw/ops.h"
+
+namespace fw::detail {
+
+enum class OpKind : uint8_t { Creation, Elementwise, Reduction, View, Opaque };
+
+enum class OpId : uint16_t {
+#define FW_X(name, kind) name,
+  FW_OPS(FW_X)
+#undef FW_X
+  NumOps
+};
+
+// Non-tensor arguments of an op call. Each op documents which fields it reads; the tracer
+// stores a copy in the graph node and guards compare them by value.
+struct OpAttrs {
+  DimVec ints;         // a dim list, sizes, kernel sizes...
+  DimVec ints2;        // a second list: strides, padding...
+  DimVec ints3;        // a third list: dilation...
+  Scalar s0, s1;       // scalar operands (alpha, fill value, clamp bounds)
+  int64_t i0 = 0, i1 = 0, i2 = 0;
+  double f0 = 0, f1 = 0, f2 = 0;
+  uint32_t flags = 0;  // op-specific booleans (keepdim, descending, scalar operand present...)
+  ScalarType dtype = ScalarType::NumTypes;  // NumTypes = not given
+  bool has_dtype() const { return dtype != ScalarType::NumTypes; }
+};
+
+struct TensorMeta {
+  DimVec sizes;
+  ScalarType dtype = kFloat;
+};
+using Metas = SmallVec<TensorMeta, 2>;
+using Outs = SmallVec<Tensor, 2>;
+
+struct OpDef;
+struct OpCall {
+  const OpDef& def;
+  ArrayRef<Tensor> in;
+  const OpAttrs& a;
+};
+
+// meta: validates arguments and fills output sizes/dtypes; runs on placeholders when tracing.
+using MetaFn = void (*)(const OpCall&, Metas&);
+// kernel: outputs arrive allocated from meta (views: the kernel creates them).
+using KernelFn = void (*)(const OpCall&, Outs&);
+
+struct OpDef {
+  const char* name = nullptr;
+  OpKind kind = OpKind::Opaque;
+  MetaFn meta = nullptr;
+  KernelFn cpu = nullptr;
+  KernelFn cuda = nullptr;              // filled by the CUDA work
+  const char* functor = nullptr;        // elementwise: name of the shared scalar functor (codegen)
+  bool differentiable = true;
+};
+
+// The table, built on first use from the define_* functions.
+const OpDef& op_def(OpId id);
+const OpDef* op_table_begin();
+constexpr int kNumOps = int(OpId::NumOps);
+
+#define FW_X(name, kind) void define_##name(OpDef& d);
+FW_OPS(FW_X)
+#undef FW_X
+#define FW_DEFINE_OP(name) void ::fw::detail::define_##name(::fw::detail::OpDef& d)
+
+// The dispatch door (DESIGN.md §3): every op call comes through here.
+Outs dispatch(OpId id, ArrayRef<Tensor> in, const OpAttrs& a);
+inline Tensor dispatch1(OpId id, ArrayRef<Tensor> in, const OpAttrs& a) {
+  Outs o = dispatch(id, in, a);
+  return std::move(o[0]);
+}
+// Runs op id writing its single output into `out` (in-place and out= forms). Checks that the
+// result broadcasts to out's shape and that its dtype can be cast to out's dtype.
+void dispatch_into(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, const Tensor& out);
+
+// ---- helpers shared by op definitions
+int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op);
+DimVec broadcast_shapes(IntArrayRef a, IntArrayRef b, const char* op);
+// PyTorch's result_type over tensors (dimensioned beat 0-dim) and an optional wrapped scalar.
+ScalarType result_type(ArrayRef<Tensor> ts, const Scalar* scalar = nullptr);
+bool can_cast(ScalarType from, ScalarType to);
+DimVec contiguous_strides(IntArrayRef sizes);
+int64_t shape_numel(IntArrayRef sizes, const char* op);
+Tensor make_tensor(IntArrayRef sizes, ScalarType dtype, Device d = Device(kCPU));
+// A view sharing t's storage.
+Tensor make_view(const Tensor& t, IntArrayRef sizes, IntArrayRef strides, int64_t offset);
+// t converted to dtype (no copy when it already has it).
+Tensor cast(const Tensor& t, ScalarType dtype);
+std::string shape_str(IntArrayRef s);
+void bump_version(const Tensor& t);
+
+// Thread-local switches read by the door.
+struct ThreadState {
+  bool grad_enabled = true;
+  void* tracer = nullptr;  // set by fw::compile's tracer
+};
+ThreadState& tls();
+
+}  // namespace fw::detail

@@ -1,0 +1,432 @@
+// Binary and ternary elementwise ops with broadcasting and PyTorch type promotion.
+// A scalar right operand travels in attrs.s0 with flag kScalarRhs (guards see it by value).
+#include "core/convert.h"
+#include "core/functors.h"
+#include "core/loops.h"
+#include "core/op.h"
+#include "core/visit.h"
+
+namespace fw {
+using namespace detail;
+
+namespace {
+
+constexpr uint32_t kScalarRhs = 1u << 8;
+
+enum class BK {
+  Arith,    // result_type; bool allowed
+  Sub,      // as Arith; bool - bool rejected
+  TrueDiv,  // integers promote to the default float
+  IntDiv,   // result_type; integer division by zero rejected
+  Pow,      // result_type; negative integer exponents rejected
+  Float,    // float only (atan2, hypot, copysign, xlogy)
+  MinMax,   // result_type, no complex
+  Compare,  // result_type compute, bool out
+  Logical,  // bool out
+  Bitwise,  // integral/bool only
+};
+
+ScalarType float_of(ScalarType t) { return is_integral(t, true) ? get_default_dtype() : t; }
+
+template <BK K>
+ScalarType compute_type(const OpCall& c) {
+  const Scalar* s = (c.a.flags & kScalarRhs) ? &c.a.s0 : nullptr;
+  ScalarType t = result_type(c.in, s);
+  const char* op = c.def.name;
+  if (K == BK::Sub) {
+    FW_CHECK(t != kBool, "[", op, "] Subtraction, the `-` operator, with two bool tensors is not supported. "
+             "Use the `^` or `logical_xor()` operator instead.");
+  }
+  if (K == BK::TrueDiv || K == BK::Float) t = float_of(t);
+  if (K == BK::Float || K == BK::MinMax || K == BK::IntDiv)
+    FW_CHECK(!is_complex(t), "[", op, "] not implemented for dtype ", dtype_str(t));
+  if (K == BK::Bitwise)
+    FW_CHECK(is_integral(t, true), "[", op, "] bitwise operations are only supported on integer and bool tensors, got ",
+             dtype_str(t));
+  return t;
+}
+
+template <BK K>
+void binary_meta(const OpCall& c, Metas& m) {
+  DimVec shape = (c.a.flags & kScalarRhs) ? DimVec(c.in[0].sizes())
+                                           : broadcast_shapes(c.in[0].sizes(), c.in[1].sizes(), c.def.name);
+  ScalarType t = compute_type<K>(c);
+  m.push_back({shape, (K == BK::Compare || K == BK::Logical) ? kBool : t});
+}
+
+template <class F> F make_fn(const OpAttrs&) { return F{}; }
+template <> fn::Add make_fn(const OpAttrs& a) { return {a.s1.toDouble()}; }
+
+Tensor rhs_tensor(const OpCall& c, ScalarType ct) {
+  if (!(c.a.flags & kScalarRhs)) return cast(c.in[1], ct);
+  Tensor t = make_tensor({}, ct);
+  t.fill_(c.a.s0);
+  return t;
+}
+
+template <class T>
+void check_int_operands(const OpCall& c, BK k, const Tensor& b) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    Tensor bc = b.contiguous();
+    const T* p = bc.data_ptr<T>();
+    for (int64_t i = 0; i < bc.numel(); i++) {
+      if (k == BK::IntDiv) FW_CHECK(p[i] != 0, "[", c.def.name, "] ZeroDivisionError: integer division by zero");
+      if constexpr (std::is_signed_v<T>)
+        if (k == BK::Pow) FW_CHECK(p[i] >= 0, "[", c.def.name, "] Integers to negative integer powers are not allowed.");
+    }
+  }
+}
+
+template <class F, BK K>
+void binary_kernel(const OpCall& c, Outs& o) {
+  ScalarType ct = compute_type<K>(c);
+  if (ct == kHalf || ct == kBFloat16) ct = kFloat;
+  ScalarType rt = (K == BK::Compare || K == BK::Logical) ? kBool : ct;
+  Tensor a = cast(c.in[0], ct), b = rhs_tensor(c, ct);
+  Tensor& out = o[0];
+  Tensor y = out.dtype() == rt ? out : make_tensor(out.sizes(), rt);
+  F f = make_fn<F>(c.a);
+  auto body = [&]<class T>() {
+    if constexpr (K == BK::IntDiv || K == BK::Pow) check_int_operands<T>(c, K, b);
+    if constexpr (K == BK::Compare || K == BK::Logical) binary_loop<bool, T>(y, a, b, f);
+    else binary_loop<T, T>(y, a, b, f);
+  };
+  if constexpr (K == BK::Float) visit_float(ct, c.def.name, body);
+  else if constexpr (K == BK::MinMax || K == BK::IntDiv) visit_real(ct, c.def.name, body);
+  else if constexpr (K == BK::Bitwise) visit_integral(ct, c.def.name, body);
+  else if constexpr (K == BK::Compare) {
+    if constexpr (std::is_same_v<F, fn::Eq> || std::is_same_v<F, fn::Ne>) visit_all(ct, c.def.name, body);
+    else visit_real(ct, c.def.name, body);
+  } else visit_all(ct, c.def.name, body);
+  if (!y.is_same(out)) out.copy_(y);
+}
+
+template <class F, BK K>
+void def_binary(OpDef& d, const char* functor, bool differentiable = true) {
+  d.meta = binary_meta<K>;
+  d.cpu = binary_kernel<F, K>;
+  d.functor = functor;
+  d.differentiable = differentiable && K != BK::Compare && K != BK::Logical && K != BK::Bitwise;
+}
+
+// ---- ternary ops: inputs (x, y, z); a missing scalar operand is given by flags.
+// where(cond, a, b): flag 1 -> a is attrs.s0, flag 2 -> b is attrs.s1.
+void where_meta(const OpCall& c, Metas& m) {
+  const Tensor& cond = c.in[0];
+  FW_CHECK(cond.dtype() == kBool, "[where] expected condition to be a boolean tensor, but got a tensor with dtype ",
+           dtype_name(cond.dtype()));
+  DimVec shape(cond.sizes());
+  std::vector<Tensor> ts;
+  for (size_t i = 1; i < c.in.size(); i++) {
+    shape = broadcast_shapes(shape, c.in[i].sizes(), "where");
+    ts.push_back(c.in[i]);
+  }
+  ScalarType t;
+  if (ts.empty()) t = promote_types(c.a.s0.type(), c.a.s1.type());
+  else if ((c.a.flags & 3) == 0) t = result_type(ts);
+  else t = result_type(ts, (c.a.flags & 1) ? &c.a.s0 : &c.a.s1);
+  m.push_back({shape, t});
+}
+
+Tensor operand(const OpCall& c, size_t& next, bool is_scalar, const Scalar& s, ScalarType ct) {
+  if (!is_scalar) return cast(c.in[next++], ct);
+  Tensor t = make_tensor({}, ct);
+  t.fill_(s);
+  return t;
+}
+
+void where_kernel(const OpCall& c, Outs& o) {
+  ScalarType ct = o[0].dtype();
+  size_t next = 1;
+  Tensor a = operand(c, next, c.a.flags & 1, c.a.s0, ct);
+  Tensor b = operand(c, next, c.a.flags & 2, c.a.s1, ct);
+  visit_storage(ct, "where", [&]<class T>() {
+    ternary_loop<T, bool, T, T>(o[0], c.in[0], a, b, [](bool k, T x, T y) { return k ? x : y; });
+  });
+}
+
+// lerp(a, b, w) / addcmul / addcdiv / clamp_tensor: all float-or-common with three tensors.
+template <class F, bool FloatOnly>
+void ternary_meta(const OpCall& c, Metas& m) {
+  DimVec shape(c.in[0].sizes());
+  for (size_t i = 1; i < c.in.size(); i++) shape = broadcast_shapes(shape, c.in[i].sizes(), c.def.name);
+  const Scalar* s = c.in.size() < 3 ? &c.a.s0 : nullptr;
+  ScalarType t = result_type(c.in, s);
+  if (FloatOnly) FW_CHECK(is_floating_point(t) || is_complex(t), "[", c.def.name, "] expected floating point inputs, got ",
+                          dtype_str(t));
+  FW_CHECK(!is_complex(t), "[", c.def.name, "] not implemented for dtype ", dtype_str(t));
+  m.push_back({shape, t});
+}
+
+template <class F, bool FloatOnly>
+void ternary_kernel(const OpCall& c, Outs& o) {
+  ScalarType ct = o[0].dtype();
+  if (ct == kHalf || ct == kBFloat16) ct = kFloat;
+  size_t next = 0;
+  Tensor x = operand(c, next, false, c.a.s0, ct);
+  Tensor y = operand(c, next, false, c.a.s0, ct);
+  Tensor z = operand(c, next, c.in.size() < 3, c.a.s0, ct);
+  Tensor r = o[0].dtype() == ct ? o[0] : make_tensor(o[0].sizes(), ct);
+  F f;
+  if constexpr (std::is_same_v<F, fn::Addcmul> || std::is_same_v<F, fn::Addcdiv>) f.value = c.a.f0;
+  auto body = [&]<class T>() { ternary_loop<T, T, T, T>(r, x, y, z, f); };
+  if constexpr (FloatOnly) visit_float(ct, c.def.name, body);
+  else visit_real(ct, c.def.name, body);
+  if (!r.is_same(o[0])) o[0].copy_(r);
+}
+
+void complex_meta(const OpCall& c, Metas& m) {
+  for (auto& t : c.in)
+    FW_CHECK(t.dtype() == kFloat, "[", c.def.name, "] expected both inputs to be float32 tensors, got ",
+             dtype_str(t.dtype()));
+  m.push_back({broadcast_shapes(c.in[0].sizes(), c.in[1].sizes(), c.def.name), kComplexFloat});
+}
+template <bool Polar>
+void complex_kernel(const OpCall& c, Outs& o) {
+  auto L = make_loop<3>({&o[0], &c.in[0], &c.in[1]});
+  run_loop<3>(L, [](char** p, const int64_t* s, int64_t n) {
+    for (int64_t i = 0; i < n; i++) {
+      float x = *reinterpret_cast<const float*>(p[1] + i * s[1]), y = *reinterpret_cast<const float*>(p[2] + i * s[2]);
+      *reinterpret_cast<complex64*>(p[0] + i * s[0]) = Polar ? std::polar(x, y) : complex64(x, y);
+    }
+  });
+}
+
+OpAttrs scalar_rhs(const Scalar& b) {
+  OpAttrs a;
+  a.s0 = b;
+  a.flags = kScalarRhs;
+  return a;
+}
+OpAttrs alpha_attrs(const Scalar& alpha) {
+  OpAttrs a;
+  a.s1 = alpha;
+  return a;
+}
+
+}  // namespace
+
+FW_DEFINE_OP(add) { def_binary<fn::Add, BK::Arith>(d, "Add"); }
+FW_DEFINE_OP(sub) { def_binary<fn::Add, BK::Sub>(d, "Add"); }
+FW_DEFINE_OP(mul) { def_binary<fn::Mul, BK::Arith>(d, "Mul"); }
+FW_DEFINE_OP(div) { def_binary<fn::Div, BK::TrueDiv>(d, "Div"); }
+FW_DEFINE_OP(div_trunc) { def_binary<fn::DivTrunc, BK::IntDiv>(d, "DivTrunc", false); }
+FW_DEFINE_OP(div_floor) { def_binary<fn::DivFloor, BK::IntDiv>(d, "DivFloor", false); }
+FW_DEFINE_OP(remainder) { def_binary<fn::Remainder, BK::IntDiv>(d, "Remainder"); }
+FW_DEFINE_OP(fmod) { def_binary<fn::Fmod, BK::IntDiv>(d, "Fmod"); }
+FW_DEFINE_OP(pow) { def_binary<fn::Pow, BK::Pow>(d, "Pow"); }
+FW_DEFINE_OP(atan2) { def_binary<fn::Atan2, BK::Float>(d, "Atan2"); }
+FW_DEFINE_OP(maximum) { def_binary<fn::Maximum, BK::MinMax>(d, "Maximum"); }
+FW_DEFINE_OP(minimum) { def_binary<fn::Minimum, BK::MinMax>(d, "Minimum"); }
+FW_DEFINE_OP(fmax) { def_binary<fn::Fmax, BK::Float>(d, "Fmax"); }
+FW_DEFINE_OP(fmin) { def_binary<fn::Fmin, BK::Float>(d, "Fmin"); }
+FW_DEFINE_OP(hypot) { def_binary<fn::Hypot, BK::Float>(d, "Hypot"); }
+FW_DEFINE_OP(copysign) { def_binary<fn::Copysign, BK::Float>(d, "Copysign"); }
+FW_DEFINE_OP(xlogy) { def_binary<fn::Xlogy, BK::Float>(d, "Xlogy"); }
+FW_DEFINE_OP(eq) { def_binary<fn::Eq, BK::Compare>(d, "Eq"); }
+FW_DEFINE_OP(ne) { def_binary<fn::Ne, BK::Compare>(d, "Ne"); }
+FW_DEFINE_OP(lt) { def_binary<fn::Lt, BK::Compare>(d, "Lt"); }
+FW_DEFINE_OP(le) { def_binary<fn::Le, BK::Compare>(d, "Le"); }
+FW_DEFINE_OP(gt) { def_binary<fn::Gt, BK::Compare>(d, "Gt"); }
+FW_DEFINE_OP(ge) { def_binary<fn::Ge, BK::Compare>(d, "Ge"); }
+FW_DEFINE_OP(logical_and) { def_binary<fn::LogicalAnd, BK::Logical>(d, "LogicalAnd"); }
+FW_DEFINE_OP(logical_or) { def_binary<fn::LogicalOr, BK::Logical>(d, "LogicalOr"); }
+FW_DEFINE_OP(logical_xor) { def_binary<fn::LogicalXor, BK::Logical>(d, "LogicalXor"); }
+FW_DEFINE_OP(bitwise_and) { def_binary<fn::BitwiseAnd, BK::Bitwise>(d, "BitwiseAnd"); }
+FW_DEFINE_OP(bitwise_or) { def_binary<fn::BitwiseOr, BK::Bitwise>(d, "BitwiseOr"); }
+FW_DEFINE_OP(bitwise_xor) { def_binary<fn::BitwiseXor, BK::Bitwise>(d, "BitwiseXor"); }
+FW_DEFINE_OP(where) { d.meta = where_meta; d.cpu = where_kernel; d.functor = "Where"; }
+FW_DEFINE_OP(lerp) { d.meta = ternary_meta<fn::Lerp, true>; d.cpu = ternary_kernel<fn::Lerp, true>; d.functor = "Lerp"; }
+FW_DEFINE_OP(clamp_tensor) {
+  d.meta = ternary_meta<fn::ClampTensor, false>;
+  d.cpu = ternary_kernel<fn::ClampTensor, false>;
+  d.functor = "ClampTensor";
+}
+FW_DEFINE_OP(addcmul) { d.meta = ternary_meta<fn::Addcmul, false>; d.cpu = ternary_kernel<fn::Addcmul, false>; d.functor = "Addcmul"; }
+FW_DEFINE_OP(addcdiv) { d.meta = ternary_meta<fn::Addcdiv, true>; d.cpu = ternary_kernel<fn::Addcdiv, true>; d.functor = "Addcdiv"; }
+FW_DEFINE_OP(complex) { d.meta = complex_meta; d.cpu = complex_kernel<false>; }
+FW_DEFINE_OP(polar) { d.meta = complex_meta; d.cpu = complex_kernel<true>; }
+
+// ---- public functions
+Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) { return dispatch1(OpId::add, {a, b}, alpha_attrs(alpha)); }
+Tensor add(const Tensor& a, const Scalar& b, const Scalar& alpha) {
+  OpAttrs at = scalar_rhs(b);
+  at.s1 = alpha;
+  return dispatch1(OpId::add, {a}, at);
+}
+Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) { return dispatch1(OpId::sub, {a, b}, alpha_attrs(-alpha)); }
+Tensor sub(const Tensor& a, const Scalar& b, const Scalar& alpha) {
+  OpAttrs at = scalar_rhs(b);
+  at.s1 = -alpha;
+  return dispatch1(OpId::sub, {a}, at);
+}
+Tensor rsub(const Tensor& a, const Tensor& b, const Scalar& alpha) { return sub(b, a, alpha); }
+Tensor rsub(const Tensor& a, const Scalar& b, const Scalar& alpha) { return sub(scalar_tensor(b, a.dtype()).expand_as(a).contiguous(), a, alpha); }
+Tensor mul(const Tensor& a, const Tensor& b) { return dispatch1(OpId::mul, {a, b}, OpAttrs()); }
+Tensor mul(const Tensor& a, const Scalar& b) { return dispatch1(OpId::mul, {a}, scalar_rhs(b)); }
+Tensor div(const Tensor& a, const Tensor& b) { return dispatch1(OpId::div, {a, b}, OpAttrs()); }
+Tensor div(const Tensor& a, const Scalar& b) { return dispatch1(OpId::div, {a}, scalar_rhs(b)); }
+static OpId rounding_op(const std::optional<std::string>& mode) {
+  if (!mode) return OpId::div;
+  FW_CHECK(*mode == "trunc" || *mode == "floor", "[div] expected rounding_mode to be one of None, 'trunc', or 'floor' but found '",
+           *mode, "'");
+  return *mode == "trunc" ? OpId::div_trunc : OpId::div_floor;
+}
+Tensor div(const Tensor& a, const Tensor& b, std::optional<std::string> mode) { return dispatch1(rounding_op(mode), {a, b}, OpAttrs()); }
+Tensor div(const Tensor& a, const Scalar& b, std::optional<std::string> mode) { return dispatch1(rounding_op(mode), {a}, scalar_rhs(b)); }
+Tensor true_divide(const Tensor& a, const Tensor& b) { return div(a, b); }
+Tensor floor_divide(const Tensor& a, const Tensor& b) { return div(a, b, "floor"); }
+Tensor floor_divide(const Tensor& a, const Scalar& b) { return div(a, b, "floor"); }
+
+#define FW_BINARY_PUBLIC(name)                                                                           \
+  Tensor name(const Tensor& a, const Tensor& b) { return dispatch1(OpId::name, {a, b}, OpAttrs()); }     \
+  Tensor name(const Tensor& a, const Scalar& b) { return dispatch1(OpId::name, {a}, scalar_rhs(b)); }    \
+  Tensor Tensor::name(const Tensor& o) const { return fw::name(*this, o); }                             \
+  Tensor Tensor::name(const Scalar& o) const { return fw::name(*this, o); }
+FW_BINARY_PUBLIC(remainder) FW_BINARY_PUBLIC(fmod) FW_BINARY_PUBLIC(eq) FW_BINARY_PUBLIC(ne)
+FW_BINARY_PUBLIC(lt) FW_BINARY_PUBLIC(le) FW_BINARY_PUBLIC(gt) FW_BINARY_PUBLIC(ge)
+#undef FW_BINARY_PUBLIC
+Tensor pow(const Tensor& a, const Tensor& b) { return dispatch1(OpId::pow, {a, b}, OpAttrs()); }
+Tensor pow(const Tensor& a, const Scalar& b) { return dispatch1(OpId::pow, {a}, scalar_rhs(b)); }
+Tensor pow(const Scalar& a, const Tensor& b) {
+  ScalarType t = result_type({b}, &a);
+  return pow(scalar_tensor(a, t), b);
+}
+Tensor Tensor::pow(const Tensor& e) const { return fw::pow(*this, e); }
+Tensor Tensor::pow(const Scalar& e) const { return fw::pow(*this, e); }
+Tensor& Tensor::pow_(const Scalar& e) {
+  dispatch_into(OpId::pow, {*this}, scalar_rhs(e), *this);
+  return *this;
+}
+
+#define FW_BINARY_TENSOR_ONLY(name) \
+  Tensor name(const Tensor& a, const Tensor& b) { return dispatch1(OpId::name, {a, b}, OpAttrs()); }
+FW_BINARY_TENSOR_ONLY(atan2) FW_BINARY_TENSOR_ONLY(maximum) FW_BINARY_TENSOR_ONLY(minimum)
+FW_BINARY_TENSOR_ONLY(fmax) FW_BINARY_TENSOR_ONLY(fmin) FW_BINARY_TENSOR_ONLY(hypot)
+FW_BINARY_TENSOR_ONLY(copysign) FW_BINARY_TENSOR_ONLY(xlogy) FW_BINARY_TENSOR_ONLY(logical_and)
+FW_BINARY_TENSOR_ONLY(logical_or) FW_BINARY_TENSOR_ONLY(logical_xor) FW_BINARY_TENSOR_ONLY(bitwise_and)
+FW_BINARY_TENSOR_ONLY(bitwise_or) FW_BINARY_TENSOR_ONLY(bitwise_xor) FW_BINARY_TENSOR_ONLY(complex)
+FW_BINARY_TENSOR_ONLY(polar)
+#undef FW_BINARY_TENSOR_ONLY
+Tensor Tensor::atan2(const Tensor& o) const { return fw::atan2(*this, o); }
+Tensor Tensor::maximum(const Tensor& o) const { return fw::maximum(*this, o); }
+Tensor Tensor::minimum(const Tensor& o) const { return fw::minimum(*this, o); }
+Tensor Tensor::logical_and(const Tensor& o) const { return fw::logical_and(*this, o); }
+Tensor Tensor::logical_or(const Tensor& o) const { return fw::logical_or(*this, o); }
+Tensor Tensor::logical_xor(const Tensor& o) const { return fw::logical_xor(*this, o); }
+Tensor Tensor::bitwise_and(const Tensor& o) const { return fw::bitwise_and(*this, o); }
+Tensor Tensor::bitwise_or(const Tensor& o) const { return fw::bitwise_or(*this, o); }
+Tensor Tensor::bitwise_xor(const Tensor& o) const { return fw::bitwise_xor(*this, o); }
+
+Tensor Tensor::add(const Tensor& o, const Scalar& alpha) const { return fw::add(*this, o, alpha); }
+Tensor Tensor::add(const Scalar& o, const Scalar& alpha) const { return fw::add(*this, o, alpha); }
+Tensor Tensor::sub(const Tensor& o, const Scalar& alpha) const { return fw::sub(*this, o, alpha); }
+Tensor Tensor::sub(const Scalar& o, const Scalar& alpha) const { return fw::sub(*this, o, alpha); }
+Tensor Tensor::mul(const Tensor& o) const { return fw::mul(*this, o); }
+Tensor Tensor::mul(const Scalar& o) const { return fw::mul(*this, o); }
+Tensor Tensor::div(const Tensor& o) const { return fw::div(*this, o); }
+Tensor Tensor::div(const Scalar& o) const { return fw::div(*this, o); }
+Tensor Tensor::div(const Tensor& o, std::optional<std::string> mode) const { return fw::div(*this, o, mode); }
+Tensor& Tensor::add_(const Tensor& o, const Scalar& alpha) {
+  dispatch_into(OpId::add, {*this, o}, alpha_attrs(alpha), *this);
+  return *this;
+}
+Tensor& Tensor::add_(const Scalar& o, const Scalar& alpha) {
+  OpAttrs at = scalar_rhs(o);
+  at.s1 = alpha;
+  dispatch_into(OpId::add, {*this}, at, *this);
+  return *this;
+}
+Tensor& Tensor::sub_(const Tensor& o, const Scalar& alpha) {
+  dispatch_into(OpId::sub, {*this, o}, alpha_attrs(-alpha), *this);
+  return *this;
+}
+Tensor& Tensor::sub_(const Scalar& o, const Scalar& alpha) {
+  OpAttrs at = scalar_rhs(o);
+  at.s1 = -alpha;
+  dispatch_into(OpId::sub, {*this}, at, *this);
+  return *this;
+}
+Tensor& Tensor::mul_(const Tensor& o) {
+  dispatch_into(OpId::mul, {*this, o}, OpAttrs(), *this);
+  return *this;
+}
+Tensor& Tensor::mul_(const Scalar& o) {
+  dispatch_into(OpId::mul, {*this}, scalar_rhs(o), *this);
+  return *this;
+}
+Tensor& Tensor::div_(const Tensor& o) {
+  dispatch_into(OpId::div, {*this, o}, OpAttrs(), *this);
+  return *this;
+}
+Tensor& Tensor::div_(const Scalar& o) {
+  dispatch_into(OpId::div, {*this}, scalar_rhs(o), *this);
+  return *this;
+}
+
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) { return dispatch1(OpId::where, {cond, a, b}, OpAttrs()); }
+Tensor where(const Tensor& cond, const Scalar& a, const Tensor& b) {
+  OpAttrs at;
+  at.s0 = a;
+  at.flags = 1;
+  return dispatch1(OpId::where, {cond, b}, at);
+}
+Tensor where(const Tensor& cond, const Tensor& a, const Scalar& b) {
+  OpAttrs at;
+  at.s1 = b;
+  at.flags = 2;
+  return dispatch1(OpId::where, {cond, a}, at);
+}
+Tensor where(const Tensor& cond, const Scalar& a, const Scalar& b) {
+  OpAttrs at;
+  at.s0 = a;
+  at.s1 = b;
+  at.flags = 3;
+  return dispatch1(OpId::where, {cond}, at);
+}
+Tensor Tensor::where(const Tensor& cond, const Tensor& other) const { return fw::where(cond, *this, other); }
+Tensor masked_fill(const Tensor& t, const Tensor& mask, const Scalar& v) {
+  FW_CHECK(mask.dtype() == kBool, "[masked_fill] only supports boolean masks, but got mask with dtype ", dtype_str(mask.dtype()));
+  Tensor r = where(mask, v, t);
+  if (r.dtype() != t.dtype()) r = r.to(t.dtype());
+  FW_CHECK(r.sizes().equals(t.sizes()), "[masked_fill] mask of shape ", mask.sizes(), " does not broadcast to ", t.sizes());
+  return r;
+}
+Tensor masked_fill(const Tensor& t, const Tensor& mask, const Tensor& v) {
+  FW_CHECK(v.dim() == 0, "[masked_fill] only supports a 0-dimensional value tensor, but got tensor with ", v.dim(), " dimension(s).");
+  return masked_fill(t, mask, v.item());
+}
+Tensor Tensor::masked_fill(const Tensor& mask, const Scalar& v) const { return fw::masked_fill(*this, mask, v); }
+Tensor Tensor::masked_fill(const Tensor& mask, const Tensor& v) const { return fw::masked_fill(*this, mask, v); }
+Tensor& Tensor::masked_fill_(const Tensor& mask, const Scalar& v) { return copy_(fw::masked_fill(*this, mask, v)); }
+Tensor& Tensor::masked_fill_(const Tensor& mask, const Tensor& v) { return copy_(fw::masked_fill(*this, mask, v)); }
+
+Tensor lerp(const Tensor& a, const Tensor& b, const Scalar& w) {
+  OpAttrs at;
+  at.s0 = w;
+  return dispatch1(OpId::lerp, {a, b}, at);
+}
+Tensor lerp(const Tensor& a, const Tensor& b, const Tensor& w) { return dispatch1(OpId::lerp, {a, b, w}, OpAttrs()); }
+Tensor Tensor::lerp(const Tensor& end, const Scalar& w) const { return fw::lerp(*this, end, w); }
+Tensor Tensor::lerp(const Tensor& end, const Tensor& w) const { return fw::lerp(*this, end, w); }
+Tensor addcmul(const Tensor& s, const Tensor& a, const Tensor& b, const Scalar& v) {
+  OpAttrs at;
+  at.f0 = v.toDouble();
+  return dispatch1(OpId::addcmul, {s, a, b}, at);
+}
+Tensor addcdiv(const Tensor& s, const Tensor& a, const Tensor& b, const Scalar& v) {
+  OpAttrs at;
+  at.f0 = v.toDouble();
+  return dispatch1(OpId::addcdiv, {s, a, b}, at);
+}
+
+Tensor clamp(const Tensor& t, const std::optional<Tensor>& lo, const std::optional<Tensor>& hi) {
+  FW_CHECK((lo && lo->defined()) || (hi && hi->defined()), "[clamp] At least one of 'min' or 'max' must not be None");
+  bool has_lo = lo && lo->defined(), has_hi = hi && hi->defined();
+  if (!has_hi) return maximum(t, *lo);
+  if (!has_lo) return minimum(t, *hi);
+  return dispatch1(OpId::clamp_tensor, {t, *lo, *hi}, OpAttrs());
+}
+Tensor Tensor::clamp(const std::optional<Tensor>& lo, const std::optional<Tensor>& hi) const { return fw::clamp(*this, lo, hi); }
+
+}  // namespace fw

@@ -1,0 +1,369 @@
+// Creation ops: copy/cast, fill, ranges, eye, random sampling, and the libtorch factory functions.
+#include <atomic>
+#include <cmath>
+#include <numeric>
+
+#include "core/convert.h"
+#include "core/loops.h"
+#include "core/op.h"
+#include "core/random.h"
+#include "core/visit.h"
+
+namespace fw {
+using namespace detail;
+
+namespace {
+
+void same_shape_meta(const OpCall& c, Metas& m) {
+  m.push_back({DimVec(c.in[0].sizes()), c.a.has_dtype() ? c.a.dtype : c.in[0].dtype()});
+}
+
+void copy_kernel(const OpCall& c, Outs& o) {
+  const Tensor& src = c.in[0];
+  Tensor& dst = o[0];
+  visit_storage(dst.dtype(), "copy", [&]<class To>() {
+    visit_storage(src.dtype(), "copy", [&]<class From>() {
+      unary_loop<To, From>(dst, src, [](From v) { return convert<To>(v); });
+    });
+  });
+}
+
+// Creation ops read their output shape from attrs.ints and dtype from attrs.dtype.
+void shape_attr_meta(const OpCall& c, Metas& m) {
+  shape_numel(c.a.ints, c.def.name);
+  m.push_back({c.a.ints, c.a.has_dtype() ? c.a.dtype : get_default_dtype()});
+}
+
+void fill_kernel(const OpCall& c, Outs& o) {
+  Tensor& out = o[0];
+  visit_storage(out.dtype(), "fill_", [&]<class T>() {
+    T v;
+    if constexpr (is_low_float_v<T>) v = T(c.a.s0.toFloat());
+    else v = c.a.s0.to<T>();
+    unary_loop<T, T>(out, out, [v](T) { return v; });
+  });
+}
+
+void arange_meta(const OpCall& c, Metas& m) {
+  double start = c.a.s0.toDouble(), end = c.a.s1.toDouble(), step = c.a.f0;
+  FW_CHECK(step != 0, "[arange] step must be nonzero");
+  FW_CHECK(std::isfinite(start) && std::isfinite(end), "[arange] unsupported range: ", start, " -> ", end);
+  FW_CHECK((step > 0 && end >= start) || (step < 0 && end <= start),
+           "[arange] upper bound and larger bound inconsistent with step sign (start=", start, ", end=", end,
+           ", step=", step, ")");
+  int64_t n = int64_t(std::ceil((end - start) / step));
+  m.push_back({DimVec{n}, c.a.dtype});
+}
+
+void arange_kernel(const OpCall& c, Outs& o) {
+  double start = c.a.s0.toDouble(), step = c.a.f0;
+  visit_storage(o[0].dtype(), "arange", [&]<class T>() {
+    T* p = o[0].data_ptr<T>();
+    for (int64_t i = 0; i < o[0].numel(); i++) p[i] = convert<T>(start + double(i) * step);
+  });
+}
+
+void linspace_meta(const OpCall& c, Metas& m) {
+  FW_CHECK(c.a.i0 >= 0, "[", c.def.name, "] number of steps must be non-negative, got ", c.a.i0);
+  m.push_back({DimVec{c.a.i0}, c.a.dtype});
+}
+
+// PyTorch fills the first half from start and the second half from end (symmetric rounding).
+void linspace_values(const OpCall& c, Outs& o, bool log) {
+  double start = c.a.s0.toDouble(), end = c.a.s1.toDouble(), base = c.a.f0;
+  int64_t n = c.a.i0;
+  double step = n > 1 ? (end - start) / double(n - 1) : 0.0;
+  visit_storage(o[0].dtype(), c.def.name, [&]<class T>() {
+    T* p = o[0].data_ptr<T>();
+    int64_t half = n / 2;
+    for (int64_t i = 0; i < n; i++) {
+      double v = i < half ? start + step * double(i) : end - step * double(n - 1 - i);
+      p[i] = convert<T>(log ? std::pow(base, v) : v);
+    }
+  });
+}
+void linspace_kernel(const OpCall& c, Outs& o) { linspace_values(c, o, false); }
+void logspace_kernel(const OpCall& c, Outs& o) { linspace_values(c, o, true); }
+
+void eye_kernel(const OpCall& c, Outs& o) {
+  Tensor& out = o[0];
+  out.zero_();
+  int64_t n = out.size(0), m = out.size(1);
+  visit_storage(out.dtype(), "eye", [&]<class T>() {
+    T* p = out.data_ptr<T>();
+    for (int64_t i = 0; i < std::min(n, m); i++) p[i * m + i] = convert<T>(1);
+  });
+}
+
+// Random ops draw counter-based Philox streams: element i of a call uses counter (offset + i),
+// so results do not depend on the thread count.
+template <class Gen>
+void random_fill(Tensor& out, const char* op, Gen gen) {
+  uint64_t seed, offset;
+  philox_reserve(out.numel(), &seed, &offset);
+  visit_storage(out.dtype(), op, [&]<class T>() {
+    T* p = out.data_ptr<T>();
+    parallel_for(0, out.numel(), kGrainSize, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; i++) p[i] = convert<T>(gen(seed, offset + uint64_t(i)));
+    });
+  });
+}
+
+void uniform_kernel(const OpCall& c, Outs& o) {
+  double lo = c.a.f0, hi = c.a.f1;
+  random_fill(o[0], "uniform", [=](uint64_t s, uint64_t i) { return lo + (hi - lo) * philox_uniform(s, i); });
+}
+void normal_kernel(const OpCall& c, Outs& o) {
+  double mean = c.a.f0, sd = c.a.f1;
+  random_fill(o[0], "normal", [=](uint64_t s, uint64_t i) { return mean + sd * philox_normal(s, i); });
+}
+void randint_kernel(const OpCall& c, Outs& o) {
+  int64_t lo = c.a.i0, hi = c.a.i1;
+  uint64_t range = uint64_t(hi - lo);
+  random_fill(o[0], "randint", [=](uint64_t s, uint64_t i) {
+    return double(lo + int64_t(philox_u64(s, i) % range));
+  });
+}
+void randint_meta(const OpCall& c, Metas& m) {
+  FW_CHECK(c.a.i0 < c.a.i1, "[randint] random_ expects 'from' to be less than 'to', but got from=", c.a.i0,
+           " >= to=", c.a.i1);
+  shape_attr_meta(c, m);
+}
+void bernoulli_meta(const OpCall& c, Metas& m) {
+  if (c.in.size() == 1) {
+    FW_CHECK(c.in[0].is_floating_point(), "[bernoulli] expected a floating point probability tensor, got ",
+             dtype_str(c.in[0].dtype()));
+    m.push_back({DimVec(c.in[0].sizes()), c.in[0].dtype()});
+  } else {
+    FW_CHECK(c.a.f0 >= 0 && c.a.f0 <= 1, "[bernoulli] expected p in [0, 1], but got p=", c.a.f0);
+    shape_attr_meta(c, m);
+  }
+}
+void bernoulli_kernel(const OpCall& c, Outs& o) {
+  if (c.in.empty()) {
+    double p = c.a.f0;
+    random_fill(o[0], "bernoulli", [=](uint64_t s, uint64_t i) { return philox_uniform(s, i) < p ? 1.0 : 0.0; });
+    return;
+  }
+  Tensor p = c.in[0].to(kDouble).contiguous();
+  const double* pp = p.data_ptr<double>();
+  for (int64_t i = 0; i < p.numel(); i++)
+    FW_CHECK(pp[i] >= 0 && pp[i] <= 1, "[bernoulli] expected all probabilities in [0, 1], got ", pp[i]);
+  random_fill(o[0], "bernoulli", [=](uint64_t s, uint64_t i) { return philox_uniform(s, i) < pp[i] ? 1.0 : 0.0; });
+}
+void randperm_meta(const OpCall& c, Metas& m) {
+  FW_CHECK(c.a.i0 >= 0, "[randperm] n must be non-negative, got ", c.a.i0);
+  m.push_back({DimVec{c.a.i0}, c.a.dtype});
+}
+void randperm_kernel(const OpCall& c, Outs& o) {
+  int64_t n = c.a.i0;
+  std::vector<int64_t> v(n);
+  std::iota(v.begin(), v.end(), 0);
+  uint64_t seed, offset;
+  philox_reserve(n, &seed, &offset);
+  for (int64_t i = n - 1; i > 0; i--) std::swap(v[i], v[philox_u64(seed, offset + i) % uint64_t(i + 1)]);
+  visit_storage(o[0].dtype(), "randperm", [&]<class T>() {
+    T* p = o[0].data_ptr<T>();
+    for (int64_t i = 0; i < n; i++) p[i] = convert<T>(v[i]);
+  });
+}
+
+OpAttrs shape_attrs(IntArrayRef size, const TensorOptions& o) {
+  OpAttrs a;
+  a.ints = DimVec(size);
+  a.dtype = o.dtype();
+  return a;
+}
+
+Tensor finish(Tensor t, const TensorOptions& o) {
+  FW_CHECK(o.device().is_cpu(), "[factory] device ", o.device(), " is not available in this build of fw");
+  if (o.requires_grad()) t.requires_grad_(true);
+  return t;
+}
+
+}  // namespace
+
+FW_DEFINE_OP(copy) { d.meta = same_shape_meta; d.cpu = copy_kernel; d.functor = "Identity"; }
+FW_DEFINE_OP(fill) { d.meta = shape_attr_meta; d.cpu = fill_kernel; d.differentiable = false; }
+FW_DEFINE_OP(arange) { d.meta = arange_meta; d.cpu = arange_kernel; d.differentiable = false; }
+FW_DEFINE_OP(linspace) { d.meta = linspace_meta; d.cpu = linspace_kernel; d.differentiable = false; }
+FW_DEFINE_OP(logspace) { d.meta = linspace_meta; d.cpu = logspace_kernel; d.differentiable = false; }
+FW_DEFINE_OP(eye) { d.meta = shape_attr_meta; d.cpu = eye_kernel; d.differentiable = false; }
+FW_DEFINE_OP(uniform) { d.meta = shape_attr_meta; d.cpu = uniform_kernel; d.differentiable = false; }
+FW_DEFINE_OP(normal) { d.meta = shape_attr_meta; d.cpu = normal_kernel; d.differentiable = false; }
+FW_DEFINE_OP(randint) { d.meta = randint_meta; d.cpu = randint_kernel; d.differentiable = false; }
+FW_DEFINE_OP(bernoulli) { d.meta = bernoulli_meta; d.cpu = bernoulli_kernel; d.differentiable = false; }
+FW_DEFINE_OP(randperm) { d.meta = randperm_meta; d.cpu = randperm_kernel; d.differentiable = false; }
+
+Tensor empty(IntArrayRef size, const TensorOptions& o) {
+  return finish(make_tensor(size, o.dtype(), o.device().is_cpu() ? o.device() : Device(kCPU)), o);
+}
+Tensor empty_strided(IntArrayRef size, IntArrayRef stride, const TensorOptions& o) {
+  FW_CHECK(size.size() == stride.size(), "[empty_strided] sizes ", size, " and strides ", stride,
+           " have different lengths");
+  int64_t span = 1;
+  for (size_t i = 0; i < size.size(); i++) {
+    FW_CHECK(stride[i] >= 0, "[empty_strided] negative stride ", stride[i]);
+    if (size[i] == 0) { span = 0; break; }
+    span += (size[i] - 1) * stride[i];
+  }
+  Tensor base = make_tensor({span}, o.dtype());
+  return finish(make_view(base, size, stride, 0), o);
+}
+Tensor full(IntArrayRef size, const Scalar& v, const TensorOptions& o) {
+  TensorOptions oo = o.has_dtype() ? o : o.dtype(v.type());
+  Tensor t = empty(size, oo.requires_grad(false));
+  t.fill_(v);
+  return finish(t, o);
+}
+Tensor zeros(IntArrayRef size, const TensorOptions& o) { return full(size, 0, o.dtype(o.dtype())); }
+Tensor ones(IntArrayRef size, const TensorOptions& o) { return full(size, 1, o.dtype(o.dtype())); }
+static TensorOptions like(const Tensor& t, const TensorOptions& o) {
+  return o.has_dtype() ? o : o.dtype(t.dtype());
+}
+Tensor empty_like(const Tensor& t, const TensorOptions& o) { return empty(t.sizes(), like(t, o)); }
+Tensor zeros_like(const Tensor& t, const TensorOptions& o) { return zeros(t.sizes(), like(t, o)); }
+Tensor ones_like(const Tensor& t, const TensorOptions& o) { return ones(t.sizes(), like(t, o)); }
+Tensor full_like(const Tensor& t, const Scalar& v, const TensorOptions& o) { return full(t.sizes(), v, like(t, o)); }
+Tensor rand_like(const Tensor& t, const TensorOptions& o) { return rand(t.sizes(), like(t, o)); }
+Tensor randn_like(const Tensor& t, const TensorOptions& o) { return randn(t.sizes(), like(t, o)); }
+Tensor scalar_tensor(const Scalar& v, const TensorOptions& o) { return full({}, v, o); }
+
+Tensor arange(const Scalar& end, const TensorOptions& o) { return arange(0, end, 1, o); }
+Tensor arange(const Scalar& start, const Scalar& end, const TensorOptions& o) { return arange(start, end, 1, o); }
+Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, const TensorOptions& o) {
+  OpAttrs a;
+  a.s0 = start;
+  a.s1 = end;
+  a.f0 = step.toDouble();
+  bool any_float = !start.isIntegral(true) || !end.isIntegral(true) || !step.isIntegral(true);
+  a.dtype = o.has_dtype() ? o.dtype() : any_float ? get_default_dtype() : kLong;
+  return finish(dispatch1(OpId::arange, {}, a), o);
+}
+Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, const TensorOptions& o) {
+  OpAttrs a;
+  a.s0 = start;
+  a.s1 = end;
+  a.i0 = steps;
+  a.dtype = o.dtype();
+  return finish(dispatch1(OpId::linspace, {}, a), o);
+}
+Tensor logspace(const Scalar& start, const Scalar& end, int64_t steps, double base, const TensorOptions& o) {
+  OpAttrs a;
+  a.s0 = start;
+  a.s1 = end;
+  a.i0 = steps;
+  a.f0 = base;
+  a.dtype = o.dtype();
+  return finish(dispatch1(OpId::logspace, {}, a), o);
+}
+Tensor eye(int64_t n, const TensorOptions& o) { return eye(n, n, o); }
+Tensor eye(int64_t n, int64_t m, const TensorOptions& o) {
+  FW_CHECK(n >= 0 && m >= 0, "[eye] n and m must be non-negative, got n=", n, ", m=", m);
+  return finish(dispatch1(OpId::eye, {}, shape_attrs({n, m}, o)), o);
+}
+
+Tensor from_blob(void* data, IntArrayRef sizes, const TensorOptions& o) {
+  return from_blob(data, sizes, contiguous_strides(sizes), o);
+}
+Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, const TensorOptions& o) {
+  FW_CHECK(sizes.size() == strides.size(), "[from_blob] sizes ", sizes, " and strides ", strides,
+           " have different lengths");
+  int64_t n = shape_numel(sizes, "from_blob");
+  auto impl = make_intrusive<TensorImpl>();
+  impl->storage = make_intrusive<StorageImpl>(data, size_t(n) * element_size(o.dtype()), o.device(), nullptr);
+  impl->sizes = DimVec(sizes);
+  impl->strides = DimVec(strides);
+  impl->dtype = o.dtype();
+  impl->refresh();
+  return finish(Tensor(std::move(impl)), o);
+}
+Tensor from_blob(void* data, IntArrayRef sizes, std::function<void(void*)> deleter, const TensorOptions& o) {
+  Tensor t = from_blob(data, sizes, o);
+  t.impl()->storage->deleter = std::move(deleter);
+  return t;
+}
+
+NestedList::NestedList(std::initializer_list<NestedList> l) {
+  FW_CHECK(l.size() > 0, "[tensor] empty nested initializer lists are not supported");
+  const NestedList& first = *l.begin();
+  shape_.push_back(int64_t(l.size()));
+  shape_.insert(shape_.end(), first.shape_.begin(), first.shape_.end());
+  for (const NestedList& e : l) {
+    FW_CHECK(e.shape_ == first.shape_, "[tensor] nested lists have inconsistent shapes: ",
+             IntArrayRef(first.shape_), " vs ", IntArrayRef(e.shape_));
+    vals_.insert(vals_.end(), e.vals_.begin(), e.vals_.end());
+    is_float_ |= e.is_float_;
+    is_bool_ = is_bool_ || e.is_bool_;
+  }
+  if (is_float_) is_bool_ = false;
+}
+
+Tensor tensor(const NestedList& l, const TensorOptions& o) {
+  Tensor d = empty(l.shape(), kDouble);
+  std::copy(l.values().begin(), l.values().end(), d.data_ptr<double>());
+  return finish(d.to(o.has_dtype() ? o.dtype() : l.inferred()), o);
+}
+template <class T>
+static Tensor tensor_from(ArrayRef<T> v, ScalarType natural, const TensorOptions& o) {
+  Tensor t = empty({int64_t(v.size())}, natural);
+  std::copy(v.begin(), v.end(), t.data_ptr<T>());
+  return finish(t.to(o.has_dtype() ? o.dtype() : natural), o);
+}
+Tensor tensor(ArrayRef<float> v, const TensorOptions& o) { return tensor_from(v, kFloat, o); }
+Tensor tensor(ArrayRef<double> v, const TensorOptions& o) { return tensor_from(v, kDouble, o); }
+Tensor tensor(ArrayRef<int64_t> v, const TensorOptions& o) { return tensor_from(v, kLong, o); }
+Tensor tensor(ArrayRef<int> v, const TensorOptions& o) { return tensor_from(v, kInt, o); }
+
+// ---- random
+Tensor rand(IntArrayRef size, const TensorOptions& o) {
+  OpAttrs a = shape_attrs(size, o);
+  a.f0 = 0;
+  a.f1 = 1;
+  FW_CHECK(is_floating_point(a.dtype) || is_complex(a.dtype), "[rand] expected a floating point dtype, got ",
+           dtype_str(a.dtype));
+  return finish(dispatch1(OpId::uniform, {}, a), o);
+}
+Tensor randn(IntArrayRef size, const TensorOptions& o) { return normal(0, 1, size, o); }
+Tensor normal(double mean, double std, IntArrayRef size, const TensorOptions& o) {
+  FW_CHECK(std >= 0, "[normal] expects std >= 0.0, but found std ", std);
+  OpAttrs a = shape_attrs(size, o);
+  FW_CHECK(is_floating_point(a.dtype), "[normal] expected a floating point dtype, got ", dtype_str(a.dtype));
+  a.f0 = mean;
+  a.f1 = std;
+  return finish(dispatch1(OpId::normal, {}, a), o);
+}
+Tensor normal(const Tensor& mean, const Tensor& std) {
+  return add(mean, mul(randn(broadcast_shapes(mean.sizes(), std.sizes(), "normal"), mean.dtype()), std));
+}
+Tensor randint(int64_t high, IntArrayRef size, const TensorOptions& o) { return randint(0, high, size, o); }
+Tensor randint(int64_t low, int64_t high, IntArrayRef size, const TensorOptions& o) {
+  OpAttrs a = shape_attrs(size, o);
+  a.dtype = o.has_dtype() ? o.dtype() : kLong;
+  a.i0 = low;
+  a.i1 = high;
+  return finish(dispatch1(OpId::randint, {}, a), o);
+}
+Tensor randperm(int64_t n, const TensorOptions& o) {
+  OpAttrs a;
+  a.i0 = n;
+  a.dtype = o.has_dtype() ? o.dtype() : kLong;
+  return finish(dispatch1(OpId::randperm, {}, a), o);
+}
+Tensor bernoulli(const Tensor& p) { return dispatch1(OpId::bernoulli, {p}, OpAttrs()); }
+Tensor bernoulli(const Tensor& t, double p) {
+  OpAttrs a = shape_attrs(t.sizes(), t.dtype());
+  a.f0 = p;
+  return dispatch1(OpId::bernoulli, {}, a);
+}
+
+Tensor& Tensor::uniform_(double from, double to) {
+  FW_CHECK(from <= to, "[uniform_] expects to return a [from, to) range, but found from=", from, " > to=", to);
+  copy_(rand(sizes(), dtype()).mul(to - from).add(from));
+  return *this;
+}
+Tensor& Tensor::normal_(double mean, double std) { return copy_(normal(mean, std, sizes(), dtype())); }
+Tensor& Tensor::bernoulli_(double p) { return copy_(bernoulli(*this, p)); }
+Tensor& Tensor::random_(int64_t from, int64_t to) { return copy_(randint(from, to, sizes(), dtype())); }
+
+}  // namespace fw

@@ -1,0 +1,3 @@
+#pragma once
+// Copying shape ops (flip, roll, repeat, pad, ...) and unfold.
+#define FW_OPS_MOVEMENT(X)

@@ -1,0 +1,2 @@
+#pragma once
+#define FW_OPS_REDUCE(X) X(sum, Reduction)

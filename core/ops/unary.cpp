@@ -1,0 +1,382 @@
+// Unary elementwise ops: one FW_DEFINE_OP line each, all sharing unary_meta / unary_kernel.
+//
+// Note [16-bit floats compute in float]
+// Half and BFloat16 inputs are widened to float, computed, and rounded back on store, as
+// PyTorch's CPU kernels do ("opmath"). Kernels are instantiated for float, double (and
+// complex or integers where the op allows), never for the 16-bit types.
+#include "core/convert.h"
+#include "core/functors.h"
+#include "core/loops.h"
+#include "core/op.h"
+#include "core/vec_math.h"
+#include "core/visit.h"
+
+namespace fw {
+using namespace detail;
+
+namespace {
+
+// How an op maps input dtypes to compute and output dtypes.
+enum class UK {
+  Float,      // integers promote to the default float; float/double
+  FloatC,     // as Float, and complex64 too
+  Same,       // any real dtype, result keeps it (bool allowed)
+  Signed,     // as Same, but bool is rejected (neg)
+  Rounding,   // as Same; integer inputs come back unchanged
+  Pred,       // float predicate, bool result; integer inputs are checked as float
+  Logical,    // any dtype, bool result
+  Bitwise,    // integral and bool only
+};
+
+template <class F> F make_fn(const OpAttrs&) { return F{}; }
+template <> fn::Elu make_fn(const OpAttrs& a) { return {a.f0, a.f1, a.f2}; }
+template <> fn::LeakyRelu make_fn(const OpAttrs& a) { return {a.f0}; }
+template <> fn::Hardtanh make_fn(const OpAttrs& a) { return {a.f0, a.f1}; }
+template <> fn::Softplus make_fn(const OpAttrs& a) { return {a.f0, a.f1}; }
+template <> fn::Logit make_fn(const OpAttrs& a) { return {a.f0}; }
+template <> fn::NanToNum make_fn(const OpAttrs& a) { return {a.f0, a.f1, a.f2}; }
+template <> fn::ClampScalar make_fn(const OpAttrs& a) {
+  return {a.s0.toDouble(), a.s1.toDouble(), bool(a.flags & 1), bool(a.flags & 2)};
+}
+
+ScalarType float_of(ScalarType t) { return is_integral(t, true) ? get_default_dtype() : t; }
+
+template <UK K>
+ScalarType out_dtype(const OpCall& c) {
+  ScalarType t = c.in[0].dtype();
+  const char* op = c.def.name;
+  switch (K) {
+    case UK::Float:
+      FW_CHECK(!is_complex(t), "[", op, "] not implemented for dtype ", dtype_str(t));
+      return float_of(t);
+    case UK::FloatC: return float_of(t);
+    case UK::Signed:
+      FW_CHECK(t != kBool, "[", op, "] Negation, the `-` operator, on a bool tensor is not supported.");
+      [[fallthrough]];
+    case UK::Same:
+    case UK::Rounding:
+      FW_CHECK(!is_complex(t), "[", op, "] not implemented for dtype ", dtype_str(t));
+      return t;
+    case UK::Pred:
+      FW_CHECK(!is_complex(t), "[", op, "] not implemented for dtype ", dtype_str(t));
+      return kBool;
+    case UK::Logical: return kBool;
+    case UK::Bitwise:
+      FW_CHECK(is_integral(t, true), "[", op, "] bitwise operations are only supported on integer and bool tensors, got ",
+               dtype_str(t));
+      return t;
+  }
+  return t;
+}
+
+template <UK K>
+void unary_meta(const OpCall& c, Metas& m) {
+  m.push_back({DimVec(c.in[0].sizes()), out_dtype<K>(c)});
+}
+
+template <class F, class T, class R>
+void run_unary(const Tensor& out, const Tensor& x, const F& f) {
+  if constexpr (std::is_same_v<T, float> && std::is_same_v<R, float> && VecF32<F>::value) {
+    auto L = make_loop<2>({&out, &x});
+    run_loop<2>(L, [&](char** p, const int64_t* s, int64_t n) {
+      if (s[0] == 4 && s[1] == 4) {
+        VecF32<F>::run(reinterpret_cast<const float*>(p[1]), reinterpret_cast<float*>(p[0]), n);
+      } else {
+        for (int64_t i = 0; i < n; i++)
+          *reinterpret_cast<float*>(p[0] + i * s[0]) = f(*reinterpret_cast<const float*>(p[1] + i * s[1]));
+      }
+    });
+  } else {
+    unary_loop<R, T>(out, x, f);
+  }
+}
+
+template <class F, UK K>
+void unary_kernel(const OpCall& c, Outs& o) {
+  const Tensor& in = c.in[0];
+  Tensor& out = o[0];
+  F f = make_fn<F>(c.a);
+  ScalarType t = in.dtype();
+  if (K == UK::Rounding && is_integral(t, true)) {
+    out.copy_(in);
+    return;
+  }
+  bool low = t == kHalf || t == kBFloat16;
+  ScalarType ct = low ? kFloat : (K == UK::Float || K == UK::FloatC || K == UK::Pred) ? float_of(t) : t;
+  ScalarType rt = (K == UK::Pred || K == UK::Logical) ? kBool : ct;
+  Tensor x = cast(in, ct);
+  Tensor y = out.dtype() == rt ? out : make_tensor(out.sizes(), rt);
+  auto body = [&]<class T>() {
+    if constexpr (K == UK::Pred || K == UK::Logical) run_unary<F, T, bool>(y, x, f);
+    else run_unary<F, T, T>(y, x, f);
+  };
+  if constexpr (K == UK::Float || K == UK::Pred) visit_float(ct, c.def.name, body);
+  else if constexpr (K == UK::FloatC) visit_float_complex(ct, c.def.name, body);
+  else if constexpr (K == UK::Logical) visit_all(ct, c.def.name, body);
+  else if constexpr (K == UK::Bitwise) visit_integral(ct, c.def.name, body);
+  else visit_real(ct, c.def.name, body);
+  if (!y.is_same(out)) out.copy_(y);
+}
+
+template <class F, UK K>
+void def_unary(OpDef& d, const char* functor, bool differentiable = true) {
+  d.meta = unary_meta<K>;
+  d.cpu = unary_kernel<F, K>;
+  d.functor = functor;
+  d.differentiable = differentiable && K != UK::Pred && K != UK::Logical && K != UK::Bitwise;
+}
+
+// abs of complex -> float magnitude; angle -> argument (float for real inputs too).
+template <bool Angle>
+void cplx_real_meta(const OpCall& c, Metas& m) {
+  ScalarType t = c.in[0].dtype();
+  ScalarType r = is_complex(t) ? kFloat : (Angle ? float_of(t) : t);
+  m.push_back({DimVec(c.in[0].sizes()), r});
+}
+template <bool Angle>
+void cplx_real_kernel(const OpCall& c, Outs& o) {
+  const Tensor& in = c.in[0];
+  if (is_complex(in.dtype())) {
+    unary_loop<float, complex64>(o[0], in, [](complex64 v) { return Angle ? std::arg(v) : std::abs(v); });
+    return;
+  }
+  if constexpr (Angle) {
+    Tensor x = cast(in, o[0].dtype());
+    visit_float(o[0].dtype(), "angle", [&]<class T>() {
+      unary_loop<T, T>(o[0], x, [](T v) { return v != v ? v : (v < T(0) ? T(M_PI) : T(0)); });
+    });
+  } else {
+    unary_kernel<fn::Abs, UK::Same>(c, o);
+  }
+}
+void abs_meta(const OpCall& c, Metas& m) {
+  FW_CHECK(c.in[0].dtype() != kBool, "[abs] not implemented for dtype bool");
+  cplx_real_meta<false>(c, m);
+}
+
+void same_meta(const OpCall& c, Metas& m) { m.push_back({DimVec(c.in[0].sizes()), c.in[0].dtype()}); }
+
+void conj_kernel(const OpCall& c, Outs& o) {
+  if (is_complex(c.in[0].dtype()))
+    unary_loop<complex64, complex64>(o[0], c.in[0], [](complex64 v) { return std::conj(v); });
+  else
+    o[0].copy_(c.in[0]);
+}
+
+// real/imag of a complex tensor are float views with doubled strides.
+template <int Part>
+void part_meta(const OpCall& c, Metas& m) {
+  FW_CHECK(Part == 0 || is_complex(c.in[0].dtype()), "[imag] imag is not implemented for tensors with non-complex dtypes.");
+  m.push_back({DimVec(c.in[0].sizes()), is_complex(c.in[0].dtype()) ? kFloat : c.in[0].dtype()});
+}
+template <int Part>
+void part_kernel(const OpCall& c, Outs& o) {
+  const Tensor& t = c.in[0];
+  if (!is_complex(t.dtype())) {
+    o[0] = t.detach();
+    return;
+  }
+  DimVec st(t.strides());
+  for (auto& s : st) s *= 2;
+  Tensor v = make_view(t, t.sizes(), st, t.storage_offset() * 2 + Part);
+  v.impl()->dtype = kFloat;
+  o[0] = v;
+}
+
+}  // namespace
+
+FW_DEFINE_OP(exp) { def_unary<fn::Exp, UK::FloatC>(d, "Exp"); }
+FW_DEFINE_OP(exp2) { def_unary<fn::Exp2, UK::Float>(d, "Exp2"); }
+FW_DEFINE_OP(expm1) { def_unary<fn::Expm1, UK::Float>(d, "Expm1"); }
+FW_DEFINE_OP(log) { def_unary<fn::Log, UK::FloatC>(d, "Log"); }
+FW_DEFINE_OP(log2) { def_unary<fn::Log2, UK::Float>(d, "Log2"); }
+FW_DEFINE_OP(log10) { def_unary<fn::Log10, UK::Float>(d, "Log10"); }
+FW_DEFINE_OP(log1p) { def_unary<fn::Log1p, UK::Float>(d, "Log1p"); }
+FW_DEFINE_OP(sqrt) { def_unary<fn::Sqrt, UK::FloatC>(d, "Sqrt"); }
+FW_DEFINE_OP(rsqrt) { def_unary<fn::Rsqrt, UK::Float>(d, "Rsqrt"); }
+FW_DEFINE_OP(abs) { d.meta = abs_meta; d.cpu = cplx_real_kernel<false>; d.functor = "Abs"; }
+FW_DEFINE_OP(neg) { def_unary<fn::Neg, UK::Signed>(d, "Neg"); }
+FW_DEFINE_OP(sign) { def_unary<fn::Sign, UK::Same>(d, "Sign"); }
+FW_DEFINE_OP(floor) { def_unary<fn::Floor, UK::Rounding>(d, "Floor"); }
+FW_DEFINE_OP(ceil) { def_unary<fn::Ceil, UK::Rounding>(d, "Ceil"); }
+FW_DEFINE_OP(round) { def_unary<fn::Round, UK::Rounding>(d, "Round"); }
+FW_DEFINE_OP(trunc) { def_unary<fn::Trunc, UK::Rounding>(d, "Trunc"); }
+FW_DEFINE_OP(frac) { def_unary<fn::Frac, UK::Float>(d, "Frac"); }
+FW_DEFINE_OP(reciprocal) { def_unary<fn::Reciprocal, UK::FloatC>(d, "Reciprocal"); }
+FW_DEFINE_OP(sin) { def_unary<fn::Sin, UK::FloatC>(d, "Sin"); }
+FW_DEFINE_OP(cos) { def_unary<fn::Cos, UK::FloatC>(d, "Cos"); }
+FW_DEFINE_OP(tan) { def_unary<fn::Tan, UK::FloatC>(d, "Tan"); }
+FW_DEFINE_OP(asin) { def_unary<fn::Asin, UK::Float>(d, "Asin"); }
+FW_DEFINE_OP(acos) { def_unary<fn::Acos, UK::Float>(d, "Acos"); }
+FW_DEFINE_OP(atan) { def_unary<fn::Atan, UK::Float>(d, "Atan"); }
+FW_DEFINE_OP(sinh) { def_unary<fn::Sinh, UK::FloatC>(d, "Sinh"); }
+FW_DEFINE_OP(cosh) { def_unary<fn::Cosh, UK::FloatC>(d, "Cosh"); }
+FW_DEFINE_OP(tanh) { def_unary<fn::Tanh, UK::FloatC>(d, "Tanh"); }
+FW_DEFINE_OP(sigmoid) { def_unary<fn::Sigmoid, UK::Float>(d, "Sigmoid"); }
+FW_DEFINE_OP(erf) { def_unary<fn::Erf, UK::Float>(d, "Erf"); }
+FW_DEFINE_OP(erfc) { def_unary<fn::Erfc, UK::Float>(d, "Erfc"); }
+FW_DEFINE_OP(relu) { def_unary<fn::Relu, UK::Same>(d, "Relu"); }
+FW_DEFINE_OP(gelu) { def_unary<fn::Gelu, UK::Float>(d, "Gelu"); }
+FW_DEFINE_OP(gelu_tanh) { def_unary<fn::GeluTanh, UK::Float>(d, "GeluTanh"); }
+FW_DEFINE_OP(silu) { def_unary<fn::Silu, UK::Float>(d, "Silu"); }
+FW_DEFINE_OP(mish) { def_unary<fn::Mish, UK::Float>(d, "Mish"); }
+FW_DEFINE_OP(log_sigmoid) { def_unary<fn::LogSigmoid, UK::Float>(d, "LogSigmoid"); }
+FW_DEFINE_OP(hardsigmoid) { def_unary<fn::Hardsigmoid, UK::Float>(d, "Hardsigmoid"); }
+FW_DEFINE_OP(hardswish) { def_unary<fn::Hardswish, UK::Float>(d, "Hardswish"); }
+FW_DEFINE_OP(elu) { def_unary<fn::Elu, UK::Float>(d, "Elu"); }
+FW_DEFINE_OP(leaky_relu) { def_unary<fn::LeakyRelu, UK::Float>(d, "LeakyRelu"); }
+FW_DEFINE_OP(hardtanh) { def_unary<fn::Hardtanh, UK::Same>(d, "Hardtanh"); }
+FW_DEFINE_OP(softplus) { def_unary<fn::Softplus, UK::Float>(d, "Softplus"); }
+FW_DEFINE_OP(logit) { def_unary<fn::Logit, UK::Float>(d, "Logit"); }
+FW_DEFINE_OP(clamp_scalar) { def_unary<fn::ClampScalar, UK::Same>(d, "ClampScalar"); }
+FW_DEFINE_OP(isnan) { def_unary<fn::IsNan, UK::Pred>(d, "IsNan"); }
+FW_DEFINE_OP(isinf) { def_unary<fn::IsInf, UK::Pred>(d, "IsInf"); }
+FW_DEFINE_OP(isposinf) { def_unary<fn::IsPosInf, UK::Pred>(d, "IsPosInf"); }
+FW_DEFINE_OP(isneginf) { def_unary<fn::IsNegInf, UK::Pred>(d, "IsNegInf"); }
+FW_DEFINE_OP(isfinite) { def_unary<fn::IsFinite, UK::Pred>(d, "IsFinite"); }
+FW_DEFINE_OP(signbit) { def_unary<fn::Signbit, UK::Pred>(d, "Signbit"); }
+FW_DEFINE_OP(nan_to_num) { def_unary<fn::NanToNum, UK::Same>(d, "NanToNum"); }
+FW_DEFINE_OP(logical_not) { def_unary<fn::LogicalNot, UK::Logical>(d, "LogicalNot"); }
+FW_DEFINE_OP(bitwise_not) { def_unary<fn::BitwiseNot, UK::Bitwise>(d, "BitwiseNot"); }
+FW_DEFINE_OP(conj) { d.meta = same_meta; d.cpu = conj_kernel; d.functor = "Conj"; }
+FW_DEFINE_OP(angle) { d.meta = cplx_real_meta<true>; d.cpu = cplx_real_kernel<true>; }
+FW_DEFINE_OP(real) { d.meta = part_meta<0>; d.cpu = part_kernel<0>; }
+FW_DEFINE_OP(imag) { d.meta = part_meta<1>; d.cpu = part_kernel<1>; }
+
+// ---- public functions
+#define FW_UNARY_PUBLIC(name)                                                          \
+  Tensor name(const Tensor& t) { return dispatch1(OpId::name, {t}, OpAttrs()); }       \
+  Tensor& name##_(Tensor& t) {                                                         \
+    dispatch_into(OpId::name, {t}, OpAttrs(), t);                                      \
+    return t;                                                                          \
+  }                                                                                    \
+  Tensor Tensor::name() const { return fw::name(*this); }                             \
+  Tensor& Tensor::name##_() { return fw::name##_(*this); }
+FW_UNARY_PUBLIC(exp) FW_UNARY_PUBLIC(exp2) FW_UNARY_PUBLIC(expm1) FW_UNARY_PUBLIC(log)
+FW_UNARY_PUBLIC(log2) FW_UNARY_PUBLIC(log10) FW_UNARY_PUBLIC(log1p) FW_UNARY_PUBLIC(sqrt)
+FW_UNARY_PUBLIC(rsqrt) FW_UNARY_PUBLIC(abs) FW_UNARY_PUBLIC(neg) FW_UNARY_PUBLIC(sign)
+FW_UNARY_PUBLIC(floor) FW_UNARY_PUBLIC(ceil) FW_UNARY_PUBLIC(round) FW_UNARY_PUBLIC(trunc)
+FW_UNARY_PUBLIC(frac) FW_UNARY_PUBLIC(reciprocal) FW_UNARY_PUBLIC(sin) FW_UNARY_PUBLIC(cos)
+FW_UNARY_PUBLIC(tan) FW_UNARY_PUBLIC(asin) FW_UNARY_PUBLIC(acos) FW_UNARY_PUBLIC(atan)
+FW_UNARY_PUBLIC(sinh) FW_UNARY_PUBLIC(cosh) FW_UNARY_PUBLIC(tanh) FW_UNARY_PUBLIC(sigmoid)
+FW_UNARY_PUBLIC(erf) FW_UNARY_PUBLIC(erfc) FW_UNARY_PUBLIC(relu)
+#undef FW_UNARY_PUBLIC
+
+Tensor square(const Tensor& t) { return t.dtype() == kBool ? mul(t.to(kLong), t.to(kLong)) : mul(t, t); }
+Tensor& square_(Tensor& t) { return t.mul_(t); }
+Tensor Tensor::square() const { return fw::square(*this); }
+Tensor& Tensor::square_() { return fw::square_(*this); }
+Tensor absolute(const Tensor& t) { return abs(t); }
+Tensor negative(const Tensor& t) { return neg(t); }
+Tensor signbit(const Tensor& t) { return dispatch1(OpId::signbit, {t}, OpAttrs()); }
+Tensor isnan(const Tensor& t) { return dispatch1(OpId::isnan, {t}, OpAttrs()); }
+Tensor isinf(const Tensor& t) { return dispatch1(OpId::isinf, {t}, OpAttrs()); }
+Tensor isposinf(const Tensor& t) { return dispatch1(OpId::isposinf, {t}, OpAttrs()); }
+Tensor isneginf(const Tensor& t) { return dispatch1(OpId::isneginf, {t}, OpAttrs()); }
+Tensor isfinite(const Tensor& t) { return dispatch1(OpId::isfinite, {t}, OpAttrs()); }
+Tensor logical_not(const Tensor& t) { return dispatch1(OpId::logical_not, {t}, OpAttrs()); }
+Tensor bitwise_not(const Tensor& t) { return dispatch1(OpId::bitwise_not, {t}, OpAttrs()); }
+Tensor conj(const Tensor& t) { return dispatch1(OpId::conj, {t}, OpAttrs()); }
+Tensor angle(const Tensor& t) { return dispatch1(OpId::angle, {t}, OpAttrs()); }
+Tensor real(const Tensor& t) { return dispatch1(OpId::real, {t}, OpAttrs()); }
+Tensor imag(const Tensor& t) { return dispatch1(OpId::imag, {t}, OpAttrs()); }
+Tensor Tensor::isnan() const { return fw::isnan(*this); }
+Tensor Tensor::isinf() const { return fw::isinf(*this); }
+Tensor Tensor::isfinite() const { return fw::isfinite(*this); }
+Tensor Tensor::logical_not() const { return fw::logical_not(*this); }
+Tensor Tensor::bitwise_not() const { return fw::bitwise_not(*this); }
+Tensor Tensor::conj() const { return fw::conj(*this); }
+Tensor Tensor::angle() const { return fw::angle(*this); }
+Tensor Tensor::real() const { return fw::real(*this); }
+Tensor Tensor::imag() const { return fw::imag(*this); }
+
+Tensor logit(const Tensor& t, std::optional<double> eps) {
+  OpAttrs a;
+  a.f0 = eps ? *eps : -1.0;
+  return dispatch1(OpId::logit, {t}, a);
+}
+Tensor Tensor::logit(std::optional<double> eps) const { return fw::logit(*this, eps); }
+
+Tensor nan_to_num(const Tensor& t, std::optional<double> nan, std::optional<double> posinf,
+                  std::optional<double> neginf) {
+  OpAttrs a;
+  double big = t.dtype() == kDouble ? std::numeric_limits<double>::max()
+               : t.dtype() == kHalf ? 65504.0
+               : t.dtype() == kBFloat16 ? 3.3895313892515355e38
+                                        : double(std::numeric_limits<float>::max());
+  a.f0 = nan.value_or(0.0);
+  a.f1 = posinf.value_or(big);
+  a.f2 = neginf.value_or(-big);
+  if (!t.is_floating_point()) return t.clone();
+  return dispatch1(OpId::nan_to_num, {t}, a);
+}
+Tensor Tensor::nan_to_num(std::optional<double> nan, std::optional<double> posinf,
+                          std::optional<double> neginf) const {
+  return fw::nan_to_num(*this, nan, posinf, neginf);
+}
+
+Tensor gelu(const Tensor& t, const std::string& approximate) {
+  FW_CHECK(approximate == "none" || approximate == "tanh", "[gelu] approximate must be 'none' or 'tanh', got '",
+           approximate, "'");
+  return dispatch1(approximate == "none" ? OpId::gelu : OpId::gelu_tanh, {t}, OpAttrs());
+}
+Tensor silu(const Tensor& t) { return dispatch1(OpId::silu, {t}, OpAttrs()); }
+Tensor mish(const Tensor& t) { return dispatch1(OpId::mish, {t}, OpAttrs()); }
+Tensor log_sigmoid(const Tensor& t) { return dispatch1(OpId::log_sigmoid, {t}, OpAttrs()); }
+Tensor hardsigmoid(const Tensor& t) { return dispatch1(OpId::hardsigmoid, {t}, OpAttrs()); }
+Tensor hardswish(const Tensor& t) { return dispatch1(OpId::hardswish, {t}, OpAttrs()); }
+Tensor elu(const Tensor& t, const Scalar& alpha, const Scalar& scale, const Scalar& input_scale) {
+  OpAttrs a;
+  a.f0 = alpha.toDouble();
+  a.f1 = scale.toDouble();
+  a.f2 = input_scale.toDouble();
+  return dispatch1(OpId::elu, {t}, a);
+}
+Tensor selu(const Tensor& t) { return elu(t, 1.6732632423543772848170429916717, 1.0507009873554804934193349852946); }
+Tensor leaky_relu(const Tensor& t, const Scalar& slope) {
+  OpAttrs a;
+  a.f0 = slope.toDouble();
+  return dispatch1(OpId::leaky_relu, {t}, a);
+}
+Tensor hardtanh(const Tensor& t, const Scalar& lo, const Scalar& hi) {
+  FW_CHECK(lo.toDouble() <= hi.toDouble(), "[hardtanh] min_val cannot be greater than max_val (", lo, " > ", hi, ")");
+  OpAttrs a;
+  a.f0 = lo.toDouble();
+  a.f1 = hi.toDouble();
+  return dispatch1(OpId::hardtanh, {t}, a);
+}
+Tensor relu6(const Tensor& t) { return hardtanh(t, 0, 6); }
+Tensor softplus(const Tensor& t, const Scalar& beta, const Scalar& threshold) {
+  OpAttrs a;
+  a.f0 = beta.toDouble();
+  a.f1 = threshold.toDouble();
+  return dispatch1(OpId::softplus, {t}, a);
+}
+
+static OpAttrs clamp_attrs(const std::optional<Scalar>& lo, const std::optional<Scalar>& hi) {
+  FW_CHECK(lo || hi, "[clamp] At least one of 'min' or 'max' must not be None");
+  OpAttrs a;
+  if (lo) { a.s0 = *lo; a.flags |= 1; }
+  if (hi) { a.s1 = *hi; a.flags |= 2; }
+  return a;
+}
+Tensor clamp(const Tensor& t, std::optional<Scalar> lo, std::optional<Scalar> hi) {
+  OpAttrs a = clamp_attrs(lo, hi);
+  Tensor x = t;
+  // Float bounds on an integer tensor promote it, as PyTorch does.
+  if (!t.is_floating_point() && ((lo && lo->isFloatingPoint()) || (hi && hi->isFloatingPoint())))
+    x = t.to(get_default_dtype());
+  return dispatch1(OpId::clamp_scalar, {x}, a);
+}
+Tensor clamp_min(const Tensor& t, const Scalar& m) { return clamp(t, m, std::nullopt); }
+Tensor clamp_max(const Tensor& t, const Scalar& m) { return clamp(t, std::nullopt, m); }
+Tensor clip(const Tensor& t, std::optional<Scalar> lo, std::optional<Scalar> hi) { return clamp(t, lo, hi); }
+Tensor Tensor::clamp(std::optional<Scalar> lo, std::optional<Scalar> hi) const { return fw::clamp(*this, lo, hi); }
+Tensor& Tensor::clamp_(std::optional<Scalar> lo, std::optional<Scalar> hi) {
+  dispatch_into(OpId::clamp_scalar, {*this}, clamp_attrs(lo, hi), *this);
+  return *this;
+}
+Tensor Tensor::clamp_min(const Scalar& m) const { return fw::clamp_min(*this, m); }
+Tensor Tensor::clamp_max(const Scalar& m) const { return fw::clamp_max(*this, m); }
+
+}  // namespace fw

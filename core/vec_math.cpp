@@ -1,0 +1,65 @@
+// Note [SLEEF loops]
+// GCC does not vectorise std::exp/erf/tanh without -ffast-math, which would also break NaN
+// handling. These loops call SLEEF's 1.0-ULP vector functions on full vectors and the scalar
+// functor on the tail, so results stay within 1 ULP of the scalar path.
+#include "core/vec_math.h"
+
+#include <sleef.h>
+
+namespace fw::detail {
+
+#if defined(__AVX512F__)
+#define FW_VW 16
+using vf = __m512;
+#define VLOAD _mm512_loadu_ps
+#define VSTORE _mm512_storeu_ps
+#define VSET1 _mm512_set1_ps
+#define VADD _mm512_add_ps
+#define VMUL _mm512_mul_ps
+#define VDIV _mm512_div_ps
+#define VSUB _mm512_sub_ps
+#define SL(f) Sleef_##f##f16_u10
+#elif defined(__AVX2__)
+#define FW_VW 8
+using vf = __m256;
+#define VLOAD _mm256_loadu_ps
+#define VSTORE _mm256_storeu_ps
+#define VSET1 _mm256_set1_ps
+#define VADD _mm256_add_ps
+#define VMUL _mm256_mul_ps
+#define VDIV _mm256_div_ps
+#define VSUB _mm256_sub_ps
+#define SL(f) Sleef_##f##f8_u10
+#endif
+
+template <class F, class V>
+static inline void vec_map(const float* x, float* y, int64_t n, V v) {
+  int64_t i = 0;
+#ifdef FW_VW
+  for (; i + FW_VW <= n; i += FW_VW) VSTORE(y + i, v(VLOAD(x + i)));
+#endif
+  F f;
+  for (; i < n; i++) y[i] = f(x[i]);
+}
+
+#ifdef FW_VW
+#define FW_VEC_DEF(F, body) \
+  void VecF32<fn::F>::run(const float* x, float* y, int64_t n) { vec_map<fn::F>(x, y, n, [](vf a) { return body; }); }
+#else
+#define FW_VEC_DEF(F, body) \
+  void VecF32<fn::F>::run(const float* x, float* y, int64_t n) { vec_map<fn::F>(x, y, n, 0); }
+#endif
+
+FW_VEC_DEF(Exp, SL(exp)(a))
+FW_VEC_DEF(Log, SL(log)(a))
+FW_VEC_DEF(Tanh, SL(tanh)(a))
+FW_VEC_DEF(Erf, SL(erf)(a))
+FW_VEC_DEF(Sigmoid, VDIV(VSET1(1.f), VADD(VSET1(1.f), SL(exp)(VSUB(VSET1(0.f), a)))))
+FW_VEC_DEF(Silu, VDIV(a, VADD(VSET1(1.f), SL(exp)(VSUB(VSET1(0.f), a)))))
+FW_VEC_DEF(Gelu, VMUL(VMUL(VSET1(0.5f), a), VADD(VSET1(1.f), SL(erf)(VMUL(a, VSET1(0.70710678118654752440f))))))
+FW_VEC_DEF(GeluTanh,
+           VMUL(VMUL(VSET1(0.5f), a),
+                VADD(VSET1(1.f), SL(tanh)(VMUL(VSET1(0.79788456080286535588f),
+                                               VADD(a, VMUL(VSET1(0.044715f), VMUL(a, VMUL(a, a)))))))))
+
+}  // namespace fw::detail

@@ -1,0 +1,30 @@
+// Devices: the CPU now; CUDA is reserved for the GPU work.
+#pragma once
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+namespace fw {
+
+enum class DeviceType : int8_t { CPU = 0, CUDA = 1 };
+constexpr DeviceType kCPU = DeviceType::CPU;
+constexpr DeviceType kCUDA = DeviceType::CUDA;
+
+// A device type plus an index (-1 = current).
+struct Device {
+  DeviceType type_ = kCPU;
+  int8_t index_ = -1;
+  Device(DeviceType t = kCPU, int index = -1) : type_(t), index_(int8_t(index)) {}
+  // Parses "cpu", "cuda", "cuda:1".
+  Device(const std::string& s);
+  DeviceType type() const { return type_; }
+  int index() const { return index_; }
+  bool is_cpu() const { return type_ == kCPU; }
+  bool is_cuda() const { return type_ == kCUDA; }
+  bool operator==(const Device& o) const { return type_ == o.type_ && index_ == o.index_; }
+  bool operator!=(const Device& o) const { return !(*this == o); }
+  std::string str() const;
+};
+std::ostream& operator<<(std::ostream& os, const Device& d);
+
+}  // namespace fw

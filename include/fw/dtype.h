@@ -1,0 +1,104 @@
+// Element types: ScalarType, the 16-bit float types, and type promotion.
+#pragma once
+#include <complex>
+#include <cstdint>
+#include <cstring>
+#include <ostream>
+
+namespace fw {
+
+// IEEE half precision stored as bits; arithmetic goes through float.
+struct Half {
+  uint16_t x = 0;
+  Half() = default;
+  Half(float f) : x(from_float(f)) {}
+  operator float() const { return to_float(x); }
+  static uint16_t from_float(float f);
+  static float to_float(uint16_t h);
+};
+
+// bfloat16: the top 16 bits of a float32, rounded to nearest even.
+struct BFloat16 {
+  uint16_t x = 0;
+  BFloat16() = default;
+  BFloat16(float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u) { x = 0x7fc0; return; }
+    u += 0x7fffu + ((u >> 16) & 1u);
+    x = uint16_t(u >> 16);
+  }
+  operator float() const {
+    uint32_t u = uint32_t(x) << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+  }
+};
+
+using complex64 = std::complex<float>;
+
+// The order is part of the promotion table in dtype.cpp.
+enum class ScalarType : int8_t {
+  Bool, UInt8, Int8, Int16, Int32, Int64, Half, BFloat16, Float, Double, ComplexFloat,
+  NumTypes
+};
+using Dtype = ScalarType;
+
+constexpr ScalarType kBool = ScalarType::Bool;
+constexpr ScalarType kByte = ScalarType::UInt8;
+constexpr ScalarType kUInt8 = ScalarType::UInt8;
+constexpr ScalarType kChar = ScalarType::Int8;
+constexpr ScalarType kInt8 = ScalarType::Int8;
+constexpr ScalarType kShort = ScalarType::Int16;
+constexpr ScalarType kInt16 = ScalarType::Int16;
+constexpr ScalarType kInt = ScalarType::Int32;
+constexpr ScalarType kInt32 = ScalarType::Int32;
+constexpr ScalarType kLong = ScalarType::Int64;
+constexpr ScalarType kInt64 = ScalarType::Int64;
+constexpr ScalarType kHalf = ScalarType::Half;
+constexpr ScalarType kFloat16 = ScalarType::Half;
+constexpr ScalarType kBFloat16 = ScalarType::BFloat16;
+constexpr ScalarType kFloat = ScalarType::Float;
+constexpr ScalarType kFloat32 = ScalarType::Float;
+constexpr ScalarType kDouble = ScalarType::Double;
+constexpr ScalarType kFloat64 = ScalarType::Double;
+constexpr ScalarType kComplexFloat = ScalarType::ComplexFloat;
+constexpr ScalarType kComplex64 = ScalarType::ComplexFloat;
+
+// Size of one element in bytes.
+size_t element_size(ScalarType t);
+// libtorch-style name: "Float", "Long", ...
+const char* dtype_name(ScalarType t);
+// PyTorch-style name used in error messages: "float32", "int64", ...
+const char* dtype_str(ScalarType t);
+std::ostream& operator<<(std::ostream& os, ScalarType t);
+
+inline bool is_floating_point(ScalarType t) {
+  return t == kHalf || t == kBFloat16 || t == kFloat || t == kDouble;
+}
+inline bool is_complex(ScalarType t) { return t == kComplexFloat; }
+inline bool is_integral(ScalarType t, bool include_bool = false) {
+  return (t >= kUInt8 && t <= kInt64) || (include_bool && t == kBool);
+}
+// The smallest type both a and b convert to without losing category (PyTorch's table).
+ScalarType promote_types(ScalarType a, ScalarType b);
+// The dtype new floating tensors get (float32 unless changed).
+ScalarType get_default_dtype();
+void set_default_dtype(ScalarType t);
+
+// Compile-time map from C++ type to ScalarType.
+template <class T> struct CppToType;
+template <> struct CppToType<bool> { static constexpr ScalarType value = kBool; };
+template <> struct CppToType<uint8_t> { static constexpr ScalarType value = kUInt8; };
+template <> struct CppToType<int8_t> { static constexpr ScalarType value = kInt8; };
+template <> struct CppToType<int16_t> { static constexpr ScalarType value = kInt16; };
+template <> struct CppToType<int32_t> { static constexpr ScalarType value = kInt32; };
+template <> struct CppToType<int64_t> { static constexpr ScalarType value = kInt64; };
+template <> struct CppToType<Half> { static constexpr ScalarType value = kHalf; };
+template <> struct CppToType<BFloat16> { static constexpr ScalarType value = kBFloat16; };
+template <> struct CppToType<float> { static constexpr ScalarType value = kFloat; };
+template <> struct CppToType<double> { static constexpr ScalarType value = kDouble; };
+template <> struct CppToType<complex64> { static constexpr ScalarType value = kComplexFloat; };
+
+}  // namespace fw

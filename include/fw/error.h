@@ -1,0 +1,39 @@
+// fw::Error and the FW_CHECK / FW_ASSERT macros.
+#pragma once
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+namespace fw {
+
+// Every user-facing failure in fw throws this; what() names the op and the values involved.
+class Error : public std::runtime_error {
+ public:
+  explicit Error(const std::string& msg) : std::runtime_error(msg) {}
+};
+
+namespace detail {
+template <class... Args>
+[[noreturn]] __attribute__((noinline, cold)) void throw_error(const Args&... args) {
+  std::ostringstream os;
+  (os << ... << args);
+  throw Error(os.str());
+}
+[[noreturn]] void assert_fail(const char* cond, const char* file, int line);
+}  // namespace detail
+}  // namespace fw
+
+#define FW_LIKELY(x) __builtin_expect(!!(x), 1)
+#define FW_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+// FW_CHECK(cond, "[op] message ", value, ...): the message is only built when cond fails.
+#define FW_CHECK(cond, ...)                                   \
+  do {                                                        \
+    if (FW_UNLIKELY(!(cond))) ::fw::detail::throw_error(__VA_ARGS__); \
+  } while (0)
+
+// Internal invariant: a failure is a bug in fw, not in the caller.
+#define FW_ASSERT(cond)                                                  \
+  do {                                                                   \
+    if (FW_UNLIKELY(!(cond))) ::fw::detail::assert_fail(#cond, __FILE__, __LINE__); \
+  } while (0)

@@ -1,0 +1,7 @@
+// Umbrella header: everything a libtorch-style program needs (#include <fw/fw.h>).
+#pragma once
+#include "fw/dtype.h"
+#include "fw/error.h"
+#include "fw/indexing.h"
+#include "fw/ops.h"
+#include "fw/tensor.h"

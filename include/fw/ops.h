@@ -1,0 +1,353 @@
+// Free functions in namespace fw, named and shaped as libtorch's torch:: functions.
+#pragma once
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "fw/tensor.h"
+
+namespace fw {
+
+// ---- creation
+Tensor empty(IntArrayRef size, const TensorOptions& o = {});
+Tensor empty_strided(IntArrayRef size, IntArrayRef stride, const TensorOptions& o = {});
+Tensor zeros(IntArrayRef size, const TensorOptions& o = {});
+Tensor ones(IntArrayRef size, const TensorOptions& o = {});
+Tensor full(IntArrayRef size, const Scalar& v, const TensorOptions& o = {});
+Tensor empty_like(const Tensor& t, const TensorOptions& o = {});
+Tensor zeros_like(const Tensor& t, const TensorOptions& o = {});
+Tensor ones_like(const Tensor& t, const TensorOptions& o = {});
+Tensor full_like(const Tensor& t, const Scalar& v, const TensorOptions& o = {});
+Tensor rand_like(const Tensor& t, const TensorOptions& o = {});
+Tensor randn_like(const Tensor& t, const TensorOptions& o = {});
+Tensor arange(const Scalar& end, const TensorOptions& o = {});
+Tensor arange(const Scalar& start, const Scalar& end, const TensorOptions& o = {});
+Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, const TensorOptions& o = {});
+Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, const TensorOptions& o = {});
+Tensor logspace(const Scalar& start, const Scalar& end, int64_t steps, double base = 10.0,
+                const TensorOptions& o = {});
+Tensor eye(int64_t n, const TensorOptions& o = {});
+Tensor eye(int64_t n, int64_t m, const TensorOptions& o = {});
+Tensor scalar_tensor(const Scalar& v, const TensorOptions& o = {});
+// Wraps memory the caller owns (no copy); the deleter, if given, runs when the last view dies.
+Tensor from_blob(void* data, IntArrayRef sizes, const TensorOptions& o = {});
+Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, const TensorOptions& o = {});
+Tensor from_blob(void* data, IntArrayRef sizes, std::function<void(void*)> deleter,
+                 const TensorOptions& o = {});
+
+// Builds a tensor from nested braces: fw::tensor({{1, 2}, {3, 4}}); ints give Long, floats Float.
+class NestedList {
+ public:
+  NestedList(double v) : is_float_(true) { vals_.push_back(v); }
+  NestedList(float v) : is_float_(true) { vals_.push_back(v); }
+  NestedList(int v) { vals_.push_back(v); }
+  NestedList(int64_t v) { vals_.push_back(double(v)); }
+  NestedList(long long v) { vals_.push_back(double(v)); }
+  NestedList(bool v) : is_bool_(true) { vals_.push_back(v); }
+  NestedList(std::initializer_list<NestedList> l);
+  const std::vector<double>& values() const { return vals_; }
+  const std::vector<int64_t>& shape() const { return shape_; }
+  ScalarType inferred() const { return is_float_ ? get_default_dtype() : is_bool_ ? kBool : kLong; }
+
+ private:
+  std::vector<double> vals_;
+  std::vector<int64_t> shape_;
+  bool is_float_ = false, is_bool_ = false;
+};
+Tensor tensor(const NestedList& l, const TensorOptions& o = {});
+template <class T>
+Tensor tensor(const std::vector<T>& v, const TensorOptions& o = {}) {
+  auto t = empty({int64_t(v.size())}, o.has_dtype() ? o : TensorOptions(CppToType<T>::value));
+  if (o.has_dtype() && o.dtype() != CppToType<T>::value) {
+    auto src = empty({int64_t(v.size())}, TensorOptions(CppToType<T>::value));
+    std::copy(v.begin(), v.end(), src.template data_ptr<T>());
+    return src.to(o.dtype());
+  }
+  std::copy(v.begin(), v.end(), t.template data_ptr<T>());
+  return t;
+}
+Tensor tensor(ArrayRef<float> v, const TensorOptions& o = {});
+Tensor tensor(ArrayRef<double> v, const TensorOptions& o = {});
+Tensor tensor(ArrayRef<int64_t> v, const TensorOptions& o = {});
+Tensor tensor(ArrayRef<int> v, const TensorOptions& o = {});
+
+// ---- random (counter-based Philox; see core/random.cpp)
+void manual_seed(uint64_t seed);
+uint64_t initial_seed();
+Tensor rand(IntArrayRef size, const TensorOptions& o = {});
+Tensor randn(IntArrayRef size, const TensorOptions& o = {});
+Tensor randint(int64_t high, IntArrayRef size, const TensorOptions& o = kLong);
+Tensor randint(int64_t low, int64_t high, IntArrayRef size, const TensorOptions& o = kLong);
+Tensor randperm(int64_t n, const TensorOptions& o = kLong);
+Tensor bernoulli(const Tensor& p);
+Tensor bernoulli(const Tensor& t, double p);
+Tensor normal(double mean, double std, IntArrayRef size, const TensorOptions& o = {});
+Tensor normal(const Tensor& mean, const Tensor& std);
+Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement = false);
+
+// ---- views and shape
+Tensor reshape(const Tensor& t, IntArrayRef size);
+Tensor flatten(const Tensor& t, int64_t start_dim = 0, int64_t end_dim = -1);
+Tensor unflatten(const Tensor& t, int64_t dim, IntArrayRef sizes);
+Tensor permute(const Tensor& t, IntArrayRef dims);
+Tensor transpose(const Tensor& t, int64_t d0, int64_t d1);
+Tensor t(const Tensor& t);
+Tensor squeeze(const Tensor& t);
+Tensor squeeze(const Tensor& t, int64_t dim);
+Tensor unsqueeze(const Tensor& t, int64_t dim);
+Tensor narrow(const Tensor& t, int64_t dim, int64_t start, int64_t length);
+Tensor select(const Tensor& t, int64_t dim, int64_t index);
+Tensor as_strided(const Tensor& t, IntArrayRef size, IntArrayRef stride, std::optional<int64_t> offset = std::nullopt);
+std::vector<Tensor> chunk(const Tensor& t, int64_t chunks, int64_t dim = 0);
+std::vector<Tensor> split(const Tensor& t, int64_t split_size, int64_t dim = 0);
+std::vector<Tensor> split(const Tensor& t, IntArrayRef sizes, int64_t dim = 0);
+std::vector<Tensor> unbind(const Tensor& t, int64_t dim = 0);
+Tensor cat(TensorList ts, int64_t dim = 0);
+Tensor concat(TensorList ts, int64_t dim = 0);
+Tensor stack(TensorList ts, int64_t dim = 0);
+Tensor hstack(TensorList ts);
+Tensor vstack(TensorList ts);
+Tensor flip(const Tensor& t, IntArrayRef dims);
+Tensor roll(const Tensor& t, IntArrayRef shifts, IntArrayRef dims = {});
+Tensor tile(const Tensor& t, IntArrayRef reps);
+Tensor broadcast_to(const Tensor& t, IntArrayRef size);
+std::vector<Tensor> broadcast_tensors(TensorList ts);
+Tensor view_as_real(const Tensor& t);
+Tensor view_as_complex(const Tensor& t);
+Tensor complex(const Tensor& real, const Tensor& imag);
+Tensor real(const Tensor& t);
+Tensor imag(const Tensor& t);
+Tensor polar(const Tensor& abs, const Tensor& angle);
+
+// ---- pointwise
+Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha = 1);
+Tensor add(const Tensor& a, const Scalar& b, const Scalar& alpha = 1);
+Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha = 1);
+Tensor sub(const Tensor& a, const Scalar& b, const Scalar& alpha = 1);
+Tensor rsub(const Tensor& a, const Tensor& b, const Scalar& alpha = 1);
+Tensor rsub(const Tensor& a, const Scalar& b, const Scalar& alpha = 1);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, const Scalar& b);
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Scalar& b);
+// rounding_mode: nullopt (true division), "trunc" or "floor".
+Tensor div(const Tensor& a, const Tensor& b, std::optional<std::string> rounding_mode);
+Tensor div(const Tensor& a, const Scalar& b, std::optional<std::string> rounding_mode);
+Tensor true_divide(const Tensor& a, const Tensor& b);
+Tensor floor_divide(const Tensor& a, const Tensor& b);
+Tensor floor_divide(const Tensor& a, const Scalar& b);
+Tensor remainder(const Tensor& a, const Tensor& b);
+Tensor remainder(const Tensor& a, const Scalar& b);
+Tensor fmod(const Tensor& a, const Tensor& b);
+Tensor fmod(const Tensor& a, const Scalar& b);
+Tensor pow(const Tensor& a, const Tensor& b);
+Tensor pow(const Tensor& a, const Scalar& b);
+Tensor pow(const Scalar& a, const Tensor& b);
+Tensor atan2(const Tensor& a, const Tensor& b);
+Tensor maximum(const Tensor& a, const Tensor& b);
+Tensor minimum(const Tensor& a, const Tensor& b);
+Tensor fmax(const Tensor& a, const Tensor& b);
+Tensor fmin(const Tensor& a, const Tensor& b);
+Tensor hypot(const Tensor& a, const Tensor& b);
+Tensor copysign(const Tensor& a, const Tensor& b);
+Tensor xlogy(const Tensor& a, const Tensor& b);
+Tensor lerp(const Tensor& a, const Tensor& b, const Scalar& w);
+Tensor lerp(const Tensor& a, const Tensor& b, const Tensor& w);
+Tensor addcmul(const Tensor& self, const Tensor& a, const Tensor& b, const Scalar& value = 1);
+Tensor addcdiv(const Tensor& self, const Tensor& a, const Tensor& b, const Scalar& value = 1);
+Tensor eq(const Tensor& a, const Tensor& b);
+Tensor eq(const Tensor& a, const Scalar& b);
+Tensor ne(const Tensor& a, const Tensor& b);
+Tensor ne(const Tensor& a, const Scalar& b);
+Tensor lt(const Tensor& a, const Tensor& b);
+Tensor lt(const Tensor& a, const Scalar& b);
+Tensor le(const Tensor& a, const Tensor& b);
+Tensor le(const Tensor& a, const Scalar& b);
+Tensor gt(const Tensor& a, const Tensor& b);
+Tensor gt(const Tensor& a, const Scalar& b);
+Tensor ge(const Tensor& a, const Tensor& b);
+Tensor ge(const Tensor& a, const Scalar& b);
+Tensor logical_and(const Tensor& a, const Tensor& b);
+Tensor logical_or(const Tensor& a, const Tensor& b);
+Tensor logical_xor(const Tensor& a, const Tensor& b);
+Tensor logical_not(const Tensor& a);
+Tensor bitwise_and(const Tensor& a, const Tensor& b);
+Tensor bitwise_or(const Tensor& a, const Tensor& b);
+Tensor bitwise_xor(const Tensor& a, const Tensor& b);
+Tensor bitwise_not(const Tensor& a);
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+Tensor where(const Tensor& cond, const Scalar& a, const Tensor& b);
+Tensor where(const Tensor& cond, const Tensor& a, const Scalar& b);
+Tensor where(const Tensor& cond, const Scalar& a, const Scalar& b);
+Tensor clamp(const Tensor& t, std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
+Tensor clamp(const Tensor& t, const std::optional<Tensor>& min, const std::optional<Tensor>& max = std::nullopt);
+Tensor clamp_min(const Tensor& t, const Scalar& m);
+Tensor clamp_max(const Tensor& t, const Scalar& m);
+Tensor clip(const Tensor& t, std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
+Tensor masked_fill(const Tensor& t, const Tensor& mask, const Scalar& v);
+Tensor masked_fill(const Tensor& t, const Tensor& mask, const Tensor& v);
+
+#define FW_UNARY_FN(name) Tensor name(const Tensor& t); Tensor& name##_(Tensor& t);
+FW_UNARY_FN(exp) FW_UNARY_FN(exp2) FW_UNARY_FN(expm1) FW_UNARY_FN(log) FW_UNARY_FN(log2)
+FW_UNARY_FN(log10) FW_UNARY_FN(log1p) FW_UNARY_FN(sqrt) FW_UNARY_FN(rsqrt) FW_UNARY_FN(abs)
+FW_UNARY_FN(neg) FW_UNARY_FN(sign) FW_UNARY_FN(floor) FW_UNARY_FN(ceil) FW_UNARY_FN(round)
+FW_UNARY_FN(trunc) FW_UNARY_FN(frac) FW_UNARY_FN(reciprocal) FW_UNARY_FN(square) FW_UNARY_FN(sin)
+FW_UNARY_FN(cos) FW_UNARY_FN(tan) FW_UNARY_FN(asin) FW_UNARY_FN(acos) FW_UNARY_FN(atan)
+FW_UNARY_FN(sinh) FW_UNARY_FN(cosh) FW_UNARY_FN(tanh) FW_UNARY_FN(sigmoid) FW_UNARY_FN(erf)
+FW_UNARY_FN(erfc) FW_UNARY_FN(relu)
+#undef FW_UNARY_FN
+Tensor absolute(const Tensor& t);
+Tensor negative(const Tensor& t);
+Tensor signbit(const Tensor& t);
+Tensor logit(const Tensor& t, std::optional<double> eps = std::nullopt);
+Tensor isnan(const Tensor& t);
+Tensor isinf(const Tensor& t);
+Tensor isfinite(const Tensor& t);
+Tensor isposinf(const Tensor& t);
+Tensor isneginf(const Tensor& t);
+Tensor nan_to_num(const Tensor& t, std::optional<double> nan = std::nullopt,
+                  std::optional<double> posinf = std::nullopt, std::optional<double> neginf = std::nullopt);
+Tensor conj(const Tensor& t);
+Tensor angle(const Tensor& t);
+// Activations exposed at top level as in libtorch.
+Tensor gelu(const Tensor& t, const std::string& approximate = "none");
+Tensor silu(const Tensor& t);
+Tensor elu(const Tensor& t, const Scalar& alpha = 1.0, const Scalar& scale = 1, const Scalar& input_scale = 1);
+Tensor selu(const Tensor& t);
+Tensor leaky_relu(const Tensor& t, const Scalar& negative_slope = 0.01);
+Tensor hardtanh(const Tensor& t, const Scalar& min_val = -1, const Scalar& max_val = 1);
+Tensor softplus(const Tensor& t, const Scalar& beta = 1, const Scalar& threshold = 20);
+Tensor mish(const Tensor& t);
+Tensor hardsigmoid(const Tensor& t);
+Tensor hardswish(const Tensor& t);
+Tensor relu6(const Tensor& t);
+Tensor log_sigmoid(const Tensor& t);
+
+// ---- reductions
+Tensor sum(const Tensor& t, std::optional<ScalarType> dtype = std::nullopt);
+Tensor sum(const Tensor& t, IntArrayRef dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt);
+Tensor mean(const Tensor& t, std::optional<ScalarType> dtype = std::nullopt);
+Tensor mean(const Tensor& t, IntArrayRef dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt);
+Tensor prod(const Tensor& t, std::optional<ScalarType> dtype = std::nullopt);
+Tensor prod(const Tensor& t, int64_t dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt);
+Tensor max(const Tensor& t);
+std::tuple<Tensor, Tensor> max(const Tensor& t, int64_t dim, bool keepdim = false);
+Tensor min(const Tensor& t);
+std::tuple<Tensor, Tensor> min(const Tensor& t, int64_t dim, bool keepdim = false);
+Tensor amax(const Tensor& t, IntArrayRef dim = {}, bool keepdim = false);
+Tensor amin(const Tensor& t, IntArrayRef dim = {}, bool keepdim = false);
+Tensor argmax(const Tensor& t, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
+Tensor argmin(const Tensor& t, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
+Tensor var(const Tensor& t, bool unbiased = true);
+Tensor var(const Tensor& t, IntArrayRef dim, bool unbiased = true, bool keepdim = false);
+Tensor std(const Tensor& t, bool unbiased = true);
+Tensor std(const Tensor& t, IntArrayRef dim, bool unbiased = true, bool keepdim = false);
+std::tuple<Tensor, Tensor> var_mean(const Tensor& t, IntArrayRef dim, bool unbiased = true, bool keepdim = false);
+std::tuple<Tensor, Tensor> std_mean(const Tensor& t, IntArrayRef dim, bool unbiased = true, bool keepdim = false);
+Tensor logsumexp(const Tensor& t, IntArrayRef dim, bool keepdim = false);
+Tensor norm(const Tensor& t, const Scalar& p = 2);
+Tensor norm(const Tensor& t, std::optional<Scalar> p, IntArrayRef dim, bool keepdim = false);
+Tensor all(const Tensor& t);
+Tensor all(const Tensor& t, int64_t dim, bool keepdim = false);
+Tensor any(const Tensor& t);
+Tensor any(const Tensor& t, int64_t dim, bool keepdim = false);
+Tensor count_nonzero(const Tensor& t, std::optional<int64_t> dim = std::nullopt);
+Tensor cumsum(const Tensor& t, int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
+Tensor cumprod(const Tensor& t, int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
+std::tuple<Tensor, Tensor> sort(const Tensor& t, int64_t dim = -1, bool descending = false);
+Tensor argsort(const Tensor& t, int64_t dim = -1, bool descending = false);
+std::tuple<Tensor, Tensor> topk(const Tensor& t, int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true);
+Tensor median(const Tensor& t);
+std::tuple<Tensor, Tensor> median(const Tensor& t, int64_t dim, bool keepdim = false);
+bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false);
+Tensor isclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false);
+bool equal(const Tensor& a, const Tensor& b);
+
+// ---- indexing
+Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index);
+Tensor gather(const Tensor& t, int64_t dim, const Tensor& index);
+Tensor scatter(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src);
+Tensor scatter(const Tensor& t, int64_t dim, const Tensor& index, const Scalar& value);
+Tensor scatter_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src);
+Tensor index_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src, const Scalar& alpha = 1);
+Tensor masked_select(const Tensor& t, const Tensor& mask);
+Tensor nonzero(const Tensor& t);
+std::vector<Tensor> where(const Tensor& cond);
+Tensor take(const Tensor& t, const Tensor& index);
+Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx = -1);
+Tensor one_hot(const Tensor& t, int64_t num_classes = -1);
+
+// ---- linear algebra
+Tensor matmul(const Tensor& a, const Tensor& b);
+Tensor mm(const Tensor& a, const Tensor& b);
+Tensor bmm(const Tensor& a, const Tensor& b);
+Tensor mv(const Tensor& a, const Tensor& v);
+Tensor addmm(const Tensor& self, const Tensor& a, const Tensor& b, const Scalar& beta = 1, const Scalar& alpha = 1);
+Tensor baddbmm(const Tensor& self, const Tensor& a, const Tensor& b, const Scalar& beta = 1, const Scalar& alpha = 1);
+Tensor dot(const Tensor& a, const Tensor& b);
+Tensor outer(const Tensor& a, const Tensor& b);
+Tensor einsum(const std::string& eq, TensorList ts);
+Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b = {});
+
+// ---- nn ops exposed at top level (libtorch names)
+Tensor softmax(const Tensor& t, int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
+Tensor log_softmax(const Tensor& t, int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
+Tensor layer_norm(const Tensor& x, IntArrayRef normalized_shape, const Tensor& weight = {},
+                  const Tensor& bias = {}, double eps = 1e-5, bool cudnn_enable = true);
+Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight = {}, const Tensor& bias = {},
+                  double eps = 1e-5, bool cudnn_enabled = true);
+Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
+                  const Tensor& running_var, bool training, double momentum, double eps, bool cudnn_enabled = true);
+Tensor instance_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
+                     const Tensor& running_var, bool use_input_stats, double momentum, double eps,
+                     bool cudnn_enabled = true);
+Tensor dropout(const Tensor& x, double p, bool train);
+Tensor conv1d(const Tensor& x, const Tensor& w, const Tensor& b = {}, IntArrayRef stride = 1,
+              IntArrayRef padding = 0, IntArrayRef dilation = 1, int64_t groups = 1);
+Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b = {}, IntArrayRef stride = 1,
+              IntArrayRef padding = 0, IntArrayRef dilation = 1, int64_t groups = 1);
+Tensor conv_transpose1d(const Tensor& x, const Tensor& w, const Tensor& b = {}, IntArrayRef stride = 1,
+                        IntArrayRef padding = 0, IntArrayRef output_padding = 0, int64_t groups = 1,
+                        IntArrayRef dilation = 1);
+Tensor conv_transpose2d(const Tensor& x, const Tensor& w, const Tensor& b = {}, IntArrayRef stride = 1,
+                        IntArrayRef padding = 0, IntArrayRef output_padding = 0, int64_t groups = 1,
+                        IntArrayRef dilation = 1);
+Tensor max_pool1d(const Tensor& x, IntArrayRef kernel, IntArrayRef stride = {}, IntArrayRef padding = 0,
+                  IntArrayRef dilation = 1, bool ceil_mode = false);
+Tensor max_pool2d(const Tensor& x, IntArrayRef kernel, IntArrayRef stride = {}, IntArrayRef padding = 0,
+                  IntArrayRef dilation = 1, bool ceil_mode = false);
+std::tuple<Tensor, Tensor> max_pool1d_with_indices(const Tensor& x, IntArrayRef kernel, IntArrayRef stride = {},
+                                                   IntArrayRef padding = 0, IntArrayRef dilation = 1,
+                                                   bool ceil_mode = false);
+std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& x, IntArrayRef kernel, IntArrayRef stride = {},
+                                                   IntArrayRef padding = 0, IntArrayRef dilation = 1,
+                                                   bool ceil_mode = false);
+Tensor avg_pool1d(const Tensor& x, IntArrayRef kernel, IntArrayRef stride = {}, IntArrayRef padding = 0,
+                  bool ceil_mode = false, bool count_include_pad = true);
+Tensor avg_pool2d(const Tensor& x, IntArrayRef kernel, IntArrayRef stride = {}, IntArrayRef padding = 0,
+                  bool ceil_mode = false, bool count_include_pad = true,
+                  std::optional<int64_t> divisor_override = std::nullopt);
+Tensor adaptive_avg_pool1d(const Tensor& x, IntArrayRef output_size);
+Tensor adaptive_avg_pool2d(const Tensor& x, IntArrayRef output_size);
+Tensor constant_pad_nd(const Tensor& x, IntArrayRef pad, const Scalar& value = 0);
+
+// Context for no-grad regions (the engine arrives with the autograd work).
+struct NoGradGuard {
+  NoGradGuard();
+  ~NoGradGuard();
+  bool prev_;
+};
+struct AutoGradMode {
+  explicit AutoGradMode(bool enabled);
+  ~AutoGradMode();
+  bool prev_;
+};
+bool is_grad_enabled();
+void set_grad_enabled(bool enabled);
+
+// Threads used by CPU kernels (OpenMP).
+void set_num_threads(int n);
+int get_num_threads();
+
+}  // namespace fw

@@ -1,0 +1,36 @@
+// Storage: a refcounted block of device memory shared by a tensor and its views.
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+
+#include "fw/device.h"
+#include "fw/intrusive_ptr.h"
+
+namespace fw {
+
+struct StorageImpl : RefCounted {
+  void* data = nullptr;
+  size_t nbytes = 0;
+  Device device;
+  // Bumped by every in-place write to any view of this storage (autograd's version check).
+  std::atomic<uint32_t> version{0};
+  // Empty for memory from fw's caching allocator; otherwise called with data on release.
+  std::function<void(void*)> deleter;
+  StorageImpl(size_t n, Device d);                          // allocates from the caching allocator
+  StorageImpl(void* p, size_t n, Device d, std::function<void(void*)> del);  // wraps memory
+  ~StorageImpl() override;
+};
+
+namespace detail {
+// 64-byte aligned CPU memory, recycled by size class so big buffers do not page-fault again.
+void* cpu_alloc(size_t nbytes);
+void cpu_free(void* p, size_t nbytes);
+// Releases every cached block back to the system.
+void cpu_allocator_empty_cache();
+// Bytes currently held in the cache (not in use).
+size_t cpu_allocator_cached_bytes();
+}  // namespace detail
+
+}  // namespace fw

@@ -1,0 +1,401 @@
+// fw::Tensor: a refcounted handle over TensorImpl, with libtorch's method names.
+#pragma once
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "fw/array_ref.h"
+#include "fw/device.h"
+#include "fw/dtype.h"
+#include "fw/error.h"
+#include "fw/intrusive_ptr.h"
+#include "fw/scalar.h"
+#include "fw/storage.h"
+
+namespace fw {
+
+class Tensor;
+using TensorList = ArrayRef<Tensor>;
+namespace autograd { struct Node; }
+namespace indexing { struct TensorIndex; }
+
+// How to create a tensor: dtype, device, requires_grad. Converts from a ScalarType or Device.
+struct TensorOptions {
+  std::optional<ScalarType> dtype_;
+  Device device_ = Device(kCPU);
+  bool requires_grad_ = false;
+  TensorOptions() = default;
+  TensorOptions(ScalarType t) : dtype_(t) {}
+  TensorOptions(Device d) : device_(d) {}
+  TensorOptions(DeviceType d) : device_(d) {}
+  TensorOptions dtype(ScalarType t) const { auto o = *this; o.dtype_ = t; return o; }
+  TensorOptions dtype(std::optional<ScalarType> t) const { auto o = *this; o.dtype_ = t; return o; }
+  TensorOptions device(Device d) const { auto o = *this; o.device_ = d; return o; }
+  TensorOptions requires_grad(bool r) const { auto o = *this; o.requires_grad_ = r; return o; }
+  TensorOptions layout(int) const { return *this; }  // strided only; accepted for libtorch code
+  ScalarType dtype() const { return dtype_ ? *dtype_ : get_default_dtype(); }
+  bool has_dtype() const { return dtype_.has_value(); }
+  Device device() const { return device_; }
+  bool requires_grad() const { return requires_grad_; }
+};
+inline TensorOptions dtype(ScalarType t) { return TensorOptions(t); }
+inline TensorOptions device(Device d) { return TensorOptions(d); }
+inline TensorOptions requires_grad(bool r = true) { return TensorOptions().requires_grad(r); }
+constexpr int kStrided = 0;
+
+// Autograd fields, allocated only for tensors that take part in autograd.
+struct AutogradMeta {
+  bool requires_grad = false;
+  intrusive_ptr<struct TensorImpl> grad;
+  std::shared_ptr<autograd::Node> grad_fn;
+  uint32_t output_nr = 0;
+};
+
+struct TensorImpl : RefCounted {
+  intrusive_ptr<StorageImpl> storage;
+  DimVec sizes, strides;
+  int64_t offset = 0;  // in elements
+  int64_t numel = 0;
+  ScalarType dtype = kFloat;
+  bool contiguous = true;
+  std::unique_ptr<AutogradMeta> autograd;
+  // Recomputes numel and the contiguity flag after sizes/strides change.
+  void refresh();
+  void* data() const {
+    return static_cast<char*>(storage->data) + offset * int64_t(element_size(dtype));
+  }
+};
+
+// Strided view of a tensor's data for element access, as libtorch's TensorAccessor.
+template <class T, size_t N>
+class TensorAccessor {
+ public:
+  TensorAccessor(T* d, const int64_t* sizes, const int64_t* strides) : d_(d), sz_(sizes), st_(strides) {}
+  auto operator[](int64_t i) const {
+    if constexpr (N == 1) return std::ref(d_[i * st_[0]]).get();
+    else return TensorAccessor<T, N - 1>(d_ + i * st_[0], sz_ + 1, st_ + 1);
+  }
+  int64_t size(int64_t i) const { return sz_[i]; }
+  int64_t stride(int64_t i) const { return st_[i]; }
+  T* data() const { return d_; }
+
+ private:
+  T* d_;
+  const int64_t* sz_;
+  const int64_t* st_;
+};
+
+class Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(intrusive_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+  Tensor(const Tensor&) = default;
+  Tensor(Tensor&&) noexcept = default;
+  // Assigning to an lvalue rebinds the handle; assigning to an rvalue (t[0] = x) writes data.
+  Tensor& operator=(const Tensor& o) & = default;
+  Tensor& operator=(Tensor&& o) & noexcept = default;
+  Tensor& operator=(const Tensor& o) &&;
+  Tensor& operator=(Tensor&& o) &&;
+  Tensor& operator=(const Scalar& v) &&;
+
+  // ---- metadata
+  bool defined() const { return bool(impl_); }
+  TensorImpl* unsafeGetTensorImpl() const { return impl_.get(); }
+  const intrusive_ptr<TensorImpl>& impl() const { return impl_; }
+  int64_t dim() const { return int64_t(impl_->sizes.size()); }
+  int64_t ndimension() const { return dim(); }
+  IntArrayRef sizes() const { return impl_->sizes.ref(); }
+  IntArrayRef strides() const { return impl_->strides.ref(); }
+  int64_t size(int64_t d) const;
+  int64_t stride(int64_t d) const;
+  int64_t numel() const { return impl_->numel; }
+  ScalarType scalar_type() const { return impl_->dtype; }
+  ScalarType dtype() const { return impl_->dtype; }
+  Device device() const { return impl_->storage->device; }
+  bool is_cuda() const { return device().is_cuda(); }
+  bool is_cpu() const { return device().is_cpu(); }
+  TensorOptions options() const { return TensorOptions(dtype()).device(device()); }
+  bool is_contiguous() const { return impl_->contiguous; }
+  bool is_floating_point() const { return fw::is_floating_point(dtype()); }
+  bool is_complex() const { return fw::is_complex(dtype()); }
+  int64_t element_size() const { return int64_t(fw::element_size(dtype())); }
+  int64_t itemsize() const { return element_size(); }
+  int64_t nbytes() const { return numel() * element_size(); }
+  int64_t storage_offset() const { return impl_->offset; }
+  bool is_same(const Tensor& o) const { return impl_ == o.impl_; }
+  bool is_alias_of(const Tensor& o) const { return impl_->storage == o.impl_->storage; }
+  int use_count() const { return impl_.use_count(); }
+  uint32_t _version() const { return impl_->storage->version.load(std::memory_order_relaxed); }
+  std::string toString() const;
+
+  // ---- data access
+  void* data_ptr() const { return impl_->data(); }
+  template <class T> T* data_ptr() const;
+  template <class T> T* mutable_data_ptr() const { return data_ptr<T>(); }
+  template <class T> const T* const_data_ptr() const { return data_ptr<T>(); }
+  template <class T> T item() const;
+  Scalar item() const;
+  template <class T, size_t N> TensorAccessor<T, N> accessor() const;
+
+  // ---- autograd fields (the engine comes with the autograd work)
+  bool requires_grad() const { return impl_->autograd && impl_->autograd->requires_grad; }
+  Tensor& requires_grad_(bool r = true);
+  Tensor& set_requires_grad(bool r) { return requires_grad_(r); }
+  Tensor grad() const;
+  bool is_leaf() const { return !impl_->autograd || !impl_->autograd->grad_fn; }
+  Tensor detach() const;
+  Tensor& detach_();
+
+  // ---- conversion and copy
+  Tensor to(ScalarType t, bool non_blocking = false, bool copy = false) const;
+  Tensor to(Device d, ScalarType t, bool non_blocking = false, bool copy = false) const;
+  Tensor to(Device d, bool non_blocking = false, bool copy = false) const;
+  Tensor to(const TensorOptions& o, bool non_blocking = false, bool copy = false) const;
+  Tensor to(const Tensor& other, bool non_blocking = false, bool copy = false) const;
+  Tensor cpu() const { return to(Device(kCPU)); }
+  Tensor toType(ScalarType t) const { return to(t); }
+  Tensor type_as(const Tensor& o) const { return to(o.dtype()); }
+  Tensor contiguous() const;
+  Tensor clone() const;
+  Tensor& copy_(const Tensor& src, bool non_blocking = false);
+  Tensor& fill_(const Scalar& v);
+  Tensor& fill_(const Tensor& v);
+  Tensor& zero_();
+  Tensor& uniform_(double from = 0, double to = 1);
+  Tensor& normal_(double mean = 0, double std = 1);
+  Tensor& bernoulli_(double p = 0.5);
+  Tensor& random_(int64_t from, int64_t to);
+  Tensor view_as_real() const;
+  Tensor real() const;
+  Tensor imag() const;
+
+  // ---- views and shape
+  Tensor view(IntArrayRef size) const;
+  Tensor view(ScalarType t) const;
+  Tensor view_as(const Tensor& o) const { return view(o.sizes()); }
+  Tensor reshape(IntArrayRef size) const;
+  Tensor reshape_as(const Tensor& o) const { return reshape(o.sizes()); }
+  Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
+  Tensor unflatten(int64_t dim, IntArrayRef sizes) const;
+  Tensor permute(IntArrayRef dims) const;
+  Tensor transpose(int64_t d0, int64_t d1) const;
+  Tensor swapaxes(int64_t d0, int64_t d1) const { return transpose(d0, d1); }
+  Tensor t() const;
+  Tensor mT() const { return transpose(-2, -1); }
+  Tensor squeeze() const;
+  Tensor squeeze(int64_t dim) const;
+  Tensor unsqueeze(int64_t dim) const;
+  Tensor expand(IntArrayRef size, bool implicit = false) const;
+  Tensor expand_as(const Tensor& o) const { return expand(o.sizes()); }
+  Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
+  Tensor select(int64_t dim, int64_t index) const;
+  Tensor slice(int64_t dim = 0, std::optional<int64_t> start = std::nullopt,
+               std::optional<int64_t> end = std::nullopt, int64_t step = 1) const;
+  Tensor unfold(int64_t dim, int64_t size, int64_t step) const;
+  Tensor as_strided(IntArrayRef size, IntArrayRef stride, std::optional<int64_t> offset = std::nullopt) const;
+  std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
+  std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
+  std::vector<Tensor> split(IntArrayRef split_sizes, int64_t dim = 0) const;
+  std::vector<Tensor> split_with_sizes(IntArrayRef split_sizes, int64_t dim = 0) const;
+  std::vector<Tensor> unbind(int64_t dim = 0) const;
+  Tensor flip(IntArrayRef dims) const;
+  Tensor roll(IntArrayRef shifts, IntArrayRef dims = {}) const;
+  Tensor repeat(IntArrayRef repeats) const;
+  Tensor tile(IntArrayRef reps) const;
+
+  // ---- indexing
+  Tensor operator[](int64_t i) const { return select(0, i); }
+  Tensor operator[](const Tensor& idx) const;
+  Tensor index(ArrayRef<indexing::TensorIndex> idx) const;
+  Tensor index(std::initializer_list<indexing::TensorIndex> idx) const;
+  Tensor& index_put_(ArrayRef<indexing::TensorIndex> idx, const Tensor& v);
+  Tensor& index_put_(ArrayRef<indexing::TensorIndex> idx, const Scalar& v);
+  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> idx, const Tensor& v);
+  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> idx, const Scalar& v);
+  Tensor index_select(int64_t dim, const Tensor& index) const;
+  Tensor gather(int64_t dim, const Tensor& index) const;
+  Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src) const;
+  Tensor scatter(int64_t dim, const Tensor& index, const Scalar& value) const;
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src);
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Scalar& value);
+  Tensor scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const;
+  Tensor& scatter_add_(int64_t dim, const Tensor& index, const Tensor& src);
+  Tensor index_add(int64_t dim, const Tensor& index, const Tensor& src, const Scalar& alpha = 1) const;
+  Tensor& index_add_(int64_t dim, const Tensor& index, const Tensor& src, const Scalar& alpha = 1);
+  Tensor masked_select(const Tensor& mask) const;
+  Tensor masked_fill(const Tensor& mask, const Scalar& v) const;
+  Tensor masked_fill(const Tensor& mask, const Tensor& v) const;
+  Tensor& masked_fill_(const Tensor& mask, const Scalar& v);
+  Tensor& masked_fill_(const Tensor& mask, const Tensor& v);
+  Tensor nonzero() const;
+  Tensor take(const Tensor& index) const;
+
+  // ---- pointwise (binary)
+  Tensor add(const Tensor& o, const Scalar& alpha = 1) const;
+  Tensor add(const Scalar& o, const Scalar& alpha = 1) const;
+  Tensor& add_(const Tensor& o, const Scalar& alpha = 1);
+  Tensor& add_(const Scalar& o, const Scalar& alpha = 1);
+  Tensor sub(const Tensor& o, const Scalar& alpha = 1) const;
+  Tensor sub(const Scalar& o, const Scalar& alpha = 1) const;
+  Tensor& sub_(const Tensor& o, const Scalar& alpha = 1);
+  Tensor& sub_(const Scalar& o, const Scalar& alpha = 1);
+  Tensor mul(const Tensor& o) const;
+  Tensor mul(const Scalar& o) const;
+  Tensor& mul_(const Tensor& o);
+  Tensor& mul_(const Scalar& o);
+  Tensor div(const Tensor& o) const;
+  Tensor div(const Scalar& o) const;
+  Tensor div(const Tensor& o, std::optional<std::string> rounding_mode) const;
+  Tensor& div_(const Tensor& o);
+  Tensor& div_(const Scalar& o);
+  Tensor remainder(const Tensor& o) const;
+  Tensor remainder(const Scalar& o) const;
+  Tensor fmod(const Tensor& o) const;
+  Tensor fmod(const Scalar& o) const;
+  Tensor pow(const Tensor& e) const;
+  Tensor pow(const Scalar& e) const;
+  Tensor& pow_(const Scalar& e);
+  Tensor atan2(const Tensor& o) const;
+  Tensor maximum(const Tensor& o) const;
+  Tensor minimum(const Tensor& o) const;
+  Tensor lerp(const Tensor& end, const Scalar& w) const;
+  Tensor lerp(const Tensor& end, const Tensor& w) const;
+  Tensor eq(const Tensor& o) const;
+  Tensor eq(const Scalar& o) const;
+  Tensor ne(const Tensor& o) const;
+  Tensor ne(const Scalar& o) const;
+  Tensor lt(const Tensor& o) const;
+  Tensor lt(const Scalar& o) const;
+  Tensor le(const Tensor& o) const;
+  Tensor le(const Scalar& o) const;
+  Tensor gt(const Tensor& o) const;
+  Tensor gt(const Scalar& o) const;
+  Tensor ge(const Tensor& o) const;
+  Tensor ge(const Scalar& o) const;
+  Tensor logical_and(const Tensor& o) const;
+  Tensor logical_or(const Tensor& o) const;
+  Tensor logical_xor(const Tensor& o) const;
+  Tensor logical_not() const;
+  Tensor bitwise_and(const Tensor& o) const;
+  Tensor bitwise_or(const Tensor& o) const;
+  Tensor bitwise_xor(const Tensor& o) const;
+  Tensor bitwise_not() const;
+  Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
+  Tensor clamp(const std::optional<Tensor>& min, const std::optional<Tensor>& max = std::nullopt) const;
+  Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
+  Tensor clamp_min(const Scalar& m) const;
+  Tensor clamp_max(const Scalar& m) const;
+  Tensor clip(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const { return clamp(min, max); }
+  Tensor where(const Tensor& cond, const Tensor& other) const;
+
+  // ---- pointwise (unary); each has an in-place twin
+#define FW_UNARY_METHOD(name) Tensor name() const; Tensor& name##_();
+  FW_UNARY_METHOD(exp) FW_UNARY_METHOD(exp2) FW_UNARY_METHOD(expm1) FW_UNARY_METHOD(log)
+  FW_UNARY_METHOD(log2) FW_UNARY_METHOD(log10) FW_UNARY_METHOD(log1p) FW_UNARY_METHOD(sqrt)
+  FW_UNARY_METHOD(rsqrt) FW_UNARY_METHOD(abs) FW_UNARY_METHOD(neg) FW_UNARY_METHOD(sign)
+  FW_UNARY_METHOD(floor) FW_UNARY_METHOD(ceil) FW_UNARY_METHOD(round) FW_UNARY_METHOD(trunc)
+  FW_UNARY_METHOD(frac) FW_UNARY_METHOD(reciprocal) FW_UNARY_METHOD(square)
+  FW_UNARY_METHOD(sin) FW_UNARY_METHOD(cos) FW_UNARY_METHOD(tan) FW_UNARY_METHOD(asin)
+  FW_UNARY_METHOD(acos) FW_UNARY_METHOD(atan) FW_UNARY_METHOD(sinh) FW_UNARY_METHOD(cosh)
+  FW_UNARY_METHOD(tanh) FW_UNARY_METHOD(sigmoid) FW_UNARY_METHOD(erf) FW_UNARY_METHOD(erfc)
+  FW_UNARY_METHOD(relu)
+#undef FW_UNARY_METHOD
+  Tensor logit(std::optional<double> eps = std::nullopt) const;
+  Tensor isnan() const;
+  Tensor isinf() const;
+  Tensor isfinite() const;
+  Tensor nan_to_num(std::optional<double> nan = std::nullopt, std::optional<double> posinf = std::nullopt,
+                    std::optional<double> neginf = std::nullopt) const;
+  Tensor conj() const;
+  Tensor angle() const;
+
+  // ---- reductions
+  Tensor sum(std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor sum(IntArrayRef dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor mean(std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor mean(IntArrayRef dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor prod(std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor prod(int64_t dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor max() const;
+  std::tuple<Tensor, Tensor> max(int64_t dim, bool keepdim = false) const;
+  Tensor min() const;
+  std::tuple<Tensor, Tensor> min(int64_t dim, bool keepdim = false) const;
+  Tensor amax(IntArrayRef dim = {}, bool keepdim = false) const;
+  Tensor amin(IntArrayRef dim = {}, bool keepdim = false) const;
+  Tensor argmax(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
+  Tensor argmin(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
+  Tensor var(bool unbiased = true) const;
+  Tensor var(IntArrayRef dim, bool unbiased = true, bool keepdim = false) const;
+  Tensor std(bool unbiased = true) const;
+  Tensor std(IntArrayRef dim, bool unbiased = true, bool keepdim = false) const;
+  Tensor logsumexp(IntArrayRef dim, bool keepdim = false) const;
+  Tensor norm(const Scalar& p = 2) const;
+  Tensor norm(std::optional<Scalar> p, IntArrayRef dim, bool keepdim = false) const;
+  Tensor all() const;
+  Tensor all(int64_t dim, bool keepdim = false) const;
+  Tensor any() const;
+  Tensor any(int64_t dim, bool keepdim = false) const;
+  Tensor cumsum(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor cumprod(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
+  std::tuple<Tensor, Tensor> sort(int64_t dim = -1, bool descending = false) const;
+  Tensor argsort(int64_t dim = -1, bool descending = false) const;
+  std::tuple<Tensor, Tensor> topk(int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true) const;
+  Tensor median() const;
+  std::tuple<Tensor, Tensor> median(int64_t dim, bool keepdim = false) const;
+
+  // ---- linear algebra and nn
+  Tensor matmul(const Tensor& o) const;
+  Tensor mm(const Tensor& o) const;
+  Tensor bmm(const Tensor& o) const;
+  Tensor dot(const Tensor& o) const;
+  Tensor outer(const Tensor& o) const;
+  Tensor softmax(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor log_softmax(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
+
+ private:
+  intrusive_ptr<TensorImpl> impl_;
+};
+
+template <class T>
+T* Tensor::data_ptr() const {
+  FW_CHECK(CppToType<T>::value == dtype(), "[data_ptr] expected scalar type ",
+           dtype_name(CppToType<T>::value), " but found ", dtype_name(dtype()));
+  return static_cast<T*>(data_ptr());
+}
+
+template <class T>
+T Tensor::item() const { return item().to<T>(); }
+
+template <class T, size_t N>
+TensorAccessor<T, N> Tensor::accessor() const {
+  FW_CHECK(dim() == int64_t(N), "[accessor] TensorAccessor expected ", N, " dims but tensor has ", dim());
+  return TensorAccessor<T, N>(data_ptr<T>(), sizes().data(), strides().data());
+}
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+// ---- operators (libtorch's set)
+Tensor operator-(const Tensor& a);
+Tensor operator~(const Tensor& a);
+#define FW_BINARY_OPERATOR(op)                             \
+  Tensor operator op(const Tensor& a, const Tensor& b);     \
+  Tensor operator op(const Tensor& a, const Scalar& b);     \
+  Tensor operator op(const Scalar& a, const Tensor& b);
+FW_BINARY_OPERATOR(+) FW_BINARY_OPERATOR(-) FW_BINARY_OPERATOR(*) FW_BINARY_OPERATOR(/)
+FW_BINARY_OPERATOR(%) FW_BINARY_OPERATOR(==) FW_BINARY_OPERATOR(!=) FW_BINARY_OPERATOR(<)
+FW_BINARY_OPERATOR(<=) FW_BINARY_OPERATOR(>) FW_BINARY_OPERATOR(>=) FW_BINARY_OPERATOR(&)
+FW_BINARY_OPERATOR(|) FW_BINARY_OPERATOR(^)
+#undef FW_BINARY_OPERATOR
+Tensor& operator+=(Tensor& a, const Tensor& b);
+Tensor& operator+=(Tensor& a, const Scalar& b);
+Tensor& operator-=(Tensor& a, const Tensor& b);
+Tensor& operator-=(Tensor& a, const Scalar& b);
+Tensor& operator*=(Tensor& a, const Tensor& b);
+Tensor& operator*=(Tensor& a, const Scalar& b);
+Tensor& operator/=(Tensor& a, const Tensor& b);
+Tensor& operator/=(Tensor& a, const Scalar& b);
+
+}  // namespace fw
