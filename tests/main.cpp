@@ -1,0 +1,84 @@
+// Test entry point: registers one OpTable.<op> test per primitive op in FW_OPS, then runs all.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "core/op.h"
+#include "tests/op_table.h"
+
+namespace {
+
+void run_op_table_entry(const std::string& op) {
+  auto& tests = fwtest::op_tests();
+  auto it = tests.find(op);
+  ASSERT_TRUE(it != tests.end()) << "op '" << op << "' has no FW_OP_TEST entry in tests/ops/";
+  const fwtest::OpTest& t = it->second;
+  ASSERT_TRUE(bool(t.run)) << "op '" << op << "' entry has no run function";
+  int cases = 0;
+  for (const auto& c : fwtest::all_fixtures()) {
+    if (c.op != op) continue;
+    cases++;
+    SCOPED_TRACE(c.file + ": case " + c.name);
+    std::vector<fw::Tensor> got;
+    try {
+      got = t.run(c);
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "threw: " << e.what();
+      continue;
+    }
+    ASSERT_EQ(got.size(), c.out.size()) << "number of outputs";
+    for (size_t k = 0; k < got.size(); k++) {
+      std::string msg = fwtest::compare(got[k], c.out[k], t.rtol, t.atol);
+      EXPECT_TRUE(msg.empty()) << "output " << k << ": " << msg;
+    }
+  }
+  EXPECT_GT(cases, 0) << "op '" << op << "' has no fixture case (tests/fixtures/*.fix)";
+  EXPECT_FALSE(t.errors.empty()) << "op '" << op << "' has no error case";
+  for (size_t k = 0; k < t.errors.size(); k++) {
+    const auto& [fn, fragment] = t.errors[k];
+    try {
+      fn();
+      ADD_FAILURE() << "error case " << k << " did not throw (expected '" << fragment << "')";
+    } catch (const fw::Error& e) {
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos)
+          << "error case " << k << ": message '" << e.what() << "' lacks '" << fragment << "'";
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "error case " << k << " threw a non-fw::Error: " << e.what();
+    }
+  }
+}
+
+void register_op_table() {
+  const fw::detail::OpDef* defs = fw::detail::op_table_begin();
+  for (int i = 0; i < fw::detail::kNumOps; i++) {
+    std::string op = defs[i].name;
+    testing::RegisterTest("OpTable", op.c_str(), nullptr, nullptr, __FILE__, __LINE__,
+                          [op]() -> testing::Test* {
+                            struct T : testing::Test {
+                              std::string op;
+                              void TestBody() override { run_op_table_entry(op); }
+                            };
+                            auto* t = new T();
+                            t->op = op;
+                            return t;
+                          });
+  }
+}
+
+}  // namespace
+
+// Every fixture and every FW_OP_TEST names an op that exists.
+TEST(OpTableMeta, NamesAreKnownOps) {
+  std::set<std::string> known;
+  const fw::detail::OpDef* defs = fw::detail::op_table_begin();
+  for (int i = 0; i < fw::detail::kNumOps; i++) known.insert(defs[i].name);
+  for (const auto& c : fwtest::all_fixtures())
+    EXPECT_TRUE(known.count(c.op)) << c.file << ": case " << c.name << " names unknown op " << c.op;
+  for (const auto& [name, t] : fwtest::op_tests()) EXPECT_TRUE(known.count(name)) << "FW_OP_TEST for unknown op " << name;
+}
+
+int main(int argc, char** argv) {
+  testing::InitGoogleTest(&argc, argv);
+  register_op_table();
+  return RUN_ALL_TESTS();
+}
