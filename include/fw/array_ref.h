@@ -101,6 +101,7 @@ class SmallVec {
   T& operator[](size_t i) { return data_[i]; }
   const T& operator[](size_t i) const { return data_[i]; }
   T& back() { return data_[size_ - 1]; }
+  const T& back() const { return data_[size_ - 1]; }
   operator ArrayRef<T>() const { return ArrayRef<T>(data_, size_); }
   ArrayRef<T> ref() const { return ArrayRef<T>(data_, size_); }
   std::vector<T> vec() const { return std::vector<T>(begin(), end()); }
