@@ -154,8 +154,6 @@ FW_FN2(Atan2, std::atan2(a, b))
 FW_FN2(Hypot, std::hypot(a, b))
 FW_FN2(Copysign, std::copysign(a, b))
 FW_FN2(Xlogy, a == T(0) && b == b ? T(0) : a * std::log(b))
-FW_FN2(Fmax, std::fmax(a, b))
-FW_FN2(Fmin, std::fmin(a, b))
 #undef FW_FN2
 
 struct Add {  // a + alpha * b
@@ -225,6 +223,18 @@ struct Pow {
     } else {
       return std::pow(a, b);
     }
+  }
+};
+struct Fmax {  // NaN-ignoring maximum
+  template <class T> FW_HD T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) return std::fmax(a, b);
+    else return a > b ? a : b;
+  }
+};
+struct Fmin {
+  template <class T> FW_HD T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) return std::fmin(a, b);
+    else return a < b ? a : b;
   }
 };
 struct Maximum {

@@ -152,6 +152,10 @@ void ternary_meta(const OpCall& c, Metas& m) {
   for (size_t i = 1; i < c.in.size(); i++) shape = broadcast_shapes(shape, c.in[i].sizes(), c.def.name);
   const Scalar* s = c.in.size() < 3 ? &c.a.s0 : nullptr;
   ScalarType t = result_type(c.in, s);
+  if (FloatOnly)
+    for (auto& x : c.in)
+      FW_CHECK(is_floating_point(x.dtype()) || is_complex(x.dtype()), "[", c.def.name, "] expected floating point inputs, got ",
+               dtype_str(x.dtype()));
   if (FloatOnly) FW_CHECK(is_floating_point(t) || is_complex(t), "[", c.def.name, "] expected floating point inputs, got ",
                           dtype_str(t));
   FW_CHECK(!is_complex(t), "[", c.def.name, "] not implemented for dtype ", dtype_str(t));
@@ -218,8 +222,8 @@ FW_DEFINE_OP(pow) { def_binary<fn::Pow, BK::Pow>(d, "Pow"); }
 FW_DEFINE_OP(atan2) { def_binary<fn::Atan2, BK::Float>(d, "Atan2"); }
 FW_DEFINE_OP(maximum) { def_binary<fn::Maximum, BK::MinMax>(d, "Maximum"); }
 FW_DEFINE_OP(minimum) { def_binary<fn::Minimum, BK::MinMax>(d, "Minimum"); }
-FW_DEFINE_OP(fmax) { def_binary<fn::Fmax, BK::Float>(d, "Fmax"); }
-FW_DEFINE_OP(fmin) { def_binary<fn::Fmin, BK::Float>(d, "Fmin"); }
+FW_DEFINE_OP(fmax) { def_binary<fn::Fmax, BK::MinMax>(d, "Fmax"); }
+FW_DEFINE_OP(fmin) { def_binary<fn::Fmin, BK::MinMax>(d, "Fmin"); }
 FW_DEFINE_OP(hypot) { def_binary<fn::Hypot, BK::Float>(d, "Hypot"); }
 FW_DEFINE_OP(copysign) { def_binary<fn::Copysign, BK::Float>(d, "Copysign"); }
 FW_DEFINE_OP(xlogy) { def_binary<fn::Xlogy, BK::Float>(d, "Xlogy"); }

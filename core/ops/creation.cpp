@@ -77,7 +77,7 @@ void linspace_values(const OpCall& c, Outs& o, bool log) {
     T* p = o[0].data_ptr<T>();
     int64_t half = n / 2;
     for (int64_t i = 0; i < n; i++) {
-      double v = i < half ? start + step * double(i) : end - step * double(n - 1 - i);
+      double v = n == 1 ? start : i < half ? start + step * double(i) : end - step * double(n - 1 - i);
       p[i] = convert<T>(log ? std::pow(base, v) : v);
     }
   });
@@ -104,23 +104,23 @@ void random_fill(Tensor& out, const char* op, Gen gen) {
   visit_storage(out.dtype(), op, [&]<class T>() {
     T* p = out.data_ptr<T>();
     parallel_for(0, out.numel(), kGrainSize, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; i++) p[i] = convert<T>(gen(seed, offset + uint64_t(i)));
+      for (int64_t i = b; i < e; i++) p[i] = convert<T>(gen(seed, offset + uint64_t(i), i));
     });
   });
 }
 
 void uniform_kernel(const OpCall& c, Outs& o) {
   double lo = c.a.f0, hi = c.a.f1;
-  random_fill(o[0], "uniform", [=](uint64_t s, uint64_t i) { return lo + (hi - lo) * philox_uniform(s, i); });
+  random_fill(o[0], "uniform", [=](uint64_t s, uint64_t i, int64_t) { return lo + (hi - lo) * philox_uniform(s, i); });
 }
 void normal_kernel(const OpCall& c, Outs& o) {
   double mean = c.a.f0, sd = c.a.f1;
-  random_fill(o[0], "normal", [=](uint64_t s, uint64_t i) { return mean + sd * philox_normal(s, i); });
+  random_fill(o[0], "normal", [=](uint64_t s, uint64_t i, int64_t) { return mean + sd * philox_normal(s, i); });
 }
 void randint_kernel(const OpCall& c, Outs& o) {
   int64_t lo = c.a.i0, hi = c.a.i1;
   uint64_t range = uint64_t(hi - lo);
-  random_fill(o[0], "randint", [=](uint64_t s, uint64_t i) {
+  random_fill(o[0], "randint", [=](uint64_t s, uint64_t i, int64_t) {
     return double(lo + int64_t(philox_u64(s, i) % range));
   });
 }
@@ -142,14 +142,14 @@ void bernoulli_meta(const OpCall& c, Metas& m) {
 void bernoulli_kernel(const OpCall& c, Outs& o) {
   if (c.in.empty()) {
     double p = c.a.f0;
-    random_fill(o[0], "bernoulli", [=](uint64_t s, uint64_t i) { return philox_uniform(s, i) < p ? 1.0 : 0.0; });
+    random_fill(o[0], "bernoulli", [=](uint64_t s, uint64_t i, int64_t) { return philox_uniform(s, i) < p ? 1.0 : 0.0; });
     return;
   }
   Tensor p = c.in[0].to(kDouble).contiguous();
   const double* pp = p.data_ptr<double>();
   for (int64_t i = 0; i < p.numel(); i++)
     FW_CHECK(pp[i] >= 0 && pp[i] <= 1, "[bernoulli] expected all probabilities in [0, 1], got ", pp[i]);
-  random_fill(o[0], "bernoulli", [=](uint64_t s, uint64_t i) { return philox_uniform(s, i) < pp[i] ? 1.0 : 0.0; });
+  random_fill(o[0], "bernoulli", [=](uint64_t s, uint64_t ctr, int64_t i) { return philox_uniform(s, ctr) < pp[i] ? 1.0 : 0.0; });
 }
 void randperm_meta(const OpCall& c, Metas& m) {
   FW_CHECK(c.a.i0 >= 0, "[randperm] n must be non-negative, got ", c.a.i0);

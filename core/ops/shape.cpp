@@ -40,7 +40,7 @@ std::optional<DimVec> view_strides(IntArrayRef sizes, IntArrayRef strides, IntAr
   DimVec ns(new_sizes.size(), 1);
   int64_t numel = 1;
   for (int64_t s : sizes) numel *= s;
-  if (numel == 0) return contiguous_strides(new_sizes);
+  if (numel == 0 || sizes.empty()) return contiguous_strides(new_sizes);
   int64_t view_d = int64_t(new_sizes.size()) - 1;
   int64_t chunk_base_stride = strides.empty() ? 1 : strides.back();
   int64_t tensor_numel = 1, view_numel = 1;

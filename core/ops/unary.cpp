@@ -52,7 +52,7 @@ ScalarType out_dtype(const OpCall& c) {
     case UK::FloatC: return float_of(t);
     case UK::Signed:
       FW_CHECK(t != kBool, "[", op, "] Negation, the `-` operator, on a bool tensor is not supported.");
-      [[fallthrough]];
+      return t;
     case UK::Same:
     case UK::Rounding:
       FW_CHECK(!is_complex(t), "[", op, "] not implemented for dtype ", dtype_str(t));
@@ -112,7 +112,7 @@ void unary_kernel(const OpCall& c, Outs& o) {
   };
   if constexpr (K == UK::Float || K == UK::Pred) visit_float(ct, c.def.name, body);
   else if constexpr (K == UK::FloatC) visit_float_complex(ct, c.def.name, body);
-  else if constexpr (K == UK::Logical) visit_all(ct, c.def.name, body);
+  else if constexpr (K == UK::Logical || K == UK::Signed) visit_all(ct, c.def.name, body);
   else if constexpr (K == UK::Bitwise) visit_integral(ct, c.def.name, body);
   else visit_real(ct, c.def.name, body);
   if (!y.is_same(out)) out.copy_(y);
@@ -299,6 +299,7 @@ Tensor Tensor::logit(std::optional<double> eps) const { return fw::logit(*this, 
 
 Tensor nan_to_num(const Tensor& t, std::optional<double> nan, std::optional<double> posinf,
                   std::optional<double> neginf) {
+  FW_CHECK(t.defined(), "[nan_to_num] argument #0 is an undefined tensor");
   OpAttrs a;
   double big = t.dtype() == kDouble ? std::numeric_limits<double>::max()
                : t.dtype() == kHalf ? 65504.0
