@@ -1,2 +1,7 @@
 #pragma once
-#define FW_OPS_INDEX(X)
+// Index ops: gather/scatter family, masked_select/nonzero (data-dependent output shapes) and the
+// advanced-indexing primitives index/index_put that Tensor::index and index_put_ lower to.
+#define FW_OPS_INDEX(X)                                                                      \
+  X(index_select, Opaque) X(gather, Opaque) X(scatter, Opaque) X(scatter_add, Opaque)        \
+  X(index_add, Opaque) X(masked_select, Opaque) X(nonzero, Opaque) X(take, Opaque)           \
+  X(index, Opaque) X(index_put, Opaque)

@@ -331,6 +331,9 @@ Tensor avg_pool2d(const Tensor& x, IntArrayRef kernel, IntArrayRef stride = {}, 
 Tensor adaptive_avg_pool1d(const Tensor& x, IntArrayRef output_size);
 Tensor adaptive_avg_pool2d(const Tensor& x, IntArrayRef output_size);
 Tensor constant_pad_nd(const Tensor& x, IntArrayRef pad, const Scalar& value = 0);
+// torch.nn.functional.pad: pad pairs from the last dim backwards; mode constant, reflect,
+// replicate or circular (the last three pad 1-3 trailing dims and take no value).
+Tensor pad(const Tensor& x, IntArrayRef pad, const std::string& mode = "constant", double value = 0);
 
 // Context for no-grad regions (the engine arrives with the autograd work).
 struct NoGradGuard {
