@@ -14,6 +14,8 @@
 // Note [Data-dependent shapes]
 // masked_select and nonzero size their output from the data, so their meta reads the input
 // values. A tracer cannot run them on placeholders and has to end its graph there.
+#include <cstring>
+
 #include "core/convert.h"
 #include "core/loops.h"
 #include "core/op.h"
@@ -84,6 +86,38 @@ Tensor index_along(const Tensor& idx, IntArrayRef sizes, int64_t dim) {
   return make_view(idx, sizes, st, idx.storage_offset());
 }
 
+// One run of a gather loop: p = {out, data, index}, data element = data + index * unit bytes.
+// Check: bounds-check each index against [0, n) (dim names it in the error). Runs with one
+// index (rows) become memcpy, runs along the indexed dim read the data at a fixed base.
+template <class T, bool Check>
+inline void gather_run(char** p, const int64_t* s, int64_t m, int64_t unit, int64_t n, int64_t dim, const char* op) {
+  if (s[2] == 0) {
+    int64_t k = read_index(p[2]);
+    if (Check && (k < 0 || k >= n)) out_of_bounds(op, k, dim, n);
+    const char* src = p[1] + k * unit;
+    if (s[0] == int64_t(sizeof(T)) && s[1] == int64_t(sizeof(T))) {
+      std::memcpy(p[0], src, size_t(m) * sizeof(T));
+      return;
+    }
+    for (int64_t i = 0; i < m; i++) at<T>(p[0] + i * s[0]) = load<T>(src + i * s[1]);
+    return;
+  }
+  if (s[0] == int64_t(sizeof(T)) && s[1] == 0 && s[2] == int64_t(sizeof(int64_t))) {
+    T* out = reinterpret_cast<T*>(p[0]);
+    const int64_t* ix = reinterpret_cast<const int64_t*>(p[2]);
+    for (int64_t i = 0; i < m; i++) {
+      if (Check && (ix[i] < 0 || ix[i] >= n)) out_of_bounds(op, ix[i], dim, n);
+      out[i] = load<T>(p[1] + ix[i] * unit);
+    }
+    return;
+  }
+  for (int64_t i = 0; i < m; i++) {
+    int64_t k = read_index(p[2] + i * s[2]);
+    if (Check && (k < 0 || k >= n)) out_of_bounds(op, k, dim, n);
+    at<T>(p[0] + i * s[0]) = load<T>(p[1] + i * s[1] + k * unit);
+  }
+}
+
 // Checks every value of an int64 index tensor against [0, n).
 void check_indices(const Tensor& idx, int64_t n, int64_t dim, const char* op) {
   auto L = make_loop<1>({&idx});
@@ -128,9 +162,7 @@ void index_select_kernel(const OpCall& c, Outs& o) {
   int64_t sd = self.strides()[dim] * self.element_size();
   auto L = make_loop<3>({&out, &src, &iv});
   visit_width(self.dtype(), [&]<class T>() {
-    run_loop<3>(L, [&](char** p, const int64_t* s, int64_t m) {
-      for (int64_t i = 0; i < m; i++) at<T>(p[0] + i * s[0]) = load<T>(p[1] + i * s[1] + read_index(p[2] + i * s[2]) * sd);
-    });
+    run_loop<3>(L, [&](char** p, const int64_t* s, int64_t m) { gather_run<T, false>(p, s, m, sd, 0, dim, ""); });
   });
 }
 
@@ -157,13 +189,7 @@ void gather_kernel(const OpCall& c, Outs& o) {
   Tensor src = along_dim(self, idx.sizes(), dim);
   auto L = make_loop<3>({&out, &src, &idx});
   visit_width(self.dtype(), [&]<class T>() {
-    run_loop<3>(L, [&](char** p, const int64_t* s, int64_t m) {
-      for (int64_t i = 0; i < m; i++) {
-        int64_t k = read_index(p[2] + i * s[2]);
-        if (k < 0 || k >= n) out_of_bounds("gather", k, dim, n);
-        at<T>(p[0] + i * s[0]) = load<T>(p[1] + i * s[1] + k * sd);
-      }
-    });
+    run_loop<3>(L, [&](char** p, const int64_t* s, int64_t m) { gather_run<T, true>(p, s, m, sd, n, dim, "gather"); });
   });
 }
 
@@ -283,8 +309,11 @@ void masked_select_kernel(const OpCall& c, Outs& o) {
   auto L = make_loop<2>({&x, &mask});
   visit_width(x.dtype(), [&]<class T>() {
     run_loop<2>(L, [&](char** p, const int64_t* s, int64_t m) {
-      for (int64_t i = 0; i < m; i++)
-        if (load<uint8_t>(p[1] + i * s[1]) && written < total) at<T>(dst + sizeof(T) * written++) = load<T>(p[0] + i * s[0]);
+      for (int64_t i = 0; i < m; i++) {
+        T v = load<T>(p[0] + i * s[0]);
+        if (written < total) at<T>(dst + sizeof(T) * written) = v;
+        written += load<uint8_t>(p[1] + i * s[1]) != 0;
+      }
     }, kSerial);
   });
 }
@@ -439,8 +468,7 @@ void index_kernel(const OpCall& c, Outs& o) {
   auto L = make_loop<3>({&o[0], &src, &offv});
   visit_width(self.dtype(), [&]<class T>() {
     run_loop<3>(L, [&](char** p, const int64_t* s, int64_t m) {
-      for (int64_t i = 0; i < m; i++)
-        at<T>(p[0] + i * s[0]) = load<T>(p[1] + i * s[1] + read_index(p[2] + i * s[2]) * int64_t(sizeof(T)));
+      gather_run<T, false>(p, s, m, int64_t(sizeof(T)), 0, 0, "");
     });
   });
 }

@@ -2,6 +2,7 @@
 // composites tile and pad (reflect / replicate / circular lower to index_select).
 #include "core/loops.h"
 #include "core/op.h"
+#include "core/visit.h"
 
 namespace fw {
 using namespace detail;
@@ -25,7 +26,8 @@ DimVec distinct_dims(const Tensor& t, IntArrayRef dims, const char* op) {
 // Note [Negative strides]
 // The kernel copies from a private view of the input that walks the flipped dims backwards
 // (negated strides, offset at the last element). The strided loops take byte strides of either
-// sign; such a view never leaves the kernel, since fw tensors have non-negative strides.
+// sign, and a contiguous reversed run becomes a plain backwards loop; such a view never leaves
+// the kernel, since fw tensors have non-negative strides.
 void flip_meta(const OpCall& c, Metas& m) {
   distinct_dims(c.in[0], c.a.ints, "flip");
   m.push_back({DimVec(c.in[0].sizes()), c.in[0].dtype()});
@@ -39,7 +41,20 @@ void flip_kernel(const OpCall& c, Outs& o) {
     off += (t.sizes()[d] - 1) * st[d];
     st[d] = -st[d];
   }
-  o[0].copy_(make_view(t, t.sizes(), st, off));
+  Tensor rev = make_view(t, t.sizes(), st, off);
+  auto L = make_loop<2>({&o[0], &rev});
+  visit_storage(t.dtype(), "flip", [&]<class T>() {
+    constexpr int64_t w = sizeof(T);
+    run_loop<2>(L, [](char** p, const int64_t* s, int64_t m) {
+      T* out = reinterpret_cast<T*>(p[0]);
+      const T* x = reinterpret_cast<const T*>(p[1]);
+      if (s[0] == w && s[1] == -w) {
+        for (int64_t i = 0; i < m; i++) out[i] = x[-i];
+      } else {
+        for (int64_t i = 0; i < m; i++) *reinterpret_cast<T*>(p[0] + i * s[0]) = *reinterpret_cast<const T*>(p[1] + i * s[1]);
+      }
+    });
+  });
 }
 
 // ---- roll: ints = shifts, ints2 = dims (empty: the flattened tensor rolls by shifts[0]).
