@@ -1,8 +1,9 @@
-// Reductions. attrs: ints = dims (empty = all), flags bit 0 = keepdim, dtype = result dtype.
+// Reductions over dim lists: sum, mean, prod, amax/amin, max/min with indices, argmax/argmin,
+// all/any, count_nonzero. The engine is in reduce.h (Note [Reduction engine]); var, norm,
+// logsumexp and isclose live in reduce_stats.cpp, sort/topk/median/scans in sort.cpp.
 #include "core/ops/reduce.h"
 
 #include "core/convert.h"
-#include "core/loops.h"
 #include "core/visit.h"
 
 namespace fw {
@@ -12,15 +13,15 @@ namespace detail {
 
 DimVec reduce_dims(const Tensor& t, IntArrayRef dims, const char* op) {
   DimVec out;
-  std::vector<bool> seen(std::max<int64_t>(t.dim(), 1), false);
   if (dims.empty()) {
     for (int64_t i = 0; i < t.dim(); i++) out.push_back(i);
     return out;
   }
+  uint64_t seen = 0;
   for (int64_t d : dims) {
     int64_t w = wrap_dim(d, t.dim(), op);
-    FW_CHECK(!seen[w], "[", op, "] dim ", w, " appears multiple times in the list of dims");
-    seen[w] = true;
+    FW_CHECK(!(seen >> w & 1), "[", op, "] dim ", w, " appears multiple times in the list of dims");
+    seen |= uint64_t(1) << w;
     if (t.dim() > 0) out.push_back(w);
   }
   std::sort(out.begin(), out.end());
@@ -57,9 +58,188 @@ ReducePlan make_reduce_plan(const Tensor& t, IntArrayRef dims, bool keepdim, con
   return p;
 }
 
+namespace {
+// Drops size-1 dims and merges neighbours that walk memory as one run.
+void coalesce(DimVec& sizes, DimVec& strides) {
+  DimVec s, st;
+  for (size_t i = 0; i < sizes.size(); i++) {
+    if (sizes[i] == 1) continue;
+    if (!s.empty() && st.back() == strides[i] * sizes[i]) {
+      s.back() *= sizes[i];
+      st.back() = strides[i];
+      continue;
+    }
+    s.push_back(sizes[i]);
+    st.push_back(strides[i]);
+  }
+  sizes = s;
+  strides = st;
+}
+}  // namespace
+
+ReduceGeom reduce_geom(const Tensor& x, IntArrayRef rdims, bool logical) {
+  ReduceGeom g;
+  std::vector<std::pair<int64_t, int64_t>> red;  // (stride, size)
+  for (int64_t d = 0; d < x.dim(); d++) {
+    int64_t sz = x.sizes()[d], st = x.strides()[d];
+    if (std::find(rdims.begin(), rdims.end(), d) != rdims.end()) {
+      g.n_red *= sz;
+      red.push_back({st, sz});
+    } else {
+      g.n_out *= sz;
+      g.ksizes.push_back(sz);
+      g.kstrides.push_back(st);
+    }
+  }
+  if (!logical)
+    std::stable_sort(red.begin(), red.end(), [](auto& a, auto& b) { return a.first > b.first; });
+  for (auto& [st, sz] : red) {
+    g.rsizes.push_back(sz);
+    g.rstrides.push_back(st);
+  }
+  if (g.n_out > 0 && g.n_red > 0) {
+    coalesce(g.ksizes, g.kstrides);
+    coalesce(g.rsizes, g.rstrides);
+  }
+  if (g.rsizes.empty()) {
+    g.rsizes.push_back(1);
+    g.rstrides.push_back(0);
+  }
+  return g;
+}
+
+OpAttrs reduce_attrs(IntArrayRef dims, bool keepdim, std::optional<ScalarType> dtype) {
+  OpAttrs a;
+  a.ints = DimVec(dims);
+  a.flags = keepdim ? kKeepDim : 0;
+  if (dtype) a.dtype = *dtype;
+  return a;
+}
+
+Tensor out_buffer(const Tensor& out, ScalarType wt) {
+  return out.dtype() == wt ? out : make_tensor(out.sizes(), wt, out.device());
+}
+
+void finish_out(Tensor& out, const Tensor& buf) {
+  if (!buf.is_same(out)) out.copy_(buf);
+}
+
+void check_reduce_nonempty(const Tensor& t, IntArrayRef rdims, bool all_dims, const char* op) {
+  if (all_dims) {
+    FW_CHECK(t.numel() > 0, "[", op, "] Expected reduction dim to be specified for input.numel() == 0. ",
+             "Specify the reduction dim with the 'dim' argument.");
+    return;
+  }
+  for (int64_t d : rdims)
+    FW_CHECK(t.sizes()[d] != 0, "[", op, "] Expected reduction dim ", d, " to have non-zero size.");
+}
+
 }  // namespace detail
 
 namespace {
+
+// ---- reducers (the interface is described in Note [Reduction engine])
+
+template <class T>
+using sum_acc_t = std::conditional_t<std::is_floating_point_v<T>, double,
+                                     std::conditional_t<std::is_same_v<T, complex64>, std::complex<double>, int64_t>>;
+
+template <class T>
+struct SumRed {
+  using acc_t = sum_acc_t<T>;
+  static constexpr int kLanes = 8;
+  acc_t init() const { return acc_t(0); }
+  void step(acc_t& a, T x, int64_t) const {
+    if constexpr (std::is_integral_v<acc_t>) a = acc_t(uint64_t(a) + uint64_t(int64_t(x)));  // wraps
+    else a += acc_t(x);
+  }
+  void merge(acc_t& a, const acc_t& b) const {
+    if constexpr (std::is_integral_v<acc_t>) a = acc_t(uint64_t(a) + uint64_t(b));
+    else a += b;
+  }
+};
+
+template <class T>
+struct ProdRed {
+  using acc_t = sum_acc_t<T>;
+  static constexpr int kLanes = 8;
+  acc_t init() const { return acc_t(1); }
+  void step(acc_t& a, T x, int64_t) const { merge(a, acc_t(x)); }
+  void merge(acc_t& a, const acc_t& b) const {
+    if constexpr (std::is_integral_v<acc_t>) a = acc_t(uint64_t(a) * uint64_t(b));
+    else a *= b;
+  }
+};
+
+// max (IsMax) or min; NaN wins.
+template <class T, bool IsMax>
+struct ExtremeRed {
+  using acc_t = T;
+  static constexpr int kLanes = 8;
+  acc_t init() const {
+    if constexpr (std::is_floating_point_v<T>)
+      return IsMax ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
+    else return IsMax ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
+  }
+  void step(acc_t& a, T x, int64_t) const {
+    bool take = IsMax ? x > a : x < a;
+    if constexpr (std::is_floating_point_v<T>) take = take || x != x;
+    a = take ? x : a;
+  }
+  void merge(acc_t& a, const acc_t& b) const { step(a, b, 0); }
+};
+
+// (value, index) of the max/min; NaN wins; ties keep the first index.
+template <class T, bool IsMax>
+struct ArgRed {
+  struct acc_t {
+    T v;
+    int64_t i;
+  };
+  static constexpr int kLanes = 1;
+  static bool better(T x, T y) {
+    bool b = IsMax ? x > y : x < y;
+    if constexpr (std::is_floating_point_v<T>) b = b || (x != x && y == y);
+    return b;
+  }
+  acc_t init() const { return {T(), -1}; }
+  void step(acc_t& a, T x, int64_t i) const {
+    if (a.i < 0 || better(x, a.v)) a = {x, i};
+  }
+  void merge(acc_t& a, const acc_t& b) const {
+    if (b.i < 0) return;
+    if (a.i < 0 || better(b.v, a.v) || (!better(a.v, b.v) && b.i < a.i)) a = b;
+  }
+};
+
+template <class T, bool IsAll>
+struct LogicalRed {
+  using acc_t = bool;
+  static constexpr int kLanes = 16;
+  acc_t init() const { return IsAll; }
+  void step(acc_t& a, T x, int64_t) const {
+    if constexpr (IsAll) a = a & (x != T(0));
+    else a = a | (x != T(0));
+  }
+  void merge(acc_t& a, const acc_t& b) const { a = IsAll ? (a & b) : (a | b); }
+};
+
+template <class T>
+struct CountRed {
+  using acc_t = int64_t;
+  static constexpr int kLanes = 8;
+  acc_t init() const { return 0; }
+  void step(acc_t& a, T x, int64_t) const { a += int64_t(x != T(0)); }
+  void merge(acc_t& a, const acc_t& b) const { a += b; }
+};
+
+template <class T>
+T narrow_acc(const sum_acc_t<T>& a) {
+  if constexpr (std::is_same_v<T, complex64>) return complex64(float(a.real()), float(a.imag()));
+  else return T(a);
+}
+
+// ---- sum / prod / mean
 
 ScalarType sum_dtype(const Tensor& t, const OpAttrs& a) {
   if (a.has_dtype()) return a.dtype;
@@ -67,61 +247,260 @@ ScalarType sum_dtype(const Tensor& t, const OpAttrs& a) {
 }
 
 void sum_meta(const OpCall& c, Metas& m) {
-  m.push_back({reduced_shape(c.in[0], c.a.ints, c.a.flags & 1, "sum"), sum_dtype(c.in[0], c.a)});
+  m.push_back({reduced_shape(c.in[0], c.a.ints, c.a.flags & kKeepDim, c.def.name), sum_dtype(c.in[0], c.a)});
 }
 
-// Float sums accumulate in double per row (exact enough to match PyTorch's cascade sum to
-// float rounding); integer sums in int64 (wrapping like PyTorch).
-void sum_kernel(const OpCall& c, Outs& o) {
+// sum and prod: the input is cast to the requested dtype first (PyTorch), integers accumulate
+// in int64 with wrap-around, floats in double.
+template <template <class> class Red>
+void sum_like_kernel(const OpCall& c, Outs& o) {
+  const Tensor& in = c.in[0];
   ScalarType rt = o[0].dtype();
-  ScalarType ct = (rt == kHalf || rt == kBFloat16) ? kFloat : rt;
-  ReducePlan p = make_reduce_plan(cast(c.in[0], ct), c.a.ints, c.a.flags & 1, "sum");
-  Tensor res = make_tensor({p.outer}, ct);
-  visit_all(ct, "sum", [&]<class T>() {
-    const T* x = p.rows.data_ptr<T>();
-    T* y = res.data_ptr<T>();
-    int64_t inner = p.inner;
-    parallel_for(0, p.outer, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(inner, 1)), [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; i++) {
-        const T* r = x + i * inner;
-        if constexpr (std::is_floating_point_v<T>) {
-          double acc = 0;
-          for (int64_t j = 0; j < inner; j++) acc += double(r[j]);
-          y[i] = T(acc);
-        } else if constexpr (std::is_same_v<T, complex64>) {
-          std::complex<double> acc = 0;
-          for (int64_t j = 0; j < inner; j++) acc += std::complex<double>(r[j]);
-          y[i] = complex64(acc);
-        } else {
-          int64_t acc = 0;
-          for (int64_t j = 0; j < inner; j++) acc += int64_t(r[j]);
-          y[i] = T(acc);
-        }
-      }
+  bool int_out = is_integral(rt, true);
+  ScalarType xt = int_out ? (is_integral(in.dtype(), true) ? in.dtype() : rt) : opmath_dtype(rt);
+  Tensor x = cast(in, xt);
+  ReduceGeom g = reduce_geom(x, reduce_dims(x, c.a.ints, c.def.name), false);
+  Tensor y = out_buffer(o[0], int_out ? kLong : xt);
+  visit_all(xt, c.def.name, [&]<class T>() {
+    if constexpr (std::is_integral_v<T>) reduce_to<T>(x, g, Red<T>{}, y, [](int64_t a) { return a; });
+    else reduce_to<T>(x, g, Red<T>{}, y, [](const sum_acc_t<T>& a) { return narrow_acc<T>(a); });
+  });
+  finish_out(o[0], y);
+}
+
+ScalarType mean_dtype(const Tensor& t, const OpAttrs& a) {
+  if (a.has_dtype()) {
+    FW_CHECK(is_floating_point(a.dtype) || is_complex(a.dtype),
+             "[mean] mean(): could not infer output dtype. Optional dtype must be either a floating point or "
+             "complex dtype. Got: ", dtype_name(a.dtype));
+    return a.dtype;
+  }
+  FW_CHECK(is_floating_point(t.dtype()) || is_complex(t.dtype()),
+           "[mean] mean(): could not infer output dtype. Input dtype must be either a floating point or complex "
+           "dtype. Got: ", dtype_name(t.dtype()));
+  return t.dtype();
+}
+
+void mean_meta(const OpCall& c, Metas& m) {
+  m.push_back({reduced_shape(c.in[0], c.a.ints, c.a.flags & kKeepDim, "mean"), mean_dtype(c.in[0], c.a)});
+}
+
+void mean_kernel(const OpCall& c, Outs& o) {
+  ScalarType xt = opmath_dtype(o[0].dtype());
+  Tensor x = cast(c.in[0], xt);
+  ReduceGeom g = reduce_geom(x, reduce_dims(x, c.a.ints, "mean"), false);
+  Tensor y = out_buffer(o[0], xt);
+  double n = double(g.n_red);
+  visit_float_complex(xt, "mean", [&]<class T>() {
+    reduce_to<T>(x, g, SumRed<T>{}, y, [n](const sum_acc_t<T>& a) { return narrow_acc<T>(a / n); });
+  });
+  finish_out(o[0], y);
+}
+
+// ---- amax / amin / max.dim / min.dim / argmax / argmin
+
+void check_real(const Tensor& t, const char* op) {
+  FW_CHECK(!t.is_complex(), "[", op, "] not implemented for dtype ", dtype_str(t.dtype()));
+}
+
+void extreme_meta(const OpCall& c, Metas& m) {
+  const Tensor& t = c.in[0];
+  check_real(t, c.def.name);
+  check_reduce_nonempty(t, reduce_dims(t, c.a.ints, c.def.name), c.a.ints.empty(), c.def.name);
+  m.push_back({reduced_shape(t, c.a.ints, c.a.flags & kKeepDim, c.def.name), t.dtype()});
+}
+
+template <bool IsMax>
+void extreme_kernel(const OpCall& c, Outs& o) {
+  ScalarType xt = opmath_dtype(c.in[0].dtype());
+  Tensor x = cast(c.in[0], xt);
+  ReduceGeom g = reduce_geom(x, reduce_dims(x, c.a.ints, c.def.name), false);
+  Tensor y = out_buffer(o[0], xt);
+  visit_real(xt, c.def.name, [&]<class T>() { reduce_to<T>(x, g, ExtremeRed<T, IsMax>{}, y, [](T a) { return a; }); });
+  finish_out(o[0], y);
+}
+
+// Runs ArgRed over x; values go to o[0] (when vals) and indices to o.back().
+template <bool IsMax>
+void arg_reduce(const OpCall& c, const Tensor& in, IntArrayRef rdims, Outs& o, bool vals) {
+  ScalarType xt = opmath_dtype(in.dtype());
+  Tensor x = cast(in, xt);
+  ReduceGeom g = reduce_geom(x, rdims, true);
+  Tensor yv = vals ? out_buffer(o[0], xt) : Tensor();
+  int64_t* yi = o.back().data_ptr<int64_t>();
+  visit_real(xt, c.def.name, [&]<class T>() {
+    using Red = ArgRed<T, IsMax>;
+    T* v = vals ? yv.data_ptr<T>() : nullptr;
+    run_reduce<T>(x, g, Red{}, [&](int64_t i, const typename Red::acc_t& a) {
+      if (v) v[i] = a.v;
+      yi[i] = std::max<int64_t>(a.i, 0);
     });
   });
-  o[0].copy_(res.view(o[0].sizes()));
+  if (vals) finish_out(o[0], yv);
 }
 
-OpAttrs reduce_attrs(IntArrayRef dims, bool keepdim, std::optional<ScalarType> dtype) {
-  OpAttrs a;
-  a.ints = DimVec(dims);
-  a.flags = keepdim ? 1 : 0;
-  if (dtype) a.dtype = *dtype;
-  return a;
+// max.dim / min.dim: ints = {dim}, flags = keepdim; outputs (values, int64 indices).
+void max_dim_meta(const OpCall& c, Metas& m) {
+  const Tensor& t = c.in[0];
+  check_real(t, c.def.name);
+  check_reduce_nonempty(t, reduce_dims(t, c.a.ints, c.def.name), false, c.def.name);
+  DimVec s = reduced_shape(t, c.a.ints, c.a.flags & kKeepDim, c.def.name);
+  m.push_back({s, t.dtype()});
+  m.push_back({s, kLong});
+}
+
+template <bool IsMax>
+void max_dim_kernel(const OpCall& c, Outs& o) {
+  arg_reduce<IsMax>(c, c.in[0], reduce_dims(c.in[0], c.a.ints, c.def.name), o, true);
+}
+
+// argmax/argmin: flags bit 1 = a dim is given (in i0); without one the input is flattened.
+constexpr uint32_t kHasDim = 2;
+
+DimVec arg_rdims(const OpCall& c) {
+  const Tensor& t = c.in[0];
+  if (c.a.flags & kHasDim) return reduce_dims(t, {c.a.i0}, c.def.name);
+  return reduce_dims(t, {}, c.def.name);
+}
+
+void argmax_meta(const OpCall& c, Metas& m) {
+  const Tensor& t = c.in[0];
+  check_real(t, c.def.name);
+  bool has_dim = c.a.flags & kHasDim, keep = c.a.flags & kKeepDim;
+  DimVec rd = arg_rdims(c);
+  if (!has_dim)
+    FW_CHECK(t.numel() > 0, "[", c.def.name, "] Expected reduction dim to be specified for input.numel() == 0.");
+  check_reduce_nonempty(t, rd, false, c.def.name);
+  DimVec s = has_dim ? reduced_shape(t, {c.a.i0}, keep, c.def.name) : keep ? DimVec(size_t(t.dim()), 1) : DimVec();
+  m.push_back({s, kLong});
+}
+
+template <bool IsMax>
+void argmax_kernel(const OpCall& c, Outs& o) {
+  arg_reduce<IsMax>(c, c.in[0], arg_rdims(c), o, false);
+}
+
+// ---- all / any / count_nonzero: ints = dims (empty = all)
+
+void logical_meta(const OpCall& c, Metas& m) {
+  const Tensor& t = c.in[0];
+  ScalarType rt = t.dtype() == kUInt8 ? kUInt8 : kBool;  // PyTorch keeps uint8
+  m.push_back({reduced_shape(t, c.a.ints, c.a.flags & kKeepDim, c.def.name), rt});
+}
+
+template <bool IsAll>
+void logical_kernel(const OpCall& c, Outs& o) {
+  ScalarType xt = opmath_dtype(c.in[0].dtype());
+  Tensor x = cast(c.in[0], xt);
+  ReduceGeom g = reduce_geom(x, reduce_dims(x, c.a.ints, c.def.name), false);
+  Tensor y = out_buffer(o[0], kBool);
+  visit_all(xt, c.def.name, [&]<class T>() { reduce_to<T>(x, g, LogicalRed<T, IsAll>{}, y, [](bool a) { return a; }); });
+  finish_out(o[0], y);
+}
+
+void count_nonzero_meta(const OpCall& c, Metas& m) {
+  m.push_back({reduced_shape(c.in[0], c.a.ints, false, "count_nonzero"), kLong});
+}
+
+void count_nonzero_kernel(const OpCall& c, Outs& o) {
+  ScalarType xt = opmath_dtype(c.in[0].dtype());
+  Tensor x = cast(c.in[0], xt);
+  ReduceGeom g = reduce_geom(x, reduce_dims(x, c.a.ints, "count_nonzero"), false);
+  visit_all(xt, "count_nonzero", [&]<class T>() { reduce_to<T>(x, g, CountRed<T>{}, o[0], [](int64_t a) { return a; }); });
 }
 
 }  // namespace
 
-FW_DEFINE_OP(sum) { d.meta = sum_meta; d.cpu = sum_kernel; d.functor = "Add"; }
+FW_DEFINE_OP(sum) { d.meta = sum_meta; d.cpu = sum_like_kernel<SumRed>; d.functor = "Add"; }
+FW_DEFINE_OP(prod) { d.meta = sum_meta; d.cpu = sum_like_kernel<ProdRed>; d.functor = "Mul"; }
+FW_DEFINE_OP(mean) { d.meta = mean_meta; d.cpu = mean_kernel; d.functor = "Add"; }
+FW_DEFINE_OP(amax) { d.meta = extreme_meta; d.cpu = extreme_kernel<true>; d.functor = "Maximum"; }
+FW_DEFINE_OP(amin) { d.meta = extreme_meta; d.cpu = extreme_kernel<false>; d.functor = "Minimum"; }
+FW_DEFINE_OP(max) { d.meta = max_dim_meta; d.cpu = max_dim_kernel<true>; }
+FW_DEFINE_OP(min) { d.meta = max_dim_meta; d.cpu = max_dim_kernel<false>; }
+FW_DEFINE_OP(argmax) { d.meta = argmax_meta; d.cpu = argmax_kernel<true>; d.differentiable = false; }
+FW_DEFINE_OP(argmin) { d.meta = argmax_meta; d.cpu = argmax_kernel<false>; d.differentiable = false; }
+FW_DEFINE_OP(all) { d.meta = logical_meta; d.cpu = logical_kernel<true>; d.differentiable = false; }
+FW_DEFINE_OP(any) { d.meta = logical_meta; d.cpu = logical_kernel<false>; d.differentiable = false; }
+FW_DEFINE_OP(count_nonzero) { d.meta = count_nonzero_meta; d.cpu = count_nonzero_kernel; d.differentiable = false; }
+
+// ---- public API
+
+namespace {
+OpAttrs dim_attrs(std::optional<int64_t> dim, bool keepdim) {
+  OpAttrs a;
+  a.flags = (keepdim ? kKeepDim : 0) | (dim ? kHasDim : 0);
+  a.i0 = dim.value_or(0);
+  return a;
+}
+std::tuple<Tensor, Tensor> two(Outs o) { return {std::move(o[0]), std::move(o[1])}; }
+}  // namespace
 
 Tensor sum(const Tensor& t, std::optional<ScalarType> dtype) { return dispatch1(OpId::sum, {t}, reduce_attrs({}, false, dtype)); }
 Tensor sum(const Tensor& t, IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
   return dispatch1(OpId::sum, {t}, reduce_attrs(dim, keepdim, dtype));
 }
+Tensor mean(const Tensor& t, std::optional<ScalarType> dtype) { return dispatch1(OpId::mean, {t}, reduce_attrs({}, false, dtype)); }
+Tensor mean(const Tensor& t, IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
+  return dispatch1(OpId::mean, {t}, reduce_attrs(dim, keepdim, dtype));
+}
+Tensor prod(const Tensor& t, std::optional<ScalarType> dtype) { return dispatch1(OpId::prod, {t}, reduce_attrs({}, false, dtype)); }
+Tensor prod(const Tensor& t, int64_t dim, bool keepdim, std::optional<ScalarType> dtype) {
+  return dispatch1(OpId::prod, {t}, reduce_attrs({dim}, keepdim, dtype));
+}
+Tensor amax(const Tensor& t, IntArrayRef dim, bool keepdim) { return dispatch1(OpId::amax, {t}, reduce_attrs(dim, keepdim)); }
+Tensor amin(const Tensor& t, IntArrayRef dim, bool keepdim) { return dispatch1(OpId::amin, {t}, reduce_attrs(dim, keepdim)); }
+Tensor max(const Tensor& t) {
+  check_reduce_nonempty(t, {}, true, "max");
+  return amax(t);
+}
+Tensor min(const Tensor& t) {
+  check_reduce_nonempty(t, {}, true, "min");
+  return amin(t);
+}
+std::tuple<Tensor, Tensor> max(const Tensor& t, int64_t dim, bool keepdim) {
+  return two(dispatch(OpId::max, {t}, reduce_attrs({dim}, keepdim)));
+}
+std::tuple<Tensor, Tensor> min(const Tensor& t, int64_t dim, bool keepdim) {
+  return two(dispatch(OpId::min, {t}, reduce_attrs({dim}, keepdim)));
+}
+Tensor argmax(const Tensor& t, std::optional<int64_t> dim, bool keepdim) {
+  return dispatch1(OpId::argmax, {t}, dim_attrs(dim, keepdim));
+}
+Tensor argmin(const Tensor& t, std::optional<int64_t> dim, bool keepdim) {
+  return dispatch1(OpId::argmin, {t}, dim_attrs(dim, keepdim));
+}
+Tensor all(const Tensor& t) { return dispatch1(OpId::all, {t}, reduce_attrs({}, false)); }
+Tensor all(const Tensor& t, int64_t dim, bool keepdim) { return dispatch1(OpId::all, {t}, reduce_attrs({dim}, keepdim)); }
+Tensor any(const Tensor& t) { return dispatch1(OpId::any, {t}, reduce_attrs({}, false)); }
+Tensor any(const Tensor& t, int64_t dim, bool keepdim) { return dispatch1(OpId::any, {t}, reduce_attrs({dim}, keepdim)); }
+Tensor count_nonzero(const Tensor& t, std::optional<int64_t> dim) {
+  return dispatch1(OpId::count_nonzero, {t}, reduce_attrs(dim ? DimVec{*dim} : DimVec(), false));
+}
+
 Tensor Tensor::sum(std::optional<ScalarType> dtype) const { return fw::sum(*this, dtype); }
 Tensor Tensor::sum(IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) const {
   return fw::sum(*this, dim, keepdim, dtype);
 }
+Tensor Tensor::mean(std::optional<ScalarType> dtype) const { return fw::mean(*this, dtype); }
+Tensor Tensor::mean(IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) const {
+  return fw::mean(*this, dim, keepdim, dtype);
+}
+Tensor Tensor::prod(std::optional<ScalarType> dtype) const { return fw::prod(*this, dtype); }
+Tensor Tensor::prod(int64_t dim, bool keepdim, std::optional<ScalarType> dtype) const {
+  return fw::prod(*this, dim, keepdim, dtype);
+}
+Tensor Tensor::max() const { return fw::max(*this); }
+std::tuple<Tensor, Tensor> Tensor::max(int64_t dim, bool keepdim) const { return fw::max(*this, dim, keepdim); }
+Tensor Tensor::min() const { return fw::min(*this); }
+std::tuple<Tensor, Tensor> Tensor::min(int64_t dim, bool keepdim) const { return fw::min(*this, dim, keepdim); }
+Tensor Tensor::amax(IntArrayRef dim, bool keepdim) const { return fw::amax(*this, dim, keepdim); }
+Tensor Tensor::amin(IntArrayRef dim, bool keepdim) const { return fw::amin(*this, dim, keepdim); }
+Tensor Tensor::argmax(std::optional<int64_t> dim, bool keepdim) const { return fw::argmax(*this, dim, keepdim); }
+Tensor Tensor::argmin(std::optional<int64_t> dim, bool keepdim) const { return fw::argmin(*this, dim, keepdim); }
+Tensor Tensor::all() const { return fw::all(*this); }
+Tensor Tensor::all(int64_t dim, bool keepdim) const { return fw::all(*this, dim, keepdim); }
+Tensor Tensor::any() const { return fw::any(*this); }
+Tensor Tensor::any(int64_t dim, bool keepdim) const { return fw::any(*this, dim, keepdim); }
 
 }  // namespace fw
