@@ -39,6 +39,13 @@ void unsupported_dtype(const char* op, ScalarType t) {
   throw_error("[", op, "] not implemented for dtype ", dtype_str(t));
 }
 
+static bool any_requires_grad(ArrayRef<Tensor> in) {
+  for (auto& t : in)
+    if (t.impl()->autograd && t.impl()->autograd->requires_grad) return true;
+  return false;
+}
+static void dispatch_into_with_grad(const OpDef& d, OpId id, ArrayRef<Tensor> in, const OpAttrs& a, const Tensor& out);
+
 static void check_inputs(const OpDef& d, ArrayRef<Tensor> in) {
   for (size_t i = 0; i < in.size(); i++) {
     FW_CHECK(in[i].defined(), "[", d.name, "] argument #", i, " is an undefined tensor");
@@ -67,6 +74,8 @@ Outs dispatch(OpId id, ArrayRef<Tensor> in, const OpAttrs& a) {
     for (auto& t : m) outs.push_back(make_tensor(t.sizes, t.dtype, dev));
   }
   d.cpu(c, outs);
+  if (FW_UNLIKELY(g_autograd != nullptr) && d.differentiable && tls().grad_enabled && any_requires_grad(in))
+    g_autograd->record(id, in, a, outs);
   return outs;
 }
 
@@ -84,6 +93,9 @@ void dispatch_into(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, const Tensor&
   const OpDef& d = op_def(id);
   check_inputs(d, in);
   FW_CHECK(out.defined(), "[", d.name, "] output tensor is undefined");
+  if (FW_UNLIKELY(g_autograd != nullptr) && tls().grad_enabled &&
+      (any_requires_grad(in) || any_requires_grad(ArrayRef<Tensor>(&out, 1))))
+    return dispatch_into_with_grad(d, id, in, a, out);
   OpCall c{d, in, a};
   Metas m;
   d.meta(c, m);
@@ -101,12 +113,61 @@ void dispatch_into(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, const Tensor&
     outs.push_back(make_tensor(m[0].sizes, m[0].dtype, out.device()));
     d.cpu(c, outs);
     const_cast<Tensor&>(out).copy_(outs[0]);
+    out.impl()->storage->last_writer = d.name;
     return;  // copy_ bumped the version
   }
-  bump_version(out);
+  bump_version(out, d.name);
 }
 
-void bump_version(const Tensor& t) { t.impl()->storage->version.fetch_add(1, std::memory_order_relaxed); }
+Tensor sum_to(const Tensor& g, IntArrayRef shape) {
+  if (g.sizes().equals(shape)) return g;
+  int64_t lead = g.dim() - int64_t(shape.size());
+  DimVec dims;
+  for (int64_t i = 0; i < g.dim(); i++)
+    if (i < lead || (shape[i - lead] == 1 && g.sizes()[i] != 1)) dims.push_back(i);
+  Tensor s = dims.empty() ? g : g.sum(dims, /*keepdim=*/true);
+  return s.reshape(shape);
+}
+
+void bump_version(const Tensor& t, const char* writer) {
+  t.impl()->storage->version.fetch_add(1, std::memory_order_relaxed);
+  if (writer) t.impl()->storage->last_writer = writer;
+}
+
+const AutogradHooks* g_autograd = nullptr;
+
+
+// Note [In-place ops under autograd]
+// An in-place op on a tensor that takes part in autograd runs out of place (inputs that alias
+// the destination are cloned first, so their old values stay in the graph), writes the result
+// into the destination, and gives the destination the new result's grad_fn. Leaves that require
+// grad and views of tensors that require grad are rejected by the autograd hook, because their
+// gradient would otherwise be silently wrong.
+static void dispatch_into_with_grad(const OpDef& d, OpId id, ArrayRef<Tensor> in, const OpAttrs& a, const Tensor& out) {
+  g_autograd->check_inplace(d, out);
+  std::vector<Tensor> ins;
+  for (auto& t : in) ins.push_back(t.is_alias_of(out) ? t.clone() : t);
+  Outs r = dispatch(id, ins, a);
+  FW_CHECK(r[0].sizes().equals(out.sizes()), "[", d.name, "] output with shape ", out.sizes(),
+           " doesn't match the broadcast shape ", r[0].sizes());
+  FW_CHECK(can_cast(r[0].dtype(), out.dtype()), "[", d.name, "] result type ", dtype_name(r[0].dtype()),
+           " can't be cast to the desired output type ", dtype_name(out.dtype()));
+  {
+    AutoGradMode off(false);
+    const_cast<Tensor&>(out).copy_(r[0]);
+  }
+  bump_version(out, d.name);
+  rebind_grad(out, r[0]);
+}
+
+void rebind_grad(const Tensor& dst, const Tensor& src) {
+  auto& s = src.impl()->autograd;
+  auto& d = dst.impl()->autograd;
+  if (!d) d = std::make_unique<AutogradMeta>();
+  d->requires_grad = s && s->requires_grad;
+  d->grad_fn = s ? s->grad_fn : nullptr;
+  d->output_nr = s ? s->output_nr : 0;
+}
 
 int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op) {
   int64_t n = ndim == 0 ? 1 : ndim;

@@ -51,10 +51,22 @@ struct OpCall {
   const OpAttrs& a;
 };
 
+// What a vjp sees: the op's attrs, its (saved) inputs and outputs, and which inputs need grads.
+struct VjpCtx {
+  const OpAttrs& a;
+  ArrayRef<Tensor> in;
+  ArrayRef<Tensor> out;
+  const bool* needs;  // needs[i]: input i wants a gradient
+};
+
 // meta: validates arguments and fills output sizes/dtypes; runs on placeholders when tracing.
 using MetaFn = void (*)(const OpCall&, Metas&);
 // kernel: outputs arrive allocated from meta (views: the kernel creates them).
 using KernelFn = void (*)(const OpCall&, Outs&);
+// vjp: gradients of the inputs from gradients of the outputs (grads[k] undefined when output k
+// got none), written with public fw ops so that it is itself differentiable and traceable.
+// gin arrives with one undefined slot per input; leave a slot undefined for "no gradient".
+using VjpFn = void (*)(const VjpCtx&, ArrayRef<Tensor> grads, Outs& gin);
 
 struct OpDef {
   const char* name = nullptr;
@@ -63,6 +75,10 @@ struct OpDef {
   KernelFn cpu = nullptr;
   KernelFn cuda = nullptr;              // filled by the CUDA work
   const char* functor = nullptr;        // elementwise: name of the shared scalar functor (codegen)
+  VjpFn vjp = nullptr;                  // null and differentiable: backward raises "not implemented"
+  bool vjp_uses_out = false;            // the vjp reads ctx.out (saved only when set)
+  bool vjp_reads_in = true;             // false: the vjp uses only the inputs' shapes/dtypes, so
+                                        // later in-place writes to them do not invalidate it
   bool differentiable = true;
 };
 
@@ -100,7 +116,20 @@ Tensor make_view(const Tensor& t, IntArrayRef sizes, IntArrayRef strides, int64_
 // t converted to dtype (no copy when it already has it).
 Tensor cast(const Tensor& t, ScalarType dtype);
 std::string shape_str(IntArrayRef s);
-void bump_version(const Tensor& t);
+void bump_version(const Tensor& t, const char* writer = nullptr);
+
+// Sums a broadcast gradient back to `shape` (the vjp of broadcasting).
+Tensor sum_to(const Tensor& g, IntArrayRef shape);
+
+// Autograd's entry points into the door, installed by autograd/ (core does not depend on it).
+struct AutogradHooks {
+  void (*record)(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, Outs& outs);
+  // Called before an in-place write into `out` (rejects leaves and views that need grad).
+  void (*check_inplace)(const OpDef& d, const Tensor& out);
+};
+extern const AutogradHooks* g_autograd;
+// Gives dst the autograd identity (requires_grad, grad_fn, output_nr) of src.
+void rebind_grad(const Tensor& dst, const Tensor& src);
 
 // Thread-local switches read by the door.
 struct ThreadState {

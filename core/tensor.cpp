@@ -122,6 +122,17 @@ Tensor& Tensor::copy_(const Tensor& src, bool) {
              " is not broadcastable to the destination shape ", sizes());
     s = s.expand(sizes());
   }
+  if (FW_UNLIKELY(g_autograd != nullptr) && is_grad_enabled() && (s.requires_grad() || requires_grad())) {
+    g_autograd->check_inplace(op_def(OpId::copy), *this);
+    Tensor r = s.to(dtype(), false, /*copy=*/true);
+    {
+      AutoGradMode off(false);
+      copy_(r);
+    }
+    impl()->storage->last_writer = "copy_";
+    rebind_grad(*this, r);
+    return *this;
+  }
   // Overlapping source and destination with different layouts: go through a temporary.
   if (s.is_alias_of(*this) && (s.storage_offset() != storage_offset() || !s.strides().equals(strides())))
     s = s.clone();
@@ -131,18 +142,23 @@ Tensor& Tensor::copy_(const Tensor& src, bool) {
   outs.push_back(*this);
   OpCall c{op_def(OpId::copy), ArrayRef<Tensor>(&s, 1), a};
   op_def(OpId::copy).cpu(c, outs);
-  bump_version(*this);
+  bump_version(*this, "copy_");
   return *this;
 }
 
 Tensor& Tensor::fill_(const Scalar& v) {
+  if (FW_UNLIKELY(g_autograd != nullptr) && is_grad_enabled() && requires_grad()) {
+    g_autograd->check_inplace(op_def(OpId::fill), *this);
+    Tensor r = full({}, v, dtype()).expand(sizes());
+    return copy_(r);
+  }
   OpAttrs a;
   a.s0 = v;
   Outs outs;
   outs.push_back(*this);
   OpCall c{op_def(OpId::fill), {}, a};
   op_def(OpId::fill).cpu(c, outs);
-  bump_version(*this);
+  bump_version(*this, "fill_");
   return *this;
 }
 

@@ -208,25 +208,96 @@ OpAttrs alpha_attrs(const Scalar& alpha) {
   return a;
 }
 
+// ---- vjp helpers. A scalar right operand appears as a 0-dim tensor b and gets no gradient.
+#define VJP_BINARY(ga_expr, gb_expr)                                                    \
+  do {                                                                                  \
+    const Tensor& gy = g[0];                                                            \
+    const Tensor& a = c.in[0];                                                          \
+    Tensor b = c.in.size() > 1 ? c.in[1] : fw::scalar_tensor(c.a.s0, a.dtype());         \
+    if (c.needs[0]) r[0] = sum_to((ga_expr), a.sizes());                                 \
+    if (c.in.size() > 1 && c.needs[1]) r[1] = sum_to((gb_expr), b.sizes());              \
+  } while (0)
+
+Tensor pow_grad_base(const Tensor& gy, const Tensor& a, const Tensor& b) {
+  return fw::where(b == 0, fw::zeros_like(gy), gy * b * fw::pow(a, b - 1));
+}
+Tensor pow_grad_exp(const Tensor& gy, const Tensor& a, const Tensor& b) {
+  Tensor d = gy * fw::pow(a, b) * fw::log(a);
+  return fw::where((a == 0) & (b >= 0), fw::zeros_like(d), d);
+}
+// Gradient of max(x, y) (max_side) or min(x, y) for x: all of it where x wins, half on ties.
+Tensor minmax_grad(const Tensor& gy, const Tensor& x, const Tensor& y, bool max_side) {
+  Tensor wins = max_side ? (x > y) : (x < y);
+  Tensor ties = x == y;
+  return gy * wins + gy * ties * 0.5;
+}
+
 }  // namespace
 
-FW_DEFINE_OP(add) { def_binary<fn::Add, BK::Arith>(d, "Add"); }
-FW_DEFINE_OP(sub) { def_binary<fn::Add, BK::Sub>(d, "Add"); }
-FW_DEFINE_OP(mul) { def_binary<fn::Mul, BK::Arith>(d, "Mul"); }
-FW_DEFINE_OP(div) { def_binary<fn::Div, BK::TrueDiv>(d, "Div"); }
+FW_DEFINE_OP(add) {
+  def_binary<fn::Add, BK::Arith>(d, "Add");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_BINARY(gy, gy * c.a.s1); };
+  d.vjp_reads_in = false;
+}
+FW_DEFINE_OP(sub) {
+  def_binary<fn::Add, BK::Sub>(d, "Add");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_BINARY(gy, gy * c.a.s1); };
+  d.vjp_reads_in = false;
+}
+FW_DEFINE_OP(mul) {
+  def_binary<fn::Mul, BK::Arith>(d, "Mul");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_BINARY(gy * b, gy * a); };
+}
+FW_DEFINE_OP(div) {
+  def_binary<fn::Div, BK::TrueDiv>(d, "Div");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_BINARY(gy / b, -gy * a / (b * b)); };
+}
 FW_DEFINE_OP(div_trunc) { def_binary<fn::DivTrunc, BK::IntDiv>(d, "DivTrunc", false); }
 FW_DEFINE_OP(div_floor) { def_binary<fn::DivFloor, BK::IntDiv>(d, "DivFloor", false); }
-FW_DEFINE_OP(remainder) { def_binary<fn::Remainder, BK::IntDiv>(d, "Remainder"); }
-FW_DEFINE_OP(fmod) { def_binary<fn::Fmod, BK::IntDiv>(d, "Fmod"); }
-FW_DEFINE_OP(pow) { def_binary<fn::Pow, BK::Pow>(d, "Pow"); }
-FW_DEFINE_OP(atan2) { def_binary<fn::Atan2, BK::Float>(d, "Atan2"); }
-FW_DEFINE_OP(maximum) { def_binary<fn::Maximum, BK::MinMax>(d, "Maximum"); }
-FW_DEFINE_OP(minimum) { def_binary<fn::Minimum, BK::MinMax>(d, "Minimum"); }
-FW_DEFINE_OP(fmax) { def_binary<fn::Fmax, BK::MinMax>(d, "Fmax"); }
-FW_DEFINE_OP(fmin) { def_binary<fn::Fmin, BK::MinMax>(d, "Fmin"); }
-FW_DEFINE_OP(hypot) { def_binary<fn::Hypot, BK::Float>(d, "Hypot"); }
-FW_DEFINE_OP(copysign) { def_binary<fn::Copysign, BK::Float>(d, "Copysign"); }
-FW_DEFINE_OP(xlogy) { def_binary<fn::Xlogy, BK::Float>(d, "Xlogy"); }
+FW_DEFINE_OP(remainder) {
+  def_binary<fn::Remainder, BK::IntDiv>(d, "Remainder");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_BINARY(gy, -gy * fw::div(a, b, std::string("floor"))); };
+}
+FW_DEFINE_OP(fmod) {
+  def_binary<fn::Fmod, BK::IntDiv>(d, "Fmod");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_BINARY(gy, -gy * fw::div(a, b, std::string("trunc"))); };
+}
+FW_DEFINE_OP(pow) {
+  def_binary<fn::Pow, BK::Pow>(d, "Pow");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_BINARY(pow_grad_base(gy, a, b), pow_grad_exp(gy, a, b)); };
+}
+FW_DEFINE_OP(atan2) {
+  def_binary<fn::Atan2, BK::Float>(d, "Atan2");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_BINARY(gy * b / (a * a + b * b), -gy * a / (a * a + b * b)); };
+}
+FW_DEFINE_OP(maximum) {
+  def_binary<fn::Maximum, BK::MinMax>(d, "Maximum");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_BINARY(minmax_grad(gy, a, b, true), minmax_grad(gy, b, a, true)); };
+}
+FW_DEFINE_OP(minimum) {
+  def_binary<fn::Minimum, BK::MinMax>(d, "Minimum");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_BINARY(minmax_grad(gy, a, b, false), minmax_grad(gy, b, a, false)); };
+}
+FW_DEFINE_OP(fmax) {
+  def_binary<fn::Fmax, BK::MinMax>(d, "Fmax");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_BINARY(minmax_grad(gy, a, b, true), minmax_grad(gy, b, a, true)); };
+}
+FW_DEFINE_OP(fmin) {
+  def_binary<fn::Fmin, BK::MinMax>(d, "Fmin");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_BINARY(minmax_grad(gy, a, b, false), minmax_grad(gy, b, a, false)); };
+}
+FW_DEFINE_OP(hypot) {
+  def_binary<fn::Hypot, BK::Float>(d, "Hypot");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_BINARY(gy * a / fw::hypot(a, b), gy * b / fw::hypot(a, b)); };
+}
+FW_DEFINE_OP(copysign) {
+  def_binary<fn::Copysign, BK::Float>(d, "Copysign");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_BINARY(gy * fw::where(a == 0, fw::zeros_like(a), fw::sign(a) * fw::where(fw::signbit(b), -1.0, 1.0)), fw::zeros_like(b)); };
+}
+FW_DEFINE_OP(xlogy) {
+  def_binary<fn::Xlogy, BK::Float>(d, "Xlogy");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_BINARY(gy * fw::where(a == 0, fw::zeros_like(b), fw::log(b)), gy * a / b); };
+}
 FW_DEFINE_OP(eq) { def_binary<fn::Eq, BK::Compare>(d, "Eq"); }
 FW_DEFINE_OP(ne) { def_binary<fn::Ne, BK::Compare>(d, "Ne"); }
 FW_DEFINE_OP(lt) { def_binary<fn::Lt, BK::Compare>(d, "Lt"); }
@@ -239,15 +310,66 @@ FW_DEFINE_OP(logical_xor) { def_binary<fn::LogicalXor, BK::Logical>(d, "LogicalX
 FW_DEFINE_OP(bitwise_and) { def_binary<fn::BitwiseAnd, BK::Bitwise>(d, "BitwiseAnd"); }
 FW_DEFINE_OP(bitwise_or) { def_binary<fn::BitwiseOr, BK::Bitwise>(d, "BitwiseOr"); }
 FW_DEFINE_OP(bitwise_xor) { def_binary<fn::BitwiseXor, BK::Bitwise>(d, "BitwiseXor"); }
-FW_DEFINE_OP(where) { d.meta = where_meta; d.cpu = where_kernel; d.functor = "Where"; }
-FW_DEFINE_OP(lerp) { d.meta = ternary_meta<fn::Lerp, true>; d.cpu = ternary_kernel<fn::Lerp, true>; d.functor = "Lerp"; }
+FW_DEFINE_OP(where) {
+  d.meta = where_meta;
+  d.cpu = where_kernel;
+  d.functor = "Where";
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+    const Tensor& cond = c.in[0];
+    Tensor zero = fw::zeros_like(g[0]);
+    size_t next = 1;
+    if (!(c.a.flags & 1)) {
+      if (c.needs[next]) r[next] = sum_to(fw::where(cond, g[0], zero), c.in[next].sizes());
+      next++;
+    }
+    if (!(c.a.flags & 2) && c.needs[next]) r[next] = sum_to(fw::where(cond, zero, g[0]), c.in[next].sizes());
+  };
+}
+FW_DEFINE_OP(lerp) {
+  d.meta = ternary_meta<fn::Lerp, true>;
+  d.cpu = ternary_kernel<fn::Lerp, true>;
+  d.functor = "Lerp";
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+    const Tensor &a = c.in[0], &b = c.in[1];
+    Tensor w = c.in.size() > 2 ? c.in[2] : fw::scalar_tensor(c.a.s0, a.dtype());
+    if (c.needs[0]) r[0] = sum_to(g[0] * (1 - w), a.sizes());
+    if (c.needs[1]) r[1] = sum_to(g[0] * w, b.sizes());
+    if (c.in.size() > 2 && c.needs[2]) r[2] = sum_to(g[0] * (b - a), w.sizes());
+  };
+}
 FW_DEFINE_OP(clamp_tensor) {
   d.meta = ternary_meta<fn::ClampTensor, false>;
   d.cpu = ternary_kernel<fn::ClampTensor, false>;
   d.functor = "ClampTensor";
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+    const Tensor &x = c.in[0], &lo = c.in[1], &hi = c.in[2];
+    if (c.needs[0]) r[0] = sum_to(g[0] * ((x >= lo) & (x <= hi)), x.sizes());
+    if (c.needs[1]) r[1] = sum_to(g[0] * ((x < lo) & (lo <= hi)), lo.sizes());
+    if (c.needs[2]) r[2] = sum_to(g[0] * ((x > hi) | (lo > hi)), hi.sizes());
+  };
 }
-FW_DEFINE_OP(addcmul) { d.meta = ternary_meta<fn::Addcmul, false>; d.cpu = ternary_kernel<fn::Addcmul, false>; d.functor = "Addcmul"; }
-FW_DEFINE_OP(addcdiv) { d.meta = ternary_meta<fn::Addcdiv, true>; d.cpu = ternary_kernel<fn::Addcdiv, true>; d.functor = "Addcdiv"; }
+FW_DEFINE_OP(addcmul) {
+  d.meta = ternary_meta<fn::Addcmul, false>;
+  d.cpu = ternary_kernel<fn::Addcmul, false>;
+  d.functor = "Addcmul";
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+    const Tensor &a = c.in[1], &b = c.in[2];
+    if (c.needs[0]) r[0] = sum_to(g[0], c.in[0].sizes());
+    if (c.needs[1]) r[1] = sum_to(g[0] * b * c.a.f0, a.sizes());
+    if (c.needs[2]) r[2] = sum_to(g[0] * a * c.a.f0, b.sizes());
+  };
+}
+FW_DEFINE_OP(addcdiv) {
+  d.meta = ternary_meta<fn::Addcdiv, true>;
+  d.cpu = ternary_kernel<fn::Addcdiv, true>;
+  d.functor = "Addcdiv";
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+    const Tensor &a = c.in[1], &b = c.in[2];
+    if (c.needs[0]) r[0] = sum_to(g[0], c.in[0].sizes());
+    if (c.needs[1]) r[1] = sum_to(g[0] / b * c.a.f0, a.sizes());
+    if (c.needs[2]) r[2] = sum_to(-g[0] * a / (b * b) * c.a.f0, b.sizes());
+  };
+}
 FW_DEFINE_OP(complex) { d.meta = complex_meta; d.cpu = complex_kernel<false>; }
 FW_DEFINE_OP(polar) { d.meta = complex_meta; d.cpu = complex_kernel<true>; }
 

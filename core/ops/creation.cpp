@@ -183,7 +183,13 @@ Tensor finish(Tensor t, const TensorOptions& o) {
 
 }  // namespace
 
-FW_DEFINE_OP(copy) { d.meta = same_shape_meta; d.cpu = copy_kernel; d.functor = "Identity"; }
+FW_DEFINE_OP(copy) {
+  d.meta = same_shape_meta;
+  d.cpu = copy_kernel;
+  d.functor = "Identity";
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { r[0] = g[0]; };  // the engine casts back
+  d.vjp_reads_in = false;
+}
 FW_DEFINE_OP(fill) { d.meta = shape_attr_meta; d.cpu = fill_kernel; d.differentiable = false; }
 FW_DEFINE_OP(arange) { d.meta = arange_meta; d.cpu = arange_kernel; d.differentiable = false; }
 FW_DEFINE_OP(linspace) { d.meta = linspace_meta; d.cpu = linspace_kernel; d.differentiable = false; }
@@ -304,16 +310,6 @@ Tensor tensor(const NestedList& l, const TensorOptions& o) {
   std::copy(l.values().begin(), l.values().end(), d.data_ptr<double>());
   return finish(d.to(o.has_dtype() ? o.dtype() : l.inferred()), o);
 }
-template <class T>
-static Tensor tensor_from(ArrayRef<T> v, ScalarType natural, const TensorOptions& o) {
-  Tensor t = empty({int64_t(v.size())}, natural);
-  std::copy(v.begin(), v.end(), t.data_ptr<T>());
-  return finish(t.to(o.has_dtype() ? o.dtype() : natural), o);
-}
-Tensor tensor(ArrayRef<float> v, const TensorOptions& o) { return tensor_from(v, kFloat, o); }
-Tensor tensor(ArrayRef<double> v, const TensorOptions& o) { return tensor_from(v, kDouble, o); }
-Tensor tensor(ArrayRef<int64_t> v, const TensorOptions& o) { return tensor_from(v, kLong, o); }
-Tensor tensor(ArrayRef<int> v, const TensorOptions& o) { return tensor_from(v, kInt, o); }
 
 // ---- random
 Tensor rand(IntArrayRef size, const TensorOptions& o) {

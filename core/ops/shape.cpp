@@ -360,20 +360,109 @@ void cat_kernel(const OpCall& c, Outs& o) {
   }
 }
 
+// Note [Differentiable scatter of a slice]
+// The vjp of slice/select places g into zeros of the input's shape. It is built from cat and
+// stack (whose vjps are slices) instead of writing into a zero tensor, so that double backward
+// through it works: every step stays in the autograd graph.
+Tensor place_along(const Tensor& g, IntArrayRef full, int64_t dim, int64_t start, int64_t step) {
+  int64_t len = g.size(dim), n = full[dim];
+  Tensor body = g;
+  if (step > 1 && len > 0) {
+    std::vector<Tensor> parts{g};
+    for (int64_t k = 1; k < step; k++) parts.push_back(fw::zeros_like(g));
+    body = fw::stack(parts, dim + 1).flatten(dim, dim + 1);
+    body = body.narrow(dim, 0, std::min(body.size(dim), n - start));
+  }
+  DimVec before(full), after(full);
+  before[dim] = start;
+  after[dim] = n - start - body.size(dim);
+  std::vector<Tensor> pieces;
+  if (before[dim] > 0) pieces.push_back(fw::zeros(before, g.dtype()));
+  pieces.push_back(body);
+  if (after[dim] > 0) pieces.push_back(fw::zeros(after, g.dtype()));
+  return pieces.size() == 1 ? body : fw::cat(pieces, dim);
+}
+
 }  // namespace
 
-FW_DEFINE_OP(view) { d.meta = view_meta; d.cpu = view_kernel; }
-FW_DEFINE_OP(permute) { d.meta = permute_meta; d.cpu = permute_kernel; }
-FW_DEFINE_OP(expand) { d.meta = expand_meta; d.cpu = expand_kernel; }
-FW_DEFINE_OP(slice) { d.meta = slice_meta; d.cpu = slice_kernel; }
-FW_DEFINE_OP(select) { d.meta = select_meta; d.cpu = select_kernel; }
-FW_DEFINE_OP(unsqueeze) { d.meta = unsqueeze_meta; d.cpu = unsqueeze_kernel; }
-FW_DEFINE_OP(squeeze) { d.meta = squeeze_meta; d.cpu = squeeze_kernel; }
+FW_DEFINE_OP(view) {
+  d.meta = view_meta;
+  d.cpu = view_kernel;
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { r[0] = g[0].reshape(c.in[0].sizes()); };
+  d.vjp_reads_in = false;
+}
+FW_DEFINE_OP(permute) {
+  d.meta = permute_meta;
+  d.cpu = permute_kernel;
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+    int64_t n = c.in[0].dim();
+    DimVec inv(n, 0);
+    for (int64_t i = 0; i < n; i++) inv[wrap_dim(c.a.ints[i], n, "permute")] = i;
+    r[0] = g[0].permute(inv);
+  };
+  d.vjp_reads_in = false;
+}
+FW_DEFINE_OP(expand) {
+  d.meta = expand_meta;
+  d.cpu = expand_kernel;
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { r[0] = sum_to(g[0], c.in[0].sizes()); };
+  d.vjp_reads_in = false;
+}
+FW_DEFINE_OP(slice) {
+  d.meta = slice_meta;
+  d.cpu = slice_kernel;
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+    int64_t dim, start, len, step;
+    slice_geometry(c.in[0], c.a, dim, start, len, step);
+    r[0] = place_along(g[0], c.in[0].sizes(), dim, start, step);
+  };
+  d.vjp_reads_in = false;
+}
+FW_DEFINE_OP(select) {
+  d.meta = select_meta;
+  d.cpu = select_kernel;
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+    int64_t dim, idx;
+    select_geometry(c.in[0], c.a, dim, idx);
+    r[0] = place_along(g[0].unsqueeze(dim), c.in[0].sizes(), dim, idx, 1);
+  };
+  d.vjp_reads_in = false;
+}
+FW_DEFINE_OP(unsqueeze) {
+  d.meta = unsqueeze_meta;
+  d.cpu = unsqueeze_kernel;
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { r[0] = g[0].reshape(c.in[0].sizes()); };
+  d.vjp_reads_in = false;
+}
+FW_DEFINE_OP(squeeze) {
+  d.meta = squeeze_meta;
+  d.cpu = squeeze_kernel;
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { r[0] = g[0].reshape(c.in[0].sizes()); };
+  d.vjp_reads_in = false;
+}
 FW_DEFINE_OP(as_strided) { d.meta = as_strided_meta; d.cpu = as_strided_kernel; }
 FW_DEFINE_OP(view_as_real) { d.meta = view_as_real_meta; d.cpu = view_as_real_kernel; }
 FW_DEFINE_OP(view_as_complex) { d.meta = view_as_complex_meta; d.cpu = view_as_complex_kernel; }
 FW_DEFINE_OP(view_dtype) { d.meta = view_dtype_meta; d.cpu = view_dtype_kernel; d.differentiable = false; }
-FW_DEFINE_OP(cat) { d.meta = cat_meta; d.cpu = cat_kernel; }
+FW_DEFINE_OP(cat) {
+  d.meta = cat_meta;
+  d.cpu = cat_kernel;
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+    if (g[0].numel() == 0 && g[0].dim() == 1) return;
+    int64_t dim = wrap_dim(c.a.i0, g[0].dim(), "cat");
+    int64_t off = 0;
+    for (size_t i = 0; i < c.in.size(); i++) {
+      const Tensor& t = c.in[i];
+      if (t.dim() == 1 && t.numel() == 0) {
+        if (c.needs[i]) r[i] = fw::zeros_like(t);
+        continue;
+      }
+      if (c.needs[i]) r[i] = g[0].narrow(dim, off, t.size(dim));
+      off += t.size(dim);
+    }
+  };
+  d.vjp_reads_in = false;
+}
 
 // ---- public API
 Tensor Tensor::view(IntArrayRef size) const {

@@ -183,62 +183,248 @@ void part_kernel(const OpCall& c, Outs& o) {
   o[0] = v;
 }
 
+// ---- vjp helpers (public ops only, so gradients are themselves differentiable)
+#define VJP_UNARY(expr)                                 \
+  do {                                                  \
+    const Tensor& gy = g[0];                            \
+    const Tensor& x = c.in[0];                          \
+    [[maybe_unused]] const Tensor& y = c.out.empty() ? x : c.out[0]; \
+    r[0] = (expr);                                      \
+  } while (0)
+
+Tensor gelu_tanh_grad(const Tensor& gy, const Tensor& x) {
+  const double k = M_2_SQRTPI * M_SQRT1_2, a = 0.044715;
+  Tensor inner = (x + x * x * x * a) * k;
+  Tensor t = fw::tanh(inner);
+  Tensor dinner = (x * x * (3 * a) + 1) * k;
+  return gy * ((t + 1) * 0.5 + x * 0.5 * (1 - t * t) * dinner);
+}
+Tensor silu_grad(const Tensor& gy, const Tensor& x) {
+  Tensor s = fw::sigmoid(x);
+  return gy * s * (x * (1 - s) + 1);
+}
+Tensor mish_grad(const Tensor& gy, const Tensor& x) {
+  Tensor sp = fw::softplus(x);
+  Tensor t = fw::tanh(sp);
+  return gy * (t + x * (1 - t * t) * fw::sigmoid(x));
+}
+Tensor elu_grad(const VjpCtx& c, const Tensor& gy, const Tensor& x) {
+  double alpha = c.a.f0, scale = c.a.f1, in_scale = c.a.f2;
+  return gy * fw::where(x > 0, fw::full({}, scale, x.dtype()), fw::exp(x * in_scale) * (alpha * scale * in_scale));
+}
+Tensor logit_grad(const VjpCtx& c, const Tensor& gy, const Tensor& x) {
+  Tensor d = gy / (x * (1 - x));
+  if (c.a.f0 < 0) return d;
+  return fw::where((x < c.a.f0) | (x > 1 - c.a.f0), fw::zeros_like(d), d);
+}
+Tensor clamp_grad(const VjpCtx& c, const Tensor& gy, const Tensor& x) {
+  Tensor keep = fw::ones_like(x, kBool);
+  if (c.a.flags & 1) keep = keep & (x >= c.a.s0);
+  if (c.a.flags & 2) keep = keep & (x <= c.a.s1);
+  return gy * keep;
+}
+
 }  // namespace
 
-FW_DEFINE_OP(exp) { def_unary<fn::Exp, UK::FloatC>(d, "Exp"); }
-FW_DEFINE_OP(exp2) { def_unary<fn::Exp2, UK::Float>(d, "Exp2"); }
-FW_DEFINE_OP(expm1) { def_unary<fn::Expm1, UK::Float>(d, "Expm1"); }
-FW_DEFINE_OP(log) { def_unary<fn::Log, UK::FloatC>(d, "Log"); }
-FW_DEFINE_OP(log2) { def_unary<fn::Log2, UK::Float>(d, "Log2"); }
-FW_DEFINE_OP(log10) { def_unary<fn::Log10, UK::Float>(d, "Log10"); }
-FW_DEFINE_OP(log1p) { def_unary<fn::Log1p, UK::Float>(d, "Log1p"); }
-FW_DEFINE_OP(sqrt) { def_unary<fn::Sqrt, UK::FloatC>(d, "Sqrt"); }
-FW_DEFINE_OP(rsqrt) { def_unary<fn::Rsqrt, UK::Float>(d, "Rsqrt"); }
-FW_DEFINE_OP(abs) { d.meta = abs_meta; d.cpu = cplx_real_kernel<false>; d.functor = "Abs"; }
-FW_DEFINE_OP(neg) { def_unary<fn::Neg, UK::Signed>(d, "Neg"); }
-FW_DEFINE_OP(sign) { def_unary<fn::Sign, UK::Same>(d, "Sign"); }
-FW_DEFINE_OP(floor) { def_unary<fn::Floor, UK::Rounding>(d, "Floor"); }
-FW_DEFINE_OP(ceil) { def_unary<fn::Ceil, UK::Rounding>(d, "Ceil"); }
-FW_DEFINE_OP(round) { def_unary<fn::Round, UK::Rounding>(d, "Round"); }
-FW_DEFINE_OP(trunc) { def_unary<fn::Trunc, UK::Rounding>(d, "Trunc"); }
-FW_DEFINE_OP(frac) { def_unary<fn::Frac, UK::Float>(d, "Frac"); }
-FW_DEFINE_OP(reciprocal) { def_unary<fn::Reciprocal, UK::FloatC>(d, "Reciprocal"); }
-FW_DEFINE_OP(sin) { def_unary<fn::Sin, UK::FloatC>(d, "Sin"); }
-FW_DEFINE_OP(cos) { def_unary<fn::Cos, UK::FloatC>(d, "Cos"); }
-FW_DEFINE_OP(tan) { def_unary<fn::Tan, UK::FloatC>(d, "Tan"); }
-FW_DEFINE_OP(asin) { def_unary<fn::Asin, UK::Float>(d, "Asin"); }
-FW_DEFINE_OP(acos) { def_unary<fn::Acos, UK::Float>(d, "Acos"); }
-FW_DEFINE_OP(atan) { def_unary<fn::Atan, UK::Float>(d, "Atan"); }
-FW_DEFINE_OP(sinh) { def_unary<fn::Sinh, UK::FloatC>(d, "Sinh"); }
-FW_DEFINE_OP(cosh) { def_unary<fn::Cosh, UK::FloatC>(d, "Cosh"); }
-FW_DEFINE_OP(tanh) { def_unary<fn::Tanh, UK::FloatC>(d, "Tanh"); }
-FW_DEFINE_OP(sigmoid) { def_unary<fn::Sigmoid, UK::Float>(d, "Sigmoid"); }
-FW_DEFINE_OP(erf) { def_unary<fn::Erf, UK::Float>(d, "Erf"); }
-FW_DEFINE_OP(erfc) { def_unary<fn::Erfc, UK::Float>(d, "Erfc"); }
-FW_DEFINE_OP(relu) { def_unary<fn::Relu, UK::Same>(d, "Relu"); }
-FW_DEFINE_OP(gelu) { def_unary<fn::Gelu, UK::Float>(d, "Gelu"); }
-FW_DEFINE_OP(gelu_tanh) { def_unary<fn::GeluTanh, UK::Float>(d, "GeluTanh"); }
-FW_DEFINE_OP(silu) { def_unary<fn::Silu, UK::Float>(d, "Silu"); }
-FW_DEFINE_OP(mish) { def_unary<fn::Mish, UK::Float>(d, "Mish"); }
-FW_DEFINE_OP(log_sigmoid) { def_unary<fn::LogSigmoid, UK::Float>(d, "LogSigmoid"); }
-FW_DEFINE_OP(hardsigmoid) { def_unary<fn::Hardsigmoid, UK::Float>(d, "Hardsigmoid"); }
-FW_DEFINE_OP(hardswish) { def_unary<fn::Hardswish, UK::Float>(d, "Hardswish"); }
-FW_DEFINE_OP(elu) { def_unary<fn::Elu, UK::Float>(d, "Elu"); }
-FW_DEFINE_OP(leaky_relu) { def_unary<fn::LeakyRelu, UK::Float>(d, "LeakyRelu"); }
-FW_DEFINE_OP(hardtanh) { def_unary<fn::Hardtanh, UK::Same>(d, "Hardtanh"); }
-FW_DEFINE_OP(softplus) { def_unary<fn::Softplus, UK::Float>(d, "Softplus"); }
-FW_DEFINE_OP(logit) { def_unary<fn::Logit, UK::Float>(d, "Logit"); }
-FW_DEFINE_OP(clamp_scalar) { def_unary<fn::ClampScalar, UK::Same>(d, "ClampScalar"); }
+FW_DEFINE_OP(exp) {
+  def_unary<fn::Exp, UK::FloatC>(d, "Exp");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * y); }; d.vjp_uses_out = true;
+}
+FW_DEFINE_OP(exp2) {
+  def_unary<fn::Exp2, UK::Float>(d, "Exp2");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * y * M_LN2); }; d.vjp_uses_out = true;
+}
+FW_DEFINE_OP(expm1) {
+  def_unary<fn::Expm1, UK::Float>(d, "Expm1");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * (y + 1)); }; d.vjp_uses_out = true;
+}
+FW_DEFINE_OP(log) {
+  def_unary<fn::Log, UK::FloatC>(d, "Log");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy / x); };
+}
+FW_DEFINE_OP(log2) {
+  def_unary<fn::Log2, UK::Float>(d, "Log2");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy / (x * M_LN2)); };
+}
+FW_DEFINE_OP(log10) {
+  def_unary<fn::Log10, UK::Float>(d, "Log10");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy / (x * M_LN10)); };
+}
+FW_DEFINE_OP(log1p) {
+  def_unary<fn::Log1p, UK::Float>(d, "Log1p");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy / (x + 1)); };
+}
+FW_DEFINE_OP(sqrt) {
+  def_unary<fn::Sqrt, UK::FloatC>(d, "Sqrt");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy / (y * 2)); }; d.vjp_uses_out = true;
+}
+FW_DEFINE_OP(rsqrt) {
+  def_unary<fn::Rsqrt, UK::Float>(d, "Rsqrt");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * y * y * y * -0.5); }; d.vjp_uses_out = true;
+}
+FW_DEFINE_OP(abs) {
+  d.meta = abs_meta; d.cpu = cplx_real_kernel<false>; d.functor = "Abs";
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * fw::sign(x)); };
+}
+FW_DEFINE_OP(neg) {
+  def_unary<fn::Neg, UK::Signed>(d, "Neg");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(-gy); };
+  d.vjp_reads_in = false;
+}
+FW_DEFINE_OP(sign) {
+  def_unary<fn::Sign, UK::Same>(d, "Sign");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(fw::zeros_like(gy)); };
+  d.vjp_reads_in = false;
+}
+FW_DEFINE_OP(floor) {
+  def_unary<fn::Floor, UK::Rounding>(d, "Floor");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(fw::zeros_like(gy)); };
+  d.vjp_reads_in = false;
+}
+FW_DEFINE_OP(ceil) {
+  def_unary<fn::Ceil, UK::Rounding>(d, "Ceil");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(fw::zeros_like(gy)); };
+  d.vjp_reads_in = false;
+}
+FW_DEFINE_OP(round) {
+  def_unary<fn::Round, UK::Rounding>(d, "Round");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(fw::zeros_like(gy)); };
+  d.vjp_reads_in = false;
+}
+FW_DEFINE_OP(trunc) {
+  def_unary<fn::Trunc, UK::Rounding>(d, "Trunc");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(fw::zeros_like(gy)); };
+  d.vjp_reads_in = false;
+}
+FW_DEFINE_OP(frac) {
+  def_unary<fn::Frac, UK::Float>(d, "Frac");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy); };
+  d.vjp_reads_in = false;
+}
+FW_DEFINE_OP(reciprocal) {
+  def_unary<fn::Reciprocal, UK::FloatC>(d, "Reciprocal");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(-gy * y * y); }; d.vjp_uses_out = true;
+}
+FW_DEFINE_OP(sin) {
+  def_unary<fn::Sin, UK::FloatC>(d, "Sin");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * fw::cos(x)); };
+}
+FW_DEFINE_OP(cos) {
+  def_unary<fn::Cos, UK::FloatC>(d, "Cos");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(-gy * fw::sin(x)); };
+}
+FW_DEFINE_OP(tan) {
+  def_unary<fn::Tan, UK::FloatC>(d, "Tan");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * (y * y + 1)); }; d.vjp_uses_out = true;
+}
+FW_DEFINE_OP(asin) {
+  def_unary<fn::Asin, UK::Float>(d, "Asin");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * fw::rsqrt(1 - x * x)); };
+}
+FW_DEFINE_OP(acos) {
+  def_unary<fn::Acos, UK::Float>(d, "Acos");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(-gy * fw::rsqrt(1 - x * x)); };
+}
+FW_DEFINE_OP(atan) {
+  def_unary<fn::Atan, UK::Float>(d, "Atan");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy / (x * x + 1)); };
+}
+FW_DEFINE_OP(sinh) {
+  def_unary<fn::Sinh, UK::FloatC>(d, "Sinh");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * fw::cosh(x)); };
+}
+FW_DEFINE_OP(cosh) {
+  def_unary<fn::Cosh, UK::FloatC>(d, "Cosh");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * fw::sinh(x)); };
+}
+FW_DEFINE_OP(tanh) {
+  def_unary<fn::Tanh, UK::FloatC>(d, "Tanh");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * (1 - y * y)); }; d.vjp_uses_out = true;
+}
+FW_DEFINE_OP(sigmoid) {
+  def_unary<fn::Sigmoid, UK::Float>(d, "Sigmoid");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * y * (1 - y)); }; d.vjp_uses_out = true;
+}
+FW_DEFINE_OP(erf) {
+  def_unary<fn::Erf, UK::Float>(d, "Erf");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * fw::exp(-x * x) * M_2_SQRTPI); };
+}
+FW_DEFINE_OP(erfc) {
+  def_unary<fn::Erfc, UK::Float>(d, "Erfc");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * fw::exp(-x * x) * -M_2_SQRTPI); };
+}
+FW_DEFINE_OP(relu) {
+  def_unary<fn::Relu, UK::Same>(d, "Relu");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * (y > 0)); }; d.vjp_uses_out = true;
+}
+FW_DEFINE_OP(gelu) {
+  def_unary<fn::Gelu, UK::Float>(d, "Gelu");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * (0.5 * (1 + fw::erf(x * M_SQRT1_2)) + x * fw::exp(x * x * -0.5) * (M_2_SQRTPI * M_SQRT1_2 * 0.5))); };
+}
+FW_DEFINE_OP(gelu_tanh) {
+  def_unary<fn::GeluTanh, UK::Float>(d, "GeluTanh");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gelu_tanh_grad(gy, x)); };
+}
+FW_DEFINE_OP(silu) {
+  def_unary<fn::Silu, UK::Float>(d, "Silu");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(silu_grad(gy, x)); };
+}
+FW_DEFINE_OP(mish) {
+  def_unary<fn::Mish, UK::Float>(d, "Mish");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(mish_grad(gy, x)); };
+}
+FW_DEFINE_OP(log_sigmoid) {
+  def_unary<fn::LogSigmoid, UK::Float>(d, "LogSigmoid");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * fw::sigmoid(-x)); };
+}
+FW_DEFINE_OP(hardsigmoid) {
+  def_unary<fn::Hardsigmoid, UK::Float>(d, "Hardsigmoid");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * ((x > -3) & (x < 3)) / 6); };
+}
+FW_DEFINE_OP(hardswish) {
+  def_unary<fn::Hardswish, UK::Float>(d, "Hardswish");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * fw::where(x < -3, 0.0, fw::where(x <= 3, x / 3 + 0.5, 1.0))); };
+}
+FW_DEFINE_OP(elu) {
+  def_unary<fn::Elu, UK::Float>(d, "Elu");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(elu_grad(c, gy, x)); };
+}
+FW_DEFINE_OP(leaky_relu) {
+  def_unary<fn::LeakyRelu, UK::Float>(d, "LeakyRelu");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * fw::where(x > 0, 1.0, fw::full({}, c.a.f0, x.dtype()))); };
+}
+FW_DEFINE_OP(hardtanh) {
+  def_unary<fn::Hardtanh, UK::Same>(d, "Hardtanh");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * ((x > c.a.f0) & (x < c.a.f1))); };
+}
+FW_DEFINE_OP(softplus) {
+  def_unary<fn::Softplus, UK::Float>(d, "Softplus");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * fw::where(x * c.a.f0 > c.a.f1, 1.0, fw::sigmoid(x * c.a.f0))); };
+}
+FW_DEFINE_OP(logit) {
+  def_unary<fn::Logit, UK::Float>(d, "Logit");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(logit_grad(c, gy, x)); };
+}
+FW_DEFINE_OP(clamp_scalar) {
+  def_unary<fn::ClampScalar, UK::Same>(d, "ClampScalar");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(clamp_grad(c, gy, x)); };
+}
 FW_DEFINE_OP(isnan) { def_unary<fn::IsNan, UK::Pred>(d, "IsNan"); }
 FW_DEFINE_OP(isinf) { def_unary<fn::IsInf, UK::Pred>(d, "IsInf"); }
 FW_DEFINE_OP(isposinf) { def_unary<fn::IsPosInf, UK::Pred>(d, "IsPosInf"); }
 FW_DEFINE_OP(isneginf) { def_unary<fn::IsNegInf, UK::Pred>(d, "IsNegInf"); }
 FW_DEFINE_OP(isfinite) { def_unary<fn::IsFinite, UK::Pred>(d, "IsFinite"); }
 FW_DEFINE_OP(signbit) { def_unary<fn::Signbit, UK::Pred>(d, "Signbit"); }
-FW_DEFINE_OP(nan_to_num) { def_unary<fn::NanToNum, UK::Same>(d, "NanToNum"); }
+FW_DEFINE_OP(nan_to_num) {
+  def_unary<fn::NanToNum, UK::Same>(d, "NanToNum");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * fw::isfinite(x)); };
+}
 FW_DEFINE_OP(logical_not) { def_unary<fn::LogicalNot, UK::Logical>(d, "LogicalNot"); }
 FW_DEFINE_OP(bitwise_not) { def_unary<fn::BitwiseNot, UK::Bitwise>(d, "BitwiseNot"); }
-FW_DEFINE_OP(conj) { d.meta = same_meta; d.cpu = conj_kernel; d.functor = "Conj"; }
+FW_DEFINE_OP(conj) {
+  d.meta = same_meta; d.cpu = conj_kernel; d.functor = "Conj";
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(fw::conj(gy)); };
+}
 FW_DEFINE_OP(angle) { d.meta = cplx_real_meta<true>; d.cpu = cplx_real_kernel<true>; }
 FW_DEFINE_OP(real) { d.meta = part_meta<0>; d.cpu = part_kernel<0>; }
 FW_DEFINE_OP(imag) { d.meta = part_meta<1>; d.cpu = part_kernel<1>; }

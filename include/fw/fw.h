@@ -2,6 +2,7 @@
 #pragma once
 #include "fw/dtype.h"
 #include "fw/error.h"
+#include "fw/autograd.h"
 #include "fw/indexing.h"
 #include "fw/ops.h"
 #include "fw/tensor.h"

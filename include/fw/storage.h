@@ -16,6 +16,8 @@ struct StorageImpl : RefCounted {
   Device device;
   // Bumped by every in-place write to any view of this storage (autograd's version check).
   std::atomic<uint32_t> version{0};
+  // Name of the last in-place op that wrote here (for autograd's error message).
+  const char* last_writer = nullptr;
   // Empty for memory from fw's caching allocator; otherwise called with data on release.
   std::function<void(void*)> deleter;
   StorageImpl(size_t n, Device d);                          // allocates from the caching allocator

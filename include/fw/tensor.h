@@ -1,5 +1,6 @@
 // fw::Tensor: a refcounted handle over TensorImpl, with libtorch's method names.
 #pragma once
+#include <functional>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -49,8 +50,12 @@ constexpr int kStrided = 0;
 // Autograd fields, allocated only for tensors that take part in autograd.
 struct AutogradMeta {
   bool requires_grad = false;
+  bool retains_grad = false;
+  bool is_view = false;  // output of a view op on a tensor that required grad
   intrusive_ptr<struct TensorImpl> grad;
   std::shared_ptr<autograd::Node> grad_fn;
+  std::weak_ptr<autograd::Node> grad_accumulator;  // leaves: where their gradient is summed
+  std::vector<std::function<Tensor(const Tensor&)>> leaf_hooks;
   uint32_t output_nr = 0;
 };
 
@@ -144,8 +149,28 @@ class Tensor {
   bool requires_grad() const { return impl_->autograd && impl_->autograd->requires_grad; }
   Tensor& requires_grad_(bool r = true);
   Tensor& set_requires_grad(bool r) { return requires_grad_(r); }
+  // The accumulated gradient (undefined until a backward pass reaches this leaf).
   Tensor grad() const;
+  // Assignable handle to the gradient, as libtorch's mutable_grad().
+  void set_grad(const Tensor& g);
   bool is_leaf() const { return !impl_->autograd || !impl_->autograd->grad_fn; }
+  const std::shared_ptr<autograd::Node>& grad_fn() const;
+  uint32_t output_nr() const { return impl_->autograd ? impl_->autograd->output_nr : 0; }
+  // Reverse-mode gradient of this tensor (a scalar unless `gradient` is given) into the leaves.
+  void backward(const Tensor& gradient = {}, std::optional<bool> retain_graph = std::nullopt,
+                bool create_graph = false, const std::vector<Tensor>& inputs = {}) const;
+  // hook(grad) runs when this tensor's gradient is computed; a defined result replaces it.
+  template <class F>
+  unsigned register_hook(F&& hook) const {
+    if constexpr (std::is_void_v<std::invoke_result_t<F, const Tensor&>>)
+      return register_hook_fn([hook](const Tensor& g) { hook(g); return Tensor(); });
+    else
+      return register_hook_fn(std::function<Tensor(const Tensor&)>(hook));
+  }
+  unsigned register_hook_fn(std::function<Tensor(const Tensor&)> hook) const;
+  // Non-leaf tensors keep their .grad() after backward.
+  void retain_grad() const;
+  bool retains_grad() const { return impl_->autograd && impl_->autograd->retains_grad; }
   Tensor detach() const;
   Tensor& detach_();
 

@@ -1,0 +1,197 @@
+// Recording (the dispatch door's autograd hook), saved tensors, and the two node kinds.
+#include "autograd/node.h"
+
+#include <atomic>
+#include <cctype>
+#include <cmath>
+
+#include "core/visit.h"
+
+namespace fw::autograd::detail {
+
+using namespace fw::detail;
+
+uint64_t next_sequence_number() {
+  static std::atomic<uint64_t> seq{0};
+  return seq.fetch_add(1, std::memory_order_relaxed);
+}
+
+void SavedTensor::save(const Tensor& t, bool output, const std::shared_ptr<Node>& producer, uint32_t nr) {
+  is_output = output;
+  version = t._version();
+  if (!output) {
+    data = t;
+    return;
+  }
+  data = t.detach();
+  output_of = producer;
+  output_nr = nr;
+}
+
+Tensor SavedTensor::unpack(const std::string& node_name) const {
+  uint32_t now = data._version();
+  if (check_version && now != version) {
+    const char* w = data.impl()->storage->last_writer;
+    std::string op = w ? w : "an in-place op";
+    if (w && op.back() != '_') op += "_";
+    throw_error("[autograd] a tensor needed for gradient computation was modified by an in-place operation (", op,
+                "): ", node_name, " saved it at version ", version, ", it is now at version ", now,
+                ". Use an out-of-place op, or clone() the tensor before modifying it.");
+  }
+  if (!is_output) return data;
+  // Reattach the producing node so a differentiable vjp sees the output as part of the graph.
+  auto fn = output_of.lock();
+  Tensor t = data.detach();
+  if (fn) {
+    t.impl()->autograd = std::make_unique<AutogradMeta>();
+    t.impl()->autograd->requires_grad = true;
+    t.impl()->autograd->grad_fn = fn;
+    t.impl()->autograd->output_nr = output_nr;
+  }
+  return t;
+}
+
+std::string OpNode::name() const {
+  std::string n, op = op_def(id).name;
+  bool up = true;
+  for (char c : op) {
+    if (c == '_') { up = true; continue; }
+    n += up ? char(std::toupper(c)) : c;
+    up = false;
+  }
+  return n + "Backward0";
+}
+
+void OpNode::release() {
+  EngineNode::release();
+  in.clear();
+  out.clear();
+}
+
+variable_list OpNode::apply(variable_list&& grads, bool create_graph) {
+  FW_CHECK(!released, "[autograd] Trying to backward through the graph a second time (or directly access saved "
+           "tensors after they have already been freed). Saved intermediate values of the graph are freed when you "
+           "call backward() or autograd::grad(). Specify retain_graph=true if you need to backward through the "
+           "graph a second time (", name(), ")");
+  const OpDef& d = op_def(id);
+  bool any = false;
+  for (auto& g : grads) any |= g.defined();
+  variable_list result(in.size());
+  if (!any) return result;
+  FW_CHECK(d.vjp, "[autograd] the derivative for '", d.name, "' is not implemented");
+  std::vector<Tensor> ins, outs;
+  for (auto& s : in) ins.push_back(s.unpack(name()));
+  for (auto& s : out) outs.push_back(s.unpack(name()));
+  std::unique_ptr<bool[]> nd(new bool[needs.size()]);
+  for (size_t i = 0; i < needs.size(); i++) nd[i] = needs[i];
+  VjpCtx ctx{attrs, ins, outs, nd.get()};
+  Outs gin;
+  gin.resize(in.size());
+  {
+    AutoGradMode mode(create_graph);
+    d.vjp(ctx, grads, gin);
+  }
+  for (size_t i = 0; i < in.size(); i++) {
+    if (!needs[i] || !gin[i].defined()) continue;
+    Tensor g = gin[i];
+    const Tensor& x = ins[i];
+    FW_ASSERT(g.sizes().equals(x.sizes()));
+    if (g.dtype() != x.dtype()) {
+      AutoGradMode mode(create_graph);
+      g = g.to(x.dtype());
+    }
+    result[i] = g;
+  }
+  return result;
+}
+
+variable_list AccumulateGrad::apply(variable_list&& grads, bool create_graph) {
+  Tensor g = std::move(grads[0]);
+  if (!g.defined()) return {};
+  Tensor leaf_t(leaf);
+  for (auto& h : leaf->autograd->leaf_hooks) {
+    Tensor r = h(g);
+    if (r.defined()) g = r;
+  }
+  auto& meta = *leaf->autograd;
+  if (!meta.grad) {
+    bool sole_owner = g.use_count() == 1 && g.impl()->storage.use_count() == 1 && g.is_contiguous();
+    Tensor stored = create_graph ? g : sole_owner ? g.detach() : g.detach().clone();
+    meta.grad = stored.impl();
+  } else if (create_graph) {
+    meta.grad = (Tensor(meta.grad) + g).impl();
+  } else {
+    AutoGradMode off(false);
+    Tensor(meta.grad).add_(g);
+  }
+  return {};
+}
+
+namespace {
+
+std::shared_ptr<Node> accumulator(const Tensor& t) {
+  auto& meta = *t.impl()->autograd;
+  auto acc = meta.grad_accumulator.lock();
+  if (!acc) {
+    auto a = std::make_shared<AccumulateGrad>(t.impl());
+    a->outputs.push_back({DimVec(t.sizes()), t.dtype()});
+    a->pre_hooks.resize(1);
+    a->seq_ = next_sequence_number();
+    meta.grad_accumulator = a;
+    acc = a;
+  }
+  return acc;
+}
+
+bool wants_grad(ScalarType t) { return is_floating_point(t) || is_complex(t); }
+
+void record(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, Outs& outs) {
+  const OpDef& d = op_def(id);
+  auto node = std::make_shared<OpNode>(id, a);
+  node->seq_ = next_sequence_number();
+  for (auto& t : in) {
+    bool rg = t.requires_grad();
+    node->needs.push_back(rg);
+    node->next_edges_.push_back(rg ? gradient_edge(t) : Node::Edge{});
+    node->in.emplace_back().save(t, false, nullptr, 0);
+    node->in.back().check_version = d.vjp_reads_in;
+  }
+  node->pre_hooks.resize(outs.size());
+  for (size_t k = 0; k < outs.size(); k++) {
+    Tensor& o = outs[k];
+    node->outputs.push_back({DimVec(o.sizes()), o.dtype()});
+    if (!wants_grad(o.dtype())) continue;
+    auto& m = o.impl()->autograd;
+    m = std::make_unique<AutogradMeta>();
+    m->requires_grad = true;
+    m->grad_fn = node;
+    m->output_nr = uint32_t(k);
+    m->is_view = d.kind == OpKind::View;
+  }
+  if (d.vjp_uses_out)
+    for (size_t k = 0; k < outs.size(); k++) node->out.emplace_back().save(outs[k], true, node, uint32_t(k));
+}
+
+void check_inplace(const OpDef& d, const Tensor& out) {
+  if (!out.requires_grad()) return;
+  FW_CHECK(!out.is_leaf(), "[", d.name, "_] a leaf Variable that requires grad is being used in an in-place operation.");
+  FW_CHECK(!out.impl()->autograd->is_view, "[", d.name,
+           "_] in-place operations on a view of a tensor that requires grad are not supported by fw's autograd; "
+           "use the out-of-place op (or clone() the view first)");
+}
+
+const AutogradHooks hooks{record, check_inplace};
+
+struct Install {
+  Install() { fw::detail::g_autograd = &hooks; }
+} install;
+
+}  // namespace
+
+Node::Edge gradient_edge(const Tensor& t) {
+  auto& m = *t.impl()->autograd;
+  if (m.grad_fn) return {m.grad_fn, m.output_nr};
+  return {accumulator(t), 0};
+}
+
+}  // namespace fw::autograd::detail

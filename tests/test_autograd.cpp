@@ -1,0 +1,226 @@
+// Autograd: engine semantics, error messages, hooks, higher order, and gradcheck of every
+// differentiable op of the core families (the other families check theirs in their own files).
+#include <gtest/gtest.h>
+
+#include "tests/fixture.h"
+
+using fw::Tensor;
+using fw::autograd::variable_list;
+
+namespace {
+
+Tensor leaf(std::vector<int64_t> shape, double lo = -2, double hi = 2, uint64_t seed = 3) {
+  fw::manual_seed(seed);
+  return (fw::rand(shape, fw::kDouble) * (hi - lo) + lo).requires_grad_(true);
+}
+
+// gradcheck and gradgradcheck of fn at inputs; failures name the case.
+void check(const std::string& name, const std::function<variable_list(const variable_list&)>& fn,
+           const variable_list& inputs) {
+  try {
+    EXPECT_TRUE(fw::autograd::gradcheck(fn, inputs)) << name;
+    EXPECT_TRUE(fw::autograd::gradgradcheck(fn, inputs)) << name;
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << name << ": " << e.what();
+  }
+}
+
+void check_unary(const char* name, Tensor (*f)(const Tensor&), double lo, double hi) {
+  Tensor x = leaf({2, 3}, lo, hi);
+  check(name, [f](const variable_list& v) { return variable_list{f(v[0])}; }, {x});
+}
+
+}  // namespace
+
+TEST(Autograd, UnaryOpsPassGradcheck) {
+  struct U { const char* n; Tensor (*f)(const Tensor&); double lo, hi; };
+  for (U u : std::vector<U>{
+           {"exp", fw::exp, -2, 2}, {"exp2", fw::exp2, -2, 2}, {"expm1", fw::expm1, -2, 2}, {"log", fw::log, 0.5, 3},
+           {"log2", fw::log2, 0.5, 3}, {"log10", fw::log10, 0.5, 3}, {"log1p", fw::log1p, -0.5, 3},
+           {"sqrt", fw::sqrt, 0.5, 3}, {"rsqrt", fw::rsqrt, 0.5, 3}, {"abs", fw::abs, 0.2, 2}, {"neg", fw::neg, -2, 2},
+           {"frac", fw::frac, 0.1, 0.9}, {"reciprocal", fw::reciprocal, 0.5, 2}, {"sin", fw::sin, -2, 2},
+           {"cos", fw::cos, -2, 2}, {"tan", fw::tan, -1, 1}, {"asin", fw::asin, -0.8, 0.8}, {"acos", fw::acos, -0.8, 0.8},
+           {"atan", fw::atan, -2, 2}, {"sinh", fw::sinh, -2, 2}, {"cosh", fw::cosh, -2, 2}, {"tanh", fw::tanh, -2, 2},
+           {"sigmoid", fw::sigmoid, -3, 3}, {"erf", fw::erf, -2, 2}, {"erfc", fw::erfc, -2, 2}, {"relu", fw::relu, 0.1, 2},
+           {"silu", fw::silu, -3, 3}, {"mish", fw::mish, -3, 3}, {"log_sigmoid", fw::log_sigmoid, -3, 3},
+           {"square", fw::square, -2, 2}}) {
+    check_unary(u.n, u.f, u.lo, u.hi);
+  }
+}
+
+TEST(Autograd, ParametrisedActivationsPassGradcheck) {
+  Tensor x = leaf({7}, -2.7, 2.7);
+  std::vector<std::function<Tensor(const Tensor&)>> fs = {
+      [](const Tensor& t) { return fw::gelu(t); },
+      [](const Tensor& t) { return fw::gelu(t, "tanh"); },
+      [](const Tensor& t) { return fw::elu(t, 0.7, 1.3, 0.9); },
+      [](const Tensor& t) { return fw::leaky_relu(t, 0.1); },
+      [](const Tensor& t) { return fw::hardtanh(t, -1.1, 1.3); },
+      [](const Tensor& t) { return fw::softplus(t, 2, 3); },
+      [](const Tensor& t) { return fw::hardsigmoid(t); },
+      [](const Tensor& t) { return fw::hardswish(t); },
+      [](const Tensor& t) { return fw::clamp(t, -1.1, 0.9); },
+      [](const Tensor& t) { return fw::logit(fw::sigmoid(t), 0.1); },
+      [](const Tensor& t) { return fw::nan_to_num(t); },
+  };
+  for (size_t i = 0; i < fs.size(); i++)
+    check("activation " + std::to_string(i), [&](const variable_list& v) { return variable_list{fs[i](v[0])}; }, {x});
+}
+
+TEST(Autograd, BinaryOpsPassGradcheckWithBroadcasting) {
+  Tensor a = leaf({3, 1}, 0.5, 2, 5), b = leaf({1, 4}, 0.5, 2, 6);
+  using B = std::function<Tensor(const Tensor&, const Tensor&)>;
+  std::vector<std::pair<const char*, B>> fs = {
+      {"add", [](const Tensor& x, const Tensor& y) { return fw::add(x, y, 2.5); }},
+      {"sub", [](const Tensor& x, const Tensor& y) { return fw::sub(x, y, 0.5); }},
+      {"mul", [](const Tensor& x, const Tensor& y) { return x * y; }},
+      {"div", [](const Tensor& x, const Tensor& y) { return x / y; }},
+      {"pow", [](const Tensor& x, const Tensor& y) { return fw::pow(x, y); }},
+      {"atan2", [](const Tensor& x, const Tensor& y) { return fw::atan2(x, y); }},
+      {"maximum", [](const Tensor& x, const Tensor& y) { return fw::maximum(x, y * 1.3); }},
+      {"minimum", [](const Tensor& x, const Tensor& y) { return fw::minimum(x, y * 1.3); }},
+      {"fmax", [](const Tensor& x, const Tensor& y) { return fw::fmax(x, y * 1.3); }},
+      {"fmin", [](const Tensor& x, const Tensor& y) { return fw::fmin(x, y * 1.3); }},
+      {"hypot", [](const Tensor& x, const Tensor& y) { return fw::hypot(x, y); }},
+      {"xlogy", [](const Tensor& x, const Tensor& y) { return fw::xlogy(x, y); }},
+      {"remainder", [](const Tensor& x, const Tensor& y) { return fw::remainder(x * 3, y); }},
+      {"fmod", [](const Tensor& x, const Tensor& y) { return fw::fmod(x * 3, y); }},
+      {"copysign", [](const Tensor& x, const Tensor& y) { return fw::copysign(x, y - 1.25); }},
+      {"lerp", [](const Tensor& x, const Tensor& y) { return fw::lerp(x, y, 0.3); }},
+      {"lerp_t", [](const Tensor& x, const Tensor& y) { return fw::lerp(x, y, fw::sigmoid(x * y)); }},
+      {"where", [](const Tensor& x, const Tensor& y) { return fw::where(x > y, x, y * 2); }},
+      {"clamp_t", [](const Tensor& x, const Tensor& y) { return fw::clamp(x * y, std::optional<Tensor>(x), std::optional<Tensor>(y + 1)); }},
+      {"addcmul", [](const Tensor& x, const Tensor& y) { return fw::addcmul(x, x, y, 0.5); }},
+      {"addcdiv", [](const Tensor& x, const Tensor& y) { return fw::addcdiv(y, x, y, 2); }},
+      {"scalar_ops", [](const Tensor& x, const Tensor& y) { return (x * 2 + 1) / 3 - y.pow(2) + fw::pow(x, 1.5); }},
+  };
+  for (auto& [n, f] : fs) check(n, [f = f](const variable_list& v) { return variable_list{f(v[0], v[1])}; }, {a, b});
+}
+
+TEST(Autograd, ShapeOpsPassGradcheck) {
+  Tensor x = leaf({2, 3, 4});
+  using F = std::function<Tensor(const Tensor&)>;
+  std::vector<std::pair<const char*, F>> fs = {
+      {"view", [](const Tensor& t) { return t.view({4, 6}) * fw::arange(6, fw::kDouble); }},
+      {"permute", [](const Tensor& t) { return t.permute({2, 0, 1}).contiguous() * fw::arange(3, fw::kDouble); }},
+      {"expand", [](const Tensor& t) { return t.select(2, 0).unsqueeze(0).expand({3, 2, 3}); }},
+      {"slice", [](const Tensor& t) { return t.slice(2, 1, 4, 2); }},
+      {"select", [](const Tensor& t) { return t.select(1, -1) * 3; }},
+      {"squeeze", [](const Tensor& t) { return t.narrow(0, 0, 1).squeeze(0); }},
+      {"cat", [](const Tensor& t) { return fw::cat({t, t * 2, t.slice(1, 0, 1)}, 1); }},
+      {"stack", [](const Tensor& t) { return fw::stack({t, t.exp()}, 0); }},
+      {"index_t", [](const Tensor& t) { return t.transpose(0, 2).reshape({-1}).slice(0, 3, 20, 3); }},
+      {"to_float", [](const Tensor& t) { return t.to(fw::kFloat).to(fw::kDouble) * 0 + t; }},
+  };
+  for (auto& [n, f] : fs) check(n, [f = f](const variable_list& v) { return variable_list{f(v[0])}; }, {x});
+}
+
+TEST(Autograd, BackwardAccumulatesIntoLeaves) {
+  Tensor x = fw::tensor({1.0, 2.0, 3.0}).requires_grad_();
+  Tensor y = (x * x).sum();
+  y.backward();
+  FW_EXPECT_CLOSE(x.grad(), fw::tensor({2.0f, 4.0f, 6.0f}));
+  (x * 3).sum().backward();
+  FW_EXPECT_CLOSE(x.grad(), fw::tensor({5.0f, 7.0f, 9.0f}));
+  EXPECT_TRUE(x.is_leaf());
+  EXPECT_FALSE(y.is_leaf());
+  EXPECT_EQ(y.grad_fn()->name(), "SumBackward0");
+  x.grad().zero_();
+  EXPECT_EQ(x.grad().sum().item<float>(), 0.0f);
+}
+
+TEST(Autograd, GradFunctionAndHigherOrder) {
+  Tensor x = fw::tensor({0.5, -1.0}, fw::kDouble).requires_grad_();
+  Tensor y = (x * x * x).sum();
+  auto g = fw::autograd::grad({y}, {x}, {}, std::nullopt, /*create_graph=*/true);
+  FW_EXPECT_CLOSE(g[0], fw::tensor({0.75, 3.0}, fw::kDouble));
+  EXPECT_FALSE(x.grad().defined());  // grad() does not accumulate
+  auto g2 = fw::autograd::grad({g[0].sum()}, {x});
+  FW_EXPECT_CLOSE(g2[0], fw::tensor({3.0, -6.0}, fw::kDouble));
+  Tensor z = fw::ones({2}).requires_grad_();
+  EXPECT_THROW(fw::autograd::grad({(x * 2).sum()}, {z}), fw::Error);
+  auto u = fw::autograd::grad({(x * 2).sum()}, {z}, {}, std::nullopt, false, /*allow_unused=*/true);
+  EXPECT_FALSE(u[0].defined());
+}
+
+TEST(Autograd, ErrorsNameTheProblem) {
+  Tensor x = fw::ones({3}).requires_grad_();
+  Tensor h = x * 2;
+  Tensor y = h.exp();  // saves its output
+  y.mul_(2);
+  try {
+    y.sum().backward();
+    FAIL() << "expected an error";
+  } catch (const fw::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("modified by an in-place operation (mul_)"), std::string::npos) << e.what();
+  }
+  Tensor s = (x * 2).sum();
+  s.backward();
+  EXPECT_THROW(s.backward(), fw::Error);  // graph freed
+  EXPECT_THROW(x.mul_(2), fw::Error);     // leaf that requires grad
+  EXPECT_THROW((x * 2).backward(), fw::Error);  // non-scalar without gradient
+  EXPECT_THROW(fw::ones({2}).sum().backward(), fw::Error);  // nothing requires grad
+  Tensor v = (x * 1).select(0, 1);
+  EXPECT_THROW(v.mul_(3), fw::Error);  // in-place on a view of a tensor that requires grad
+}
+
+TEST(Autograd, InPlaceOnNonLeafKeepsTheGraph) {
+  Tensor x = fw::tensor({1.0, 2.0}, fw::kDouble).requires_grad_();
+  Tensor y = x * 3;
+  y.add_(x);
+  y.mul_(y);  // y = (4x)^2
+  y.sum().backward();
+  FW_EXPECT_CLOSE(x.grad(), fw::tensor({32.0, 64.0}, fw::kDouble));
+}
+
+TEST(Autograd, HooksAndRetainGrad) {
+  Tensor x = fw::tensor({1.0, 2.0}).requires_grad_();
+  Tensor h = x * 2;
+  h.retain_grad();
+  h.register_hook([](const Tensor& g) { return g * 10; });
+  int leaf_calls = 0;
+  x.register_hook([&](const Tensor&) { leaf_calls++; });
+  (h * h).sum().backward();
+  FW_EXPECT_CLOSE(x.grad(), fw::tensor({80.0f, 160.0f}));
+  EXPECT_EQ(leaf_calls, 1);
+  EXPECT_TRUE(h.grad().defined());
+}
+
+TEST(Autograd, NoGradAndDetach) {
+  Tensor x = fw::ones({2}).requires_grad_();
+  {
+    fw::NoGradGuard ng;
+    EXPECT_FALSE((x * 2).requires_grad());
+  }
+  {
+    fw::InferenceMode im;
+    EXPECT_FALSE((x * 2).requires_grad());
+  }
+  EXPECT_TRUE((x * 2).requires_grad());
+  EXPECT_FALSE((x * 2).detach().requires_grad());
+  EXPECT_FALSE((x > 0).requires_grad());  // comparisons are not differentiable
+}
+
+TEST(Autograd, AnomalyModeNamesTheNode) {
+  Tensor x = fw::tensor({0.0, 1.0}, fw::kDouble).requires_grad_();
+  fw::autograd::DetectAnomalyGuard guard;
+  Tensor y = fw::sqrt(x) * 0;
+  try {
+    y.sum().backward();
+    FAIL() << "expected an error";
+  } catch (const fw::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("SqrtBackward0"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Autograd, GradcheckCatchesAWrongGradient) {
+  Tensor x = leaf({3});
+  // A hook that corrupts the gradient must make gradcheck fail.
+  auto fn = [](const variable_list& v) {
+    Tensor y = v[0] * 2;
+    y.register_hook([](const Tensor& g) { return g * 1.5; });
+    return variable_list{y};
+  };
+  EXPECT_FALSE(fw::autograd::gradcheck(fn, {x}, 1e-6, 1e-5, 1e-3, /*raise=*/false));
+  EXPECT_THROW(fw::autograd::gradcheck(fn, {x}), fw::Error);
+}
