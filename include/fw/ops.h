@@ -67,10 +67,6 @@ Tensor tensor(const std::vector<T>& v, const TensorOptions& o = {}) {
   std::copy(v.begin(), v.end(), t.template data_ptr<T>());
   return t;
 }
-Tensor tensor(ArrayRef<float> v, const TensorOptions& o = {});
-Tensor tensor(ArrayRef<double> v, const TensorOptions& o = {});
-Tensor tensor(ArrayRef<int64_t> v, const TensorOptions& o = {});
-Tensor tensor(ArrayRef<int> v, const TensorOptions& o = {});
 
 // ---- random (counter-based Philox; see core/random.cpp)
 void manual_seed(uint64_t seed);
