@@ -32,8 +32,11 @@ Fmt choose_format(const Tensor& d) {
   return f;
 }
 
-void put(std::ostream& os, double v, const Fmt& f) {
-  os << ' ' << std::setw(f.width);
+// libtorch's layout: each value right-aligned in width (which includes a sign column), values
+// in a row separated by one space.
+void put(std::ostream& os, double v, const Fmt& f, bool first) {
+  if (!first) os << ' ';
+  os << std::setw(f.width);
   if (std::isnan(v)) os << "nan";
   else if (std::isinf(v)) os << (v > 0 ? "inf" : "-inf");
   else if (f.integral) os << std::fixed << std::setprecision(0) << v;
@@ -45,7 +48,7 @@ void print_matrix(std::ostream& os, const Tensor& m, const Fmt& f) {
   const double* p = m.data_ptr<double>();
   int64_t r = m.size(0), c = m.size(1);
   for (int64_t i = 0; i < r; i++) {
-    for (int64_t j = 0; j < c; j++) put(os, p[i * c + j], f);
+    for (int64_t j = 0; j < c; j++) put(os, p[i * c + j], f, j == 0);
     os << "\n";
   }
 }
@@ -64,7 +67,7 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t) {
   Tensor d = t.to(kDouble).contiguous();
   Fmt f = choose_format(d);
   if (t.dim() == 0) {
-    put(os, d.data_ptr<double>()[0], f);
+    put(os, d.data_ptr<double>()[0], f, true);
     os << "\n";
   } else if (t.dim() == 1) {
     print_matrix(os, d.view({d.numel(), 1}), f);
