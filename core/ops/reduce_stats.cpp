@@ -5,6 +5,7 @@
 #include "core/convert.h"
 #include "core/loops.h"
 #include "core/ops/reduce.h"
+#include "core/vec_math.h"
 #include "core/visit.h"
 
 namespace fw {
@@ -123,6 +124,34 @@ struct LseRed {
     }
   }
   static double finish(const acc_t& a) { return std::isfinite(a.m) ? a.m + std::log(a.s) : a.m; }
+  // Contiguous float runs: per L1-sized chunk, the chunk max then SLEEF's vector exp of x - max.
+  bool run(acc_t& a, const T* p, int64_t n, int64_t) const {
+    if (!std::is_same_v<T, float>) return false;
+    constexpr int64_t C = 1024;
+    for (int64_t c = 0; c < n; c += C) {
+      int64_t len = std::min(C, n - c);
+      bool nan = false;
+      float m = 0;
+      if constexpr (std::is_same_v<T, float>) m = vec_extreme<true>(p + c, len, nan);
+      if (nan || !std::isfinite(m)) {
+        for (int64_t j = 0; j < len; j++) step(a, p[c + j], 0);
+        continue;
+      }
+      float buf[C];
+      for (int64_t j = 0; j < len; j++) buf[j] = float(p[c + j]) - m;
+      VecF32<fn::Exp>::run(buf, buf, len);
+      merge(a, {double(m), sum_lanes(buf, len)});
+    }
+    return true;
+  }
+  static double sum_lanes(const float* b, int64_t n) {
+    double l[8] = {};
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8)
+      for (int k = 0; k < 8; k++) l[k] += b[j + k];
+    for (; j < n; j++) l[0] += b[j];
+    return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
+  }
 };
 
 void logsumexp_meta(const OpCall& c, Metas& m) {

@@ -141,8 +141,27 @@ void topk_kernel(const OpCall& c, Outs& o) {
     };
     for_rows(R, R.n * 4, [&](int64_t r) {
       std::vector<std::pair<T, int64_t>> v;
-      load_row(v, xp, R, r);
-      std::partial_sort(v.begin(), v.begin() + k, v.end(), before);
+      if (k * 8 <= R.n) {
+        // Small k: a heap of the k best; most elements lose one comparison with its worst.
+        const T* p = xp + R.base(r);
+        v.reserve(size_t(k));
+        for (int64_t j = 0; j < R.n; j++) {
+          std::pair<T, int64_t> e{p[j * R.inner], j};
+          if (int64_t(v.size()) < k) {
+            v.push_back(e);
+            std::push_heap(v.begin(), v.end(), before);
+          } else if (before(e, v.front())) {
+            std::pop_heap(v.begin(), v.end(), before);
+            v.back() = e;
+            std::push_heap(v.begin(), v.end(), before);
+          }
+        }
+        std::sort_heap(v.begin(), v.end(), before);
+      } else {
+        load_row(v, xp, R, r);
+        if (k < R.n) std::nth_element(v.begin(), v.begin() + (k - 1), v.end(), before);
+        std::sort(v.begin(), v.begin() + k, before);
+      }
       store_row(v, k, yp, ip, R, r);
     });
   });
@@ -221,6 +240,18 @@ W narrow_to(const A& a) {
 template <bool Prod, class T>
 void scan_rows(const T* x, T* y, const Rows& R) {
   using A = scan_acc_t<T>;
+  if (R.inner == 1) {  // contiguous rows: one running value per row
+    for_rows(R, R.n, [&](int64_t r) {
+      A acc = A(Prod ? 1 : 0);
+      const T* xp = x + r * R.n;
+      T* yp = y + r * R.n;
+      for (int64_t k = 0; k < R.n; k++) {
+        acc = scan_op<Prod>(acc, A(xp[k]));
+        yp[k] = narrow_to<A, T>(acc);
+      }
+    });
+    return;
+  }
   constexpr int64_t B = 256;
   int64_t nb = (R.inner + B - 1) / B;
   int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(R.n * std::min(R.inner, B), 1));
