@@ -230,6 +230,10 @@ void norm_kernel(const OpCall& c, Outs& o) {
   ScalarType xt = opmath_dtype(c.in[0].dtype());
   Tensor x = cast(c.in[0], xt);
   ReduceGeom g = reduce_geom(x, reduce_dims(x, c.a.ints, "norm"), false);
+  if (g.n_red == 0) {  // every p-norm of nothing is 0, -inf included (PyTorch)
+    o[0].zero_();
+    return;
+  }
   Tensor y = out_buffer(o[0], real_of(xt));
   double p = c.a.f0;
   visit_float_complex(xt, "norm", [&]<class T>() {
