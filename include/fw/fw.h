@@ -6,3 +6,4 @@
 #include "fw/indexing.h"
 #include "fw/ops.h"
 #include "fw/tensor.h"
+#include "fw/nn/functional.h"

@@ -303,6 +303,22 @@ Tensor conv1d(const Tensor& x, const Tensor& w, const Tensor& b = {}, IntArrayRe
               IntArrayRef padding = 0, IntArrayRef dilation = 1, int64_t groups = 1);
 Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b = {}, IntArrayRef stride = 1,
               IntArrayRef padding = 0, IntArrayRef dilation = 1, int64_t groups = 1);
+namespace detail {
+Tensor conv_padding_mode(int64_t spatial_dims, const Tensor& x, const Tensor& w, const Tensor& b, IntArrayRef stride,
+                         const std::string& padding, IntArrayRef dilation, int64_t groups);
+}
+// conv1d/conv2d with padding "same" (stride 1; an odd total pads one more after the input) or
+// "valid". A template so that a literal 0 still picks the integer-padding overload.
+template <class S, std::enable_if_t<std::is_convertible_v<const S&, std::string>, int> = 0>
+Tensor conv1d(const Tensor& x, const Tensor& w, const Tensor& b, IntArrayRef stride, const S& padding,
+              IntArrayRef dilation = 1, int64_t groups = 1) {
+  return detail::conv_padding_mode(1, x, w, b, stride, padding, dilation, groups);
+}
+template <class S, std::enable_if_t<std::is_convertible_v<const S&, std::string>, int> = 0>
+Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, IntArrayRef stride, const S& padding,
+              IntArrayRef dilation = 1, int64_t groups = 1) {
+  return detail::conv_padding_mode(2, x, w, b, stride, padding, dilation, groups);
+}
 Tensor conv_transpose1d(const Tensor& x, const Tensor& w, const Tensor& b = {}, IntArrayRef stride = 1,
                         IntArrayRef padding = 0, IntArrayRef output_padding = 0, int64_t groups = 1,
                         IntArrayRef dilation = 1);
@@ -326,6 +342,23 @@ Tensor avg_pool2d(const Tensor& x, IntArrayRef kernel, IntArrayRef stride = {}, 
                   std::optional<int64_t> divisor_override = std::nullopt);
 Tensor adaptive_avg_pool1d(const Tensor& x, IntArrayRef output_size);
 Tensor adaptive_avg_pool2d(const Tensor& x, IntArrayRef output_size);
+// Resampling kernels behind nn::functional::interpolate; a given scale replaces in/out as the
+// source step, as in libtorch. Inputs are (N, C, W) for 1d and (N, C, H, W) for 2d.
+Tensor upsample_nearest1d(const Tensor& x, IntArrayRef output_size, std::optional<double> scale = std::nullopt);
+Tensor upsample_nearest2d(const Tensor& x, IntArrayRef output_size, std::optional<double> scales_h = std::nullopt,
+                          std::optional<double> scales_w = std::nullopt);
+Tensor upsample_linear1d(const Tensor& x, IntArrayRef output_size, bool align_corners,
+                         std::optional<double> scale = std::nullopt);
+Tensor upsample_bilinear2d(const Tensor& x, IntArrayRef output_size, bool align_corners,
+                           std::optional<double> scales_h = std::nullopt, std::optional<double> scales_w = std::nullopt);
+// The native_* norms return (y, mean, rstd) (batch_norm: save_mean, save_invstd; empty in eval).
+std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& x, IntArrayRef normalized_shape,
+                                                     const Tensor& weight, const Tensor& bias, double eps);
+std::tuple<Tensor, Tensor, Tensor> native_group_norm(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                                                     int64_t n, int64_t c, int64_t hxw, int64_t group, double eps);
+std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                                                     const Tensor& running_mean, const Tensor& running_var,
+                                                     bool training, double momentum, double eps);
 Tensor constant_pad_nd(const Tensor& x, IntArrayRef pad, const Scalar& value = 0);
 // torch.nn.functional.pad: pad pairs from the last dim backwards; mode constant, reflect,
 // replicate or circular (the last three pad 1-3 trailing dims and take no value).

@@ -1,0 +1,378 @@
+// Convolutions: conv2d and conv_transpose2d primitives (im2col / col2im around the shared GEMM)
+// and the composites conv1d, conv_transpose1d and the padding-string overloads.
+//
+// Note [Convolution as GEMM]
+// conv2d unfolds a chunk of samples into columns cols[(c, kh, kw), (n, oh, ow)] and multiplies
+// by the weight viewed as [O/g, C/g*KH*KW]. Large images (>= kMinCols output positions) take
+// one sample per chunk and run samples in parallel, each GEMM on one thread, writing straight
+// into the output. Small images (the deep layers of a VGG stack) gather several samples into
+// one wide GEMM, which Eigen then parallelises, and scatter the result back to (N, O, OH, OW).
+// 1x1 stride-1 unpadded convolutions skip the unfold. conv_transpose2d is the adjoint: one GEMM
+// with the transposed weight (a column-major view, no copy) then col2im accumulation.
+// attrs: ints = stride {sh, sw}, ints2 = padding {ph, pw}, ints3 = dilation {dh, dw}, i0 = groups,
+// i1/i2 = extra padding after H/W (conv2d, for padding="same" with even kernels) or
+// output_padding (conv_transpose2d); flags bit 0 = bias given.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "core/op.h"
+#include "core/ops/gemm.h"
+#include "core/parallel.h"
+#include "core/visit.h"
+
+namespace fw {
+using namespace detail;
+
+namespace {
+
+constexpr int64_t kMinCols = 256;
+constexpr int64_t kMaxColsBytes = int64_t(64) << 20;
+
+struct ConvGeom {
+  int64_t n, c, h, w;      // input
+  int64_t o, kh, kw;       // output channels, kernel
+  int64_t oh, ow;          // output spatial
+  int64_t sh, sw, ph, pw, dh, dw, groups;
+  int64_t ck() const { return c / groups * kh * kw; }
+};
+
+void check_conv_args(const OpCall& c, bool transposed) {
+  const Tensor &x = c.in[0], &w = c.in[1];
+  const char* op = c.def.name;
+  FW_CHECK(w.dim() == 4, "[", op, "] Expected 4-dimensional weight, but got weight of size ", w.sizes());
+  FW_CHECK(x.dim() == 4, "[", op, "] Expected 4-dimensional input for 4-dimensional weight ", w.sizes(), ", but got ",
+           x.dim(), "-dimensional input of size ", x.sizes(), " instead");
+  const DimVec &s = c.a.ints, &p = c.a.ints2, &d = c.a.ints3;
+  FW_CHECK(s[0] > 0 && s[1] > 0, "[", op, "] non-positive stride is not supported");
+  FW_CHECK(p[0] >= 0 && p[1] >= 0 && c.a.i1 >= 0 && c.a.i2 >= 0, "[", op, "] negative padding is not supported");
+  FW_CHECK(d[0] > 0 && d[1] > 0, "[", op, "] non-positive dilation is not supported");
+  FW_CHECK(c.a.i0 > 0, "[", op, "] non-positive groups is not supported");
+  FW_CHECK(x.dtype() == w.dtype(), "[", op, "] Input type (", dtype_name(x.dtype()), ") and weight type (",
+           dtype_name(w.dtype()), ") should be the same");
+  FW_CHECK(x.is_floating_point(), "[", op, "] not implemented for dtype ", dtype_str(x.dtype()));
+  int64_t g = c.a.i0, in_ch = transposed ? w.size(0) : w.size(1) * g;
+  FW_CHECK(w.size(0) >= g && w.size(0) % g == 0, "[", op, "] Given groups=", g, ", expected weight to be divisible by ",
+           g, " at dimension 0, but got weight of size ", w.sizes(), " instead");
+  FW_CHECK(x.size(1) == in_ch, "[", op, "] Given ", transposed ? "transposed=1" : "groups=", transposed ? "" : std::to_string(g),
+           ", weight of size ", w.sizes(), ", expected input", x.sizes(), " to have ", in_ch, " channels, but got ",
+           x.size(1), " channels instead");
+  int64_t out_ch = transposed ? w.size(1) * g : w.size(0);
+  if (c.a.flags & 1) {
+    const Tensor& b = c.in[2];
+    FW_CHECK(b.dim() == 1 && b.size(0) == out_ch, "[", op, "] Given ", transposed ? "transposed=1, " : "",
+             "weight of size ", w.sizes(), ", expected bias to be 1-dimensional with ", out_ch,
+             " elements, but got bias of size ", b.sizes(), " instead");
+    FW_CHECK(b.dtype() == x.dtype(), "[", op, "] Input type (", dtype_name(x.dtype()), ") and bias type (",
+             dtype_name(b.dtype()), ") should be the same");
+  }
+}
+
+ConvGeom conv_geom(const OpCall& c) {
+  const Tensor &x = c.in[0], &w = c.in[1];
+  ConvGeom g{x.size(0), x.size(1), x.size(2), x.size(3), w.size(0), w.size(2), w.size(3), 0, 0,
+             c.a.ints[0], c.a.ints[1], c.a.ints2[0], c.a.ints2[1], c.a.ints3[0], c.a.ints3[1], c.a.i0};
+  int64_t eh = g.h + g.ph * 2 + c.a.i1, ew = g.w + g.pw * 2 + c.a.i2;
+  int64_t kh = g.dh * (g.kh - 1) + 1, kw = g.dw * (g.kw - 1) + 1;
+  FW_CHECK(eh >= kh && ew >= kw, "[conv2d] Calculated padded input size per channel: (", eh, " x ", ew,
+           "). Kernel size: (", kh, " x ", kw, "). Kernel size can't be greater than actual input size");
+  g.oh = (eh - kh) / g.sh + 1;
+  g.ow = (ew - kw) / g.sw + 1;
+  return g;
+}
+
+void conv_meta(const OpCall& c, Metas& m) {
+  check_conv_args(c, false);
+  ConvGeom g = conv_geom(c);
+  m.push_back({DimVec{g.n, g.o, g.oh, g.ow}, c.in[0].dtype()});
+}
+
+// Unfolds channels [c0, c0 + cg) of one sample into cols rows (c, i, j), columns at `col0`
+// within rows of length ld.
+template <class T>
+void im2col(const T* x, const ConvGeom& g, int64_t cg, T* cols, int64_t ld) {
+  int64_t p = g.oh * g.ow;
+  for (int64_t ch = 0; ch < cg; ch++) {
+    const T* xc = x + ch * g.h * g.w;
+    for (int64_t i = 0; i < g.kh; i++) {
+      for (int64_t j = 0; j < g.kw; j++) {
+        T* row = cols + ((ch * g.kh + i) * g.kw + j) * ld;
+        int64_t woff = j * g.dw - g.pw;
+        // Output columns whose input column lands inside [0, w).
+        int64_t lo = woff >= 0 ? 0 : (-woff + g.sw - 1) / g.sw;
+        int64_t hi = std::min(g.ow, g.w - woff <= 0 ? 0 : (g.w - woff - 1) / g.sw + 1);
+        lo = std::min(lo, hi);
+        for (int64_t oh = 0; oh < g.oh; oh++) {
+          T* r = row + oh * g.ow;
+          int64_t h = oh * g.sh - g.ph + i * g.dh;
+          if (h < 0 || h >= g.h) {
+            std::fill(r, r + g.ow, T(0));
+            continue;
+          }
+          const T* xr = xc + h * g.w + woff;
+          std::fill(r, r + lo, T(0));
+          if (g.sw == 1) std::memcpy(r + lo, xr + lo, size_t(hi - lo) * sizeof(T));
+          else
+            for (int64_t k = lo; k < hi; k++) r[k] = xr[k * g.sw];
+          std::fill(r + hi, r + g.ow, T(0));
+        }
+      }
+    }
+  }
+  (void)p;
+}
+
+template <class T>
+void fill_bias(T* out, const T* bias, int64_t channels, int64_t p) {
+  for (int64_t k = 0; k < channels; k++) std::fill(out + k * p, out + (k + 1) * p, bias ? bias[k] : T(0));
+}
+
+template <class T>
+void conv_forward(const T* x, const T* w, const T* bias, T* y, const ConvGeom& g) {
+  int64_t p = g.oh * g.ow, cg = g.c / g.groups, og = g.o / g.groups, ck = g.ck();
+  bool pointwise = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0 && g.oh == g.h && g.ow == g.w;
+  int64_t nb = std::clamp<int64_t>((kMinCols + p - 1) / std::max<int64_t>(p, 1), 1, std::max<int64_t>(g.n, 1));
+  nb = std::max<int64_t>(1, std::min(nb, kMaxColsBytes / int64_t(sizeof(T)) / std::max<int64_t>(ck * p, 1)));
+  if (nb == 1) {
+    // One sample per GEMM, straight into the output; samples in parallel.
+    int64_t grain = g.n >= 2 ? 1 : 2;
+    parallel_for(0, g.n, grain, [&](int64_t b, int64_t e) {
+      std::vector<T> cols(pointwise ? 0 : size_t(ck * p));
+      for (int64_t s = b; s < e; s++) {
+        for (int64_t gr = 0; gr < g.groups; gr++) {
+          const T* xs = x + (s * g.c + gr * cg) * g.h * g.w;
+          T* ys = y + (s * g.o + gr * og) * p;
+          if (!pointwise) im2col(xs, g, cg, cols.data(), p);
+          fill_bias(ys, bias ? bias + gr * og : nullptr, og, p);
+          gemm<T>(og, p, ck, T(1), {w + gr * og * ck, ck, 1}, {pointwise ? xs : cols.data(), p, 1}, T(1), ys, p);
+        }
+      }
+    });
+    return;
+  }
+  // Several samples side by side in one wide GEMM.
+  std::vector<T> cols(size_t(ck * nb * p)), tmp(size_t(og * nb * p));
+  for (int64_t s0 = 0; s0 < g.n; s0 += nb) {
+    int64_t cnt = std::min(nb, g.n - s0), ld = cnt * p;
+    for (int64_t gr = 0; gr < g.groups; gr++) {
+      parallel_for(0, cnt, 1, [&](int64_t b, int64_t e) {
+        for (int64_t k = b; k < e; k++) im2col(x + ((s0 + k) * g.c + gr * cg) * g.h * g.w, g, cg, cols.data() + k * p, ld);
+      });
+      gemm<T>(og, ld, ck, T(1), {w + gr * og * ck, ck, 1}, {cols.data(), ld, 1}, T(0), tmp.data(), ld);
+      parallel_for(0, cnt * og, std::max<int64_t>(1, kGrainSize / p), [&](int64_t b, int64_t e) {
+        for (int64_t r = b; r < e; r++) {
+          int64_t k = r / og, oc = r % og;
+          const T* src = tmp.data() + oc * ld + k * p;
+          T* dst = y + ((s0 + k) * g.o + gr * og + oc) * p;
+          T bv = bias ? bias[gr * og + oc] : T(0);
+#pragma omp simd
+          for (int64_t q = 0; q < p; q++) dst[q] = src[q] + bv;
+        }
+      });
+    }
+  }
+}
+
+// Runs body<T>(x, w, bias, y) on contiguous compute-type (float for 16-bit floats) buffers.
+template <class Body>
+void conv_compute(const OpCall& c, const Tensor& out, Body body) {
+  ScalarType t = c.in[0].dtype(), ct = (t == kHalf || t == kBFloat16) ? kFloat : t;
+  Tensor x = cast(c.in[0], ct).contiguous(), w = cast(c.in[1], ct).contiguous();
+  Tensor b = (c.a.flags & 1) ? cast(c.in[2], ct).contiguous() : Tensor();
+  Tensor y = ct == t ? out : make_tensor(out.sizes(), ct);
+  visit_float(ct, c.def.name, [&]<class T>() {
+    body.template operator()<T>(x.data_ptr<T>(), w.data_ptr<T>(), b.defined() ? b.data_ptr<T>() : nullptr,
+                                y.data_ptr<T>());
+  });
+  if (!y.is_same(out)) const_cast<Tensor&>(out).copy_(y);
+}
+
+void conv_kernel(const OpCall& c, Outs& o) {
+  ConvGeom g = conv_geom(c);
+  if (o[0].numel() == 0) return;
+  conv_compute(c, o[0], [&]<class T>(const T* x, const T* w, const T* b, T* y) { conv_forward(x, w, b, y, g); });
+}
+
+// ---- transposed convolution
+
+ConvGeom convt_geom(const OpCall& c) {
+  const Tensor &x = c.in[0], &w = c.in[1];
+  int64_t groups = c.a.i0;
+  ConvGeom g{x.size(0), x.size(1), x.size(2), x.size(3), w.size(1) * groups, w.size(2), w.size(3), 0, 0,
+             c.a.ints[0], c.a.ints[1], c.a.ints2[0], c.a.ints2[1], c.a.ints3[0], c.a.ints3[1], groups};
+  g.oh = (g.h - 1) * g.sh - 2 * g.ph + g.dh * (g.kh - 1) + c.a.i1 + 1;
+  g.ow = (g.w - 1) * g.sw - 2 * g.pw + g.dw * (g.kw - 1) + c.a.i2 + 1;
+  return g;
+}
+
+void convt_meta(const OpCall& c, Metas& m) {
+  check_conv_args(c, true);
+  const DimVec &s = c.a.ints, &d = c.a.ints3;
+  int64_t oph = c.a.i1, opw = c.a.i2;
+  FW_CHECK((oph < s[0] || oph < d[0]) && (opw < s[1] || opw < d[1]), "[conv_transpose2d] output padding must be smaller "
+           "than either stride or dilation, but got output_padding_height: ", oph, " output_padding_width: ", opw,
+           " stride_height: ", s[0], " stride_width: ", s[1], " dilation_height: ", d[0], " dilation_width: ", d[1]);
+  ConvGeom g = convt_geom(c);
+  FW_CHECK(g.oh > 0 && g.ow > 0, "[conv_transpose2d] Given input size per channel: (", g.h, " x ", g.w,
+           "). Calculated output size per channel: (", g.oh, " x ", g.ow, "). Output size is too small");
+  m.push_back({DimVec{g.n, g.o, g.oh, g.ow}, c.in[0].dtype()});
+}
+
+// Adds cols rows (co, i, j) over input positions (h, w) into the output planes of one group.
+template <class T>
+void col2im(const T* cols, const ConvGeom& g, int64_t og, T* y) {
+  int64_t p = g.h * g.w;
+  for (int64_t co = 0; co < og; co++) {
+    T* yc = y + co * g.oh * g.ow;
+    for (int64_t i = 0; i < g.kh; i++) {
+      for (int64_t j = 0; j < g.kw; j++) {
+        const T* row = cols + ((co * g.kh + i) * g.kw + j) * p;
+        for (int64_t h = 0; h < g.h; h++) {
+          int64_t oh = h * g.sh - g.ph + i * g.dh;
+          if (oh < 0 || oh >= g.oh) continue;
+          for (int64_t w = 0; w < g.w; w++) {
+            int64_t ow = w * g.sw - g.pw + j * g.dw;
+            if (ow >= 0 && ow < g.ow) yc[oh * g.ow + ow] += row[h * g.w + w];
+          }
+        }
+      }
+    }
+  }
+}
+
+template <class T>
+void convt_forward(const T* x, const T* w, const T* bias, T* y, const ConvGeom& g) {
+  int64_t p = g.h * g.w, q = g.oh * g.ow, cg = g.c / g.groups, og = g.o / g.groups, rows = og * g.kh * g.kw;
+  parallel_for(0, g.n, 1, [&](int64_t b, int64_t e) {
+    std::vector<T> cols(size_t(rows * p));
+    for (int64_t s = b; s < e; s++) {
+      for (int64_t gr = 0; gr < g.groups; gr++) {
+        T* ys = y + (s * g.o + gr * og) * q;
+        fill_bias(ys, bias ? bias + gr * og : nullptr, og, q);
+        // cols = W_g^T x_g: W_g is [cg, rows] row-major, so its transpose has unit row stride.
+        gemm<T>(rows, p, cg, T(1), {w + gr * cg * rows, 1, rows}, {x + (s * g.c + gr * cg) * p, p, 1}, T(0),
+                cols.data(), p);
+        col2im(cols.data(), g, og, ys);
+      }
+    }
+  });
+}
+
+void convt_kernel(const OpCall& c, Outs& o) {
+  ConvGeom g = convt_geom(c);
+  if (o[0].numel() == 0) return;
+  conv_compute(c, o[0], [&]<class T>(const T* x, const T* w, const T* b, T* y) { convt_forward(x, w, b, y, g); });
+}
+
+// ---- public functions
+
+DimVec expand_conv_arg(IntArrayRef v, size_t n, const char* op, const char* what) {
+  FW_CHECK(v.size() == 1 || v.size() == n, "[", op, "] expected ", what, " to be a single integer value or a list of ",
+           n, " values to match the convolution dimensions, but got ", what, "=", v);
+  DimVec out;
+  for (size_t i = 0; i < n; i++) out.push_back(v.size() == 1 ? v[0] : v[i]);
+  return out;
+}
+
+OpAttrs conv_attrs(const char* op, size_t nd, IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
+                   int64_t groups, const Tensor& b) {
+  OpAttrs a;
+  a.ints = expand_conv_arg(stride, nd, op, "stride");
+  a.ints2 = expand_conv_arg(padding, nd, op, "padding");
+  a.ints3 = expand_conv_arg(dilation, nd, op, "dilation");
+  if (nd == 1) a.ints.insert(0, 1), a.ints2.insert(0, 0), a.ints3.insert(0, 1);
+  a.i0 = groups;
+  a.flags = b.defined() ? 1 : 0;
+  return a;
+}
+
+std::vector<Tensor> conv_inputs(const Tensor& x, const Tensor& w, const Tensor& b) {
+  std::vector<Tensor> in{x, w};
+  if (b.defined()) in.push_back(b);
+  return in;
+}
+
+// Adds the batch dim to an unbatched input (libtorch accepts (C, *) as well as (N, C, *)).
+bool unbatched(const Tensor& x, int64_t spatial, const char* op) {
+  FW_CHECK(x.dim() == spatial + 1 || x.dim() == spatial + 2, "[", op, "] Expected ", spatial + 1, "D (unbatched) or ",
+           spatial + 2, "D (batched) input to ", op, ", but got input of size: ", x.sizes());
+  return x.dim() == spatial + 1;
+}
+
+Tensor conv2d_impl(const Tensor& x, const Tensor& w, const Tensor& b, const OpAttrs& a) {
+  bool ub = unbatched(x, 2, "conv2d");
+  Tensor y = dispatch1(OpId::conv2d, conv_inputs(ub ? x.unsqueeze(0) : x, w, b), a);
+  return ub ? y.squeeze(0) : y;
+}
+
+Tensor conv1d_impl(const Tensor& x, const Tensor& w, const Tensor& b, const OpAttrs& a) {
+  bool ub = unbatched(x, 1, "conv1d");
+  FW_CHECK(w.dim() == 3, "[conv1d] Expected 3-dimensional weight, but got weight of size ", w.sizes());
+  Tensor x4 = (ub ? x.unsqueeze(0) : x).unsqueeze(2);
+  Tensor y = dispatch1(OpId::conv2d, conv_inputs(x4, w.unsqueeze(2), b), a).squeeze(2);
+  return ub ? y.squeeze(0) : y;
+}
+
+// padding="same"/"valid": symmetric padding, with the odd remainder of "same" after the input.
+OpAttrs string_padding_attrs(const char* op, size_t nd, const Tensor& w, IntArrayRef stride, const std::string& padding,
+                             IntArrayRef dilation, int64_t groups, const Tensor& b) {
+  FW_CHECK(padding == "same" || padding == "valid", "[", op, "] Invalid padding string: '", padding, "'");
+  OpAttrs a = conv_attrs(op, nd, stride, 0, dilation, groups, b);
+  if (padding == "valid") return a;
+  for (int64_t s : a.ints) FW_CHECK(s == 1, "[", op, "] padding='same' is not supported for strided convolutions");
+  FW_CHECK(w.dim() == int64_t(nd) + 2, "[", op, "] Expected ", nd + 2, "-dimensional weight, but got weight of size ",
+           w.sizes());
+  int64_t extra[2] = {0, 0};
+  for (size_t i = 0; i < nd; i++) {
+    size_t d = i + (nd == 1 ? 1 : 0);
+    int64_t total = a.ints3[d] * (w.size(int64_t(2 + i)) - 1);
+    a.ints2[d] = total / 2;
+    extra[d] = total - 2 * (total / 2);
+  }
+  a.i1 = extra[0];
+  a.i2 = extra[1];
+  return a;
+}
+
+}  // namespace
+
+FW_DEFINE_OP(conv2d) { d.meta = conv_meta; d.cpu = conv_kernel; }
+FW_DEFINE_OP(conv_transpose2d) { d.meta = convt_meta; d.cpu = convt_kernel; }
+
+Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, IntArrayRef stride, IntArrayRef padding,
+              IntArrayRef dilation, int64_t groups) {
+  return conv2d_impl(x, w, b, conv_attrs("conv2d", 2, stride, padding, dilation, groups, b));
+}
+Tensor conv1d(const Tensor& x, const Tensor& w, const Tensor& b, IntArrayRef stride, IntArrayRef padding,
+              IntArrayRef dilation, int64_t groups) {
+  return conv1d_impl(x, w, b, conv_attrs("conv1d", 1, stride, padding, dilation, groups, b));
+}
+Tensor detail::conv_padding_mode(int64_t nd, const Tensor& x, const Tensor& w, const Tensor& b, IntArrayRef stride,
+                                 const std::string& padding, IntArrayRef dilation, int64_t groups) {
+  const char* op = nd == 1 ? "conv1d" : "conv2d";
+  OpAttrs a = string_padding_attrs(op, size_t(nd), w, stride, padding, dilation, groups, b);
+  return nd == 1 ? conv1d_impl(x, w, b, a) : conv2d_impl(x, w, b, a);
+}
+
+Tensor conv_transpose2d(const Tensor& x, const Tensor& w, const Tensor& b, IntArrayRef stride, IntArrayRef padding,
+                        IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {
+  bool ub = unbatched(x, 2, "conv_transpose2d");
+  OpAttrs a = conv_attrs("conv_transpose2d", 2, stride, padding, dilation, groups, b);
+  DimVec op = expand_conv_arg(output_padding, 2, "conv_transpose2d", "output_padding");
+  a.i1 = op[0];
+  a.i2 = op[1];
+  Tensor y = dispatch1(OpId::conv_transpose2d, conv_inputs(ub ? x.unsqueeze(0) : x, w, b), a);
+  return ub ? y.squeeze(0) : y;
+}
+Tensor conv_transpose1d(const Tensor& x, const Tensor& w, const Tensor& b, IntArrayRef stride, IntArrayRef padding,
+                        IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {
+  bool ub = unbatched(x, 1, "conv_transpose1d");
+  FW_CHECK(w.dim() == 3, "[conv_transpose1d] Expected 3-dimensional weight, but got weight of size ", w.sizes());
+  OpAttrs a = conv_attrs("conv_transpose1d", 1, stride, padding, dilation, groups, b);
+  a.i2 = expand_conv_arg(output_padding, 1, "conv_transpose1d", "output_padding")[0];
+  Tensor x4 = (ub ? x.unsqueeze(0) : x).unsqueeze(2);
+  Tensor y = dispatch1(OpId::conv_transpose2d, conv_inputs(x4, w.unsqueeze(2), b), a).squeeze(2);
+  return ub ? y.squeeze(0) : y;
+}
+
+}  // namespace fw

@@ -1,0 +1,278 @@
+// Pooling: max_pool2d_with_indices, avg_pool2d, adaptive_avg_pool2d (primitives over (N, C, H, W)
+// or unbatched (C, H, W) inputs) and their 1-D composites, which view (N, C, L) as (N, C, 1, L).
+// attrs: ints = {kh, kw, sh, sw}; ints2 = {ph, pw}; ints3 = {dh, dw} (max); flags bit 0 = ceil_mode,
+// bit 1 = count_include_pad (avg); i0 = divisor_override (avg, 0 = none).
+#include <cmath>
+
+#include "core/convert.h"
+#include "core/op.h"
+#include "core/parallel.h"
+#include "core/visit.h"
+
+namespace fw {
+using namespace detail;
+
+namespace {
+
+int64_t pool_out(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dil, bool ceil_mode) {
+  int64_t num = in + 2 * pad - dil * (k - 1) - 1 + (ceil_mode ? stride - 1 : 0);
+  int64_t out = (num >= 0 ? num / stride : -((-num + stride - 1) / stride)) + 1;
+  if (ceil_mode && (out - 1) * stride >= in + pad) out--;
+  return out;
+}
+
+struct Pool2d {
+  int64_t kh, kw, sh, sw, ph, pw, dh = 1, dw = 1;
+  int64_t n, c, ih, iw, oh, ow;  // n = 1 for unbatched input
+};
+
+Pool2d pool_geometry(const OpCall& c, bool dilated) {
+  const Tensor& x = c.in[0];
+  const char* op = c.def.name;
+  const DimVec& k = c.a.ints;
+  Pool2d g{k[0], k[1], k[2], k[3], c.a.ints2[0], c.a.ints2[1]};
+  if (dilated) g.dh = c.a.ints3[0], g.dw = c.a.ints3[1];
+  FW_CHECK(g.kh > 0 && g.kw > 0, "[", op, "] kernel size should be greater than zero, but got kH: ", g.kh,
+           " kW: ", g.kw);
+  FW_CHECK(g.sh > 0 && g.sw > 0, "[", op, "] stride should be greater than zero, but got dH: ", g.sh, " dW: ", g.sw);
+  FW_CHECK(g.dh > 0 && g.dw > 0, "[", op, "] dilation should be greater than zero, but got dilationH: ", g.dh,
+           " dilationW: ", g.dw);
+  FW_CHECK(g.ph >= 0 && g.pw >= 0 && g.ph <= g.kh / 2 && g.pw <= g.kw / 2, "[", op,
+           "] pad should be at most half of kernel size, but got pad=", g.ph > g.kh / 2 ? g.ph : g.pw,
+           " and kernel_size=", g.ph > g.kh / 2 ? g.kh : g.kw);
+  bool ok = (x.dim() == 3 || x.dim() == 4) && x.size(-1) > 0 && x.size(-2) > 0 && x.size(-3) > 0;
+  FW_CHECK(ok, "[", op, "] Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but got:",
+           x.sizes());
+  g.n = x.dim() == 4 ? x.size(0) : 1;
+  g.c = x.size(-3), g.ih = x.size(-2), g.iw = x.size(-1);
+  bool ceil_mode = c.a.flags & 1;
+  g.oh = pool_out(g.ih, g.kh, g.ph, g.sh, g.dh, ceil_mode);
+  g.ow = pool_out(g.iw, g.kw, g.pw, g.sw, g.dw, ceil_mode);
+  FW_CHECK(g.oh >= 1 && g.ow >= 1, "[", op, "] Given input size: (", g.c, "x", g.ih, "x", g.iw,
+           "). Calculated output size: (", g.c, "x", g.oh, "x", g.ow, "). Output size is too small");
+  return g;
+}
+
+DimVec out_sizes(const Tensor& x, int64_t oh, int64_t ow) {
+  DimVec s(x.sizes());
+  s[s.size() - 2] = oh;
+  s[s.size() - 1] = ow;
+  return s;
+}
+
+void max_pool_meta(const OpCall& c, Metas& m) {
+  Pool2d g = pool_geometry(c, true);
+  FW_CHECK(c.in[0].dtype() != kBool && !c.in[0].is_complex(), "[max_pool2d] not implemented for dtype ",
+           dtype_str(c.in[0].dtype()));
+  m.push_back({out_sizes(c.in[0], g.oh, g.ow), c.in[0].dtype()});
+  m.push_back({out_sizes(c.in[0], g.oh, g.ow), kLong});
+}
+
+// NaN wins (the last NaN of the window, as PyTorch); indices are flat positions in the input plane.
+template <class T>
+void max_pool_plane(const T* x, T* y, int64_t* idx, const Pool2d& g) {
+  for (int64_t oh = 0; oh < g.oh; oh++) {
+    int64_t h0 = oh * g.sh - g.ph;
+    int64_t hf = h0;
+    while (hf < 0) hf += g.dh;
+    for (int64_t ow = 0; ow < g.ow; ow++) {
+      int64_t w0 = ow * g.sw - g.pw;
+      int64_t wf = w0;
+      while (wf < 0) wf += g.dw;
+      T best = -std::numeric_limits<T>::infinity();
+      if constexpr (!std::numeric_limits<T>::has_infinity) best = std::numeric_limits<T>::lowest();
+      int64_t bi = hf * g.iw + wf;
+      for (int64_t i = 0; i < g.kh; i++) {
+        int64_t h = h0 + i * g.dh;
+        if (h < 0 || h >= g.ih) continue;
+        for (int64_t j = 0; j < g.kw; j++) {
+          int64_t w = w0 + j * g.dw;
+          if (w < 0 || w >= g.iw) continue;
+          T v = x[h * g.iw + w];
+          if (v > best || v != v) best = v, bi = h * g.iw + w;
+        }
+      }
+      y[oh * g.ow + ow] = best;
+      idx[oh * g.ow + ow] = bi;
+    }
+  }
+}
+
+// Runs body<T>(x, y) with x, y contiguous in compute type (float for 16-bit floats).
+template <class Body>
+void pool_compute(const char* op, const Tensor& in, const Tensor& out, Body body) {
+  ScalarType t = in.dtype(), ct = (t == kHalf || t == kBFloat16) ? kFloat : t;
+  Tensor x = cast(in, ct).contiguous();
+  Tensor y = ct == t ? out : make_tensor(out.sizes(), ct);
+  visit_real(ct, op, [&]<class T>() { body.template operator()<T>(x.data_ptr<T>(), y.data_ptr<T>()); });
+  if (!y.is_same(out)) const_cast<Tensor&>(out).copy_(y);
+}
+
+void max_pool_kernel(const OpCall& c, Outs& o) {
+  Pool2d g = pool_geometry(c, true);
+  int64_t* pi = o[1].data_ptr<int64_t>();
+  pool_compute("max_pool2d", c.in[0], o[0], [&]<class T>(const T* x, T* y) {
+    parallel_for(0, g.n * g.c, std::max<int64_t>(1, kGrainSize / (g.oh * g.ow * g.kh * g.kw)), [&](int64_t b, int64_t e) {
+      for (int64_t p = b; p < e; p++)
+        max_pool_plane(x + p * g.ih * g.iw, y + p * g.oh * g.ow, pi + p * g.oh * g.ow, g);
+    });
+  });
+}
+
+void avg_pool_meta(const OpCall& c, Metas& m) {
+  Pool2d g = pool_geometry(c, false);
+  const Tensor& x = c.in[0];
+  FW_CHECK(x.dtype() != kBool && !x.is_complex(), "[avg_pool2d] not implemented for dtype ", dtype_str(x.dtype()));
+  FW_CHECK(!(c.a.flags & 4) || c.a.i0 != 0, "[avg_pool2d] divisor must be not zero");
+  m.push_back({out_sizes(x, g.oh, g.ow), x.dtype()});
+}
+
+template <class T>
+using PoolAcc = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
+
+void avg_pool_kernel(const OpCall& c, Outs& o) {
+  Pool2d g = pool_geometry(c, false);
+  bool include_pad = c.a.flags & 2, has_div = c.a.flags & 4;
+  pool_compute("avg_pool2d", c.in[0], o[0], [&]<class T>(const T* x, T* y) {
+    parallel_for(0, g.n * g.c, std::max<int64_t>(1, kGrainSize / (g.oh * g.ow * g.kh * g.kw)), [&](int64_t b, int64_t e) {
+      for (int64_t p = b; p < e; p++) {
+        const T* xp = x + p * g.ih * g.iw;
+        T* yp = y + p * g.oh * g.ow;
+        for (int64_t oh = 0; oh < g.oh; oh++) {
+          for (int64_t ow = 0; ow < g.ow; ow++) {
+            int64_t h0 = oh * g.sh - g.ph, w0 = ow * g.sw - g.pw;
+            int64_t h1 = std::min(h0 + g.kh, g.ih + g.ph), w1 = std::min(w0 + g.kw, g.iw + g.pw);
+            int64_t padded = (h1 - h0) * (w1 - w0);
+            h0 = std::max<int64_t>(h0, 0), w0 = std::max<int64_t>(w0, 0);
+            h1 = std::min(h1, g.ih), w1 = std::min(w1, g.iw);
+            PoolAcc<T> s = 0;
+            for (int64_t h = h0; h < h1; h++)
+              for (int64_t w = w0; w < w1; w++) s += PoolAcc<T>(xp[h * g.iw + w]);
+            int64_t div = has_div ? c.a.i0 : include_pad ? padded : (h1 - h0) * (w1 - w0);
+            yp[oh * g.ow + ow] = div == 0 ? T(0) : T(s / PoolAcc<T>(div));
+          }
+        }
+      }
+    });
+  });
+}
+
+void adaptive_meta(const OpCall& c, Metas& m) {
+  const Tensor& x = c.in[0];
+  FW_CHECK(c.a.ints.size() == 2, "[adaptive_avg_pool2d] output_size must be 2, got ", c.a.ints.size());
+  FW_CHECK(x.dim() == 3 || x.dim() == 4, "[adaptive_avg_pool2d] Expected 3D or 4D tensor, but got ", x.sizes());
+  for (int64_t d = x.dim() - 3; d < x.dim(); d++)
+    FW_CHECK(x.size(d) > 0, "[adaptive_avg_pool2d] Expected input to have non-zero size for non-batch dimensions, "
+             "but input has sizes ", x.sizes(), " with dimension ", d, " being empty");
+  FW_CHECK(c.a.ints[0] >= 0 && c.a.ints[1] >= 0, "[adaptive_avg_pool2d] output_size must be non-negative, got ",
+           c.a.ints);
+  FW_CHECK(x.is_floating_point(), "[adaptive_avg_pool2d] not implemented for dtype ", dtype_str(x.dtype()));
+  m.push_back({out_sizes(x, c.a.ints[0], c.a.ints[1]), x.dtype()});
+}
+
+void adaptive_kernel(const OpCall& c, Outs& o) {
+  const Tensor& in = c.in[0];
+  int64_t ih = in.size(-2), iw = in.size(-1), oh = c.a.ints[0], ow = c.a.ints[1];
+  int64_t planes = in.numel() / (ih * iw);
+  pool_compute("adaptive_avg_pool2d", in, o[0], [&]<class T>(const T* x, T* y) {
+    parallel_for(0, planes, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(ih * iw, 1)), [&](int64_t b, int64_t e) {
+      for (int64_t p = b; p < e; p++) {
+        for (int64_t i = 0; i < oh; i++) {
+          int64_t h0 = i * ih / oh, h1 = ((i + 1) * ih + oh - 1) / oh;
+          for (int64_t j = 0; j < ow; j++) {
+            int64_t w0 = j * iw / ow, w1 = ((j + 1) * iw + ow - 1) / ow;
+            double s = 0;
+            for (int64_t h = h0; h < h1; h++)
+              for (int64_t w = w0; w < w1; w++) s += double(x[p * ih * iw + h * iw + w]);
+            y[p * oh * ow + i * ow + j] = T(s / double((h1 - h0) * (w1 - w0)));
+          }
+        }
+      }
+    });
+  });
+}
+
+// libtorch's ExpandingArray rule: one value stands for every spatial dim.
+DimVec expand_arg(IntArrayRef v, size_t n, const char* op, const char* what) {
+  FW_CHECK(v.size() == 1 || v.size() == n, "[", op, "] ", what, " must be a single int or a tuple of ", n,
+           " ints, got ", v);
+  DimVec out;
+  for (size_t i = 0; i < n; i++) out.push_back(v.size() == 1 ? v[0] : v[i]);
+  return out;
+}
+
+OpAttrs pool_attrs(const char* op, size_t nd, IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding,
+                   IntArrayRef dilation, bool ceil_mode) {
+  DimVec k = expand_arg(kernel, nd, op, "kernel_size");
+  DimVec s = stride.empty() ? k : expand_arg(stride, nd, op, "stride");
+  DimVec p = expand_arg(padding, nd, op, "padding"), d = expand_arg(dilation, nd, op, "dilation");
+  if (nd == 1) k.insert(0, 1), s.insert(0, 1), p.insert(0, 0), d.insert(0, 1);
+  OpAttrs a;
+  a.ints = DimVec{k[0], k[1], s[0], s[1]};
+  a.ints2 = p;
+  a.ints3 = d;
+  a.flags = ceil_mode ? 1 : 0;
+  return a;
+}
+
+void check_1d_input(const Tensor& x, const char* op) {
+  FW_CHECK((x.dim() == 2 || x.dim() == 3) && x.size(-1) > 0 && x.size(-2) > 0, "[", op,
+           "] Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for input, but got:", x.sizes());
+}
+
+}  // namespace
+
+FW_DEFINE_OP(max_pool2d_with_indices) { d.meta = max_pool_meta; d.cpu = max_pool_kernel; }
+FW_DEFINE_OP(avg_pool2d) { d.meta = avg_pool_meta; d.cpu = avg_pool_kernel; }
+FW_DEFINE_OP(adaptive_avg_pool2d) { d.meta = adaptive_meta; d.cpu = adaptive_kernel; }
+
+std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& x, IntArrayRef kernel, IntArrayRef stride,
+                                                   IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
+  Outs o = dispatch(OpId::max_pool2d_with_indices, {x},
+                    pool_attrs("max_pool2d", 2, kernel, stride, padding, dilation, ceil_mode));
+  return {o[0], o[1]};
+}
+Tensor max_pool2d(const Tensor& x, IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
+                  bool ceil_mode) {
+  return std::get<0>(max_pool2d_with_indices(x, kernel, stride, padding, dilation, ceil_mode));
+}
+std::tuple<Tensor, Tensor> max_pool1d_with_indices(const Tensor& x, IntArrayRef kernel, IntArrayRef stride,
+                                                   IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
+  check_1d_input(x, "max_pool1d");
+  Outs o = dispatch(OpId::max_pool2d_with_indices, {x.unsqueeze(-2)},
+                    pool_attrs("max_pool1d", 1, kernel, stride, padding, dilation, ceil_mode));
+  return {o[0].squeeze(-2), o[1].squeeze(-2)};
+}
+Tensor max_pool1d(const Tensor& x, IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
+                  bool ceil_mode) {
+  return std::get<0>(max_pool1d_with_indices(x, kernel, stride, padding, dilation, ceil_mode));
+}
+
+Tensor avg_pool2d(const Tensor& x, IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
+                  bool count_include_pad, std::optional<int64_t> divisor_override) {
+  OpAttrs a = pool_attrs("avg_pool2d", 2, kernel, stride, padding, 1, ceil_mode);
+  a.flags |= (count_include_pad ? 2 : 0) | (divisor_override ? 4 : 0);
+  a.i0 = divisor_override.value_or(0);
+  return dispatch1(OpId::avg_pool2d, {x}, a);
+}
+Tensor avg_pool1d(const Tensor& x, IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
+                  bool count_include_pad) {
+  check_1d_input(x, "avg_pool1d");
+  OpAttrs a = pool_attrs("avg_pool1d", 1, kernel, stride, padding, 1, ceil_mode);
+  a.flags |= count_include_pad ? 2 : 0;
+  return dispatch1(OpId::avg_pool2d, {x.unsqueeze(-2)}, a).squeeze(-2);
+}
+
+Tensor adaptive_avg_pool2d(const Tensor& x, IntArrayRef output_size) {
+  OpAttrs a;
+  a.ints = expand_arg(output_size, 2, "adaptive_avg_pool2d", "output_size");
+  return dispatch1(OpId::adaptive_avg_pool2d, {x}, a);
+}
+Tensor adaptive_avg_pool1d(const Tensor& x, IntArrayRef output_size) {
+  check_1d_input(x, "adaptive_avg_pool1d");
+  OpAttrs a;
+  a.ints = DimVec{1, expand_arg(output_size, 1, "adaptive_avg_pool1d", "output_size")[0]};
+  return dispatch1(OpId::adaptive_avg_pool2d, {x.unsqueeze(-2)}, a).squeeze(-2);
+}
+
+}  // namespace fw

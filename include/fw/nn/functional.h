@@ -1,0 +1,294 @@
+// fw::nn::functional: libtorch's torch::nn::functional (names, option structs and defaults)
+// over fw's ops. `namespace F = fw::nn::functional;` then F::conv2d(x, w, F::Conv2dFuncOptions().padding(1)).
+#pragma once
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "fw/nn/options.h"
+#include "fw/ops.h"
+
+namespace fw::nn::functional {
+
+// ---- activations
+
+// inplace: write the result into the input.
+struct ReLUFuncOptions {
+  ReLUFuncOptions(bool inplace = false) : inplace_(inplace) {}
+  FW_ARG(bool, inplace);
+};
+using ReLU6FuncOptions = ReLUFuncOptions;
+using SELUFuncOptions = ReLUFuncOptions;
+struct GELUFuncOptions {
+  FW_ARG(std::string, approximate) = "none";
+};
+struct LeakyReLUFuncOptions {
+  FW_ARG(double, negative_slope) = 1e-2;
+  FW_ARG(bool, inplace) = false;
+};
+struct ELUFuncOptions {
+  FW_ARG(double, alpha) = 1.0;
+  FW_ARG(bool, inplace) = false;
+};
+struct HardtanhFuncOptions {
+  FW_ARG(double, min_val) = -1.0;
+  FW_ARG(double, max_val) = 1.0;
+  FW_ARG(bool, inplace) = false;
+};
+struct SoftplusFuncOptions {
+  FW_ARG(double, beta) = 1.0;
+  FW_ARG(double, threshold) = 20.0;
+};
+
+namespace detail {
+inline Tensor maybe_inplace(Tensor x, const Tensor& y, bool inplace) { return inplace ? x.copy_(y) : y; }
+}  // namespace detail
+
+inline Tensor relu(Tensor x, const ReLUFuncOptions& o = {}) { return o.inplace() ? fw::relu_(x) : fw::relu(x); }
+inline Tensor relu6(Tensor x, const ReLU6FuncOptions& o = {}) { return detail::maybe_inplace(x, fw::relu6(x), o.inplace()); }
+inline Tensor selu(Tensor x, const SELUFuncOptions& o = {}) { return detail::maybe_inplace(x, fw::selu(x), o.inplace()); }
+inline Tensor gelu(const Tensor& x, const GELUFuncOptions& o = {}) { return fw::gelu(x, o.approximate()); }
+inline Tensor silu(const Tensor& x) { return fw::silu(x); }
+inline Tensor mish(const Tensor& x) { return fw::mish(x); }
+inline Tensor hardswish(const Tensor& x) { return fw::hardswish(x); }
+inline Tensor hardsigmoid(const Tensor& x) { return fw::hardsigmoid(x); }
+inline Tensor logsigmoid(const Tensor& x) { return fw::log_sigmoid(x); }
+inline Tensor leaky_relu(Tensor x, const LeakyReLUFuncOptions& o = {}) {
+  return detail::maybe_inplace(x, fw::leaky_relu(x, o.negative_slope()), o.inplace());
+}
+inline Tensor elu(Tensor x, const ELUFuncOptions& o = {}) {
+  return detail::maybe_inplace(x, fw::elu(x, o.alpha()), o.inplace());
+}
+inline Tensor hardtanh(Tensor x, const HardtanhFuncOptions& o = {}) {
+  return detail::maybe_inplace(x, fw::hardtanh(x, o.min_val(), o.max_val()), o.inplace());
+}
+inline Tensor softplus(const Tensor& x, const SoftplusFuncOptions& o = {}) {
+  return fw::softplus(x, o.beta(), o.threshold());
+}
+
+// ---- softmax
+
+struct SoftmaxFuncOptions {
+  SoftmaxFuncOptions(int64_t dim) : dim_(dim) {}
+  FW_ARG(int64_t, dim);
+  FW_ARG(std::optional<ScalarType>, dtype) = std::nullopt;
+};
+using LogSoftmaxFuncOptions = SoftmaxFuncOptions;
+inline Tensor softmax(const Tensor& x, const SoftmaxFuncOptions& o) { return fw::softmax(x, o.dim(), o.dtype()); }
+inline Tensor log_softmax(const Tensor& x, const LogSoftmaxFuncOptions& o) {
+  return fw::log_softmax(x, o.dim(), o.dtype());
+}
+
+// ---- linear and convolution
+
+inline Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b = {}) { return fw::linear(x, w, b); }
+
+template <size_t D>
+struct ConvFuncOptions {
+  using padding_t = std::variant<ExpandingArray<D>, enumtype::kValid, enumtype::kSame>;
+  FW_ARG(Tensor, bias);
+  FW_ARG(ExpandingArray<D>, stride) = 1;
+  FW_ARG(padding_t, padding) = ExpandingArray<D>(0);
+  FW_ARG(ExpandingArray<D>, dilation) = 1;
+  FW_ARG(int64_t, groups) = 1;
+
+ public:
+  // Integer paddings: one value or one per spatial dim.
+  auto padding(int64_t p) -> decltype(*this) { return padding(padding_t(ExpandingArray<D>(p))); }
+  auto padding(std::initializer_list<int64_t> p) -> decltype(*this) { return padding(padding_t(ExpandingArray<D>(p))); }
+};
+using Conv1dFuncOptions = ConvFuncOptions<1>;
+using Conv2dFuncOptions = ConvFuncOptions<2>;
+
+template <size_t D>
+struct ConvTransposeFuncOptions {
+  FW_ARG(Tensor, bias);
+  FW_ARG(ExpandingArray<D>, stride) = 1;
+  FW_ARG(ExpandingArray<D>, padding) = 0;
+  FW_ARG(ExpandingArray<D>, output_padding) = 0;
+  FW_ARG(int64_t, groups) = 1;
+  FW_ARG(ExpandingArray<D>, dilation) = 1;
+};
+using ConvTranspose1dFuncOptions = ConvTransposeFuncOptions<1>;
+using ConvTranspose2dFuncOptions = ConvTransposeFuncOptions<2>;
+
+namespace detail {
+template <size_t D, class Fn>
+Tensor conv(const Tensor& x, const Tensor& w, const ConvFuncOptions<D>& o, Fn int_padding) {
+  if (auto* p = std::get_if<ExpandingArray<D>>(&o.padding())) return int_padding(IntArrayRef(*p));
+  std::string mode = std::holds_alternative<enumtype::kSame>(o.padding()) ? "same" : "valid";
+  return fw::detail::conv_padding_mode(int64_t(D), x, w, o.bias(), o.stride(), mode, o.dilation(), o.groups());
+}
+}  // namespace detail
+
+inline Tensor conv1d(const Tensor& x, const Tensor& w, const Conv1dFuncOptions& o = {}) {
+  return detail::conv<1>(x, w, o, [&](IntArrayRef p) { return fw::conv1d(x, w, o.bias(), o.stride(), p, o.dilation(), o.groups()); });
+}
+inline Tensor conv2d(const Tensor& x, const Tensor& w, const Conv2dFuncOptions& o = {}) {
+  return detail::conv<2>(x, w, o, [&](IntArrayRef p) { return fw::conv2d(x, w, o.bias(), o.stride(), p, o.dilation(), o.groups()); });
+}
+inline Tensor conv_transpose1d(const Tensor& x, const Tensor& w, const ConvTranspose1dFuncOptions& o = {}) {
+  return fw::conv_transpose1d(x, w, o.bias(), o.stride(), o.padding(), o.output_padding(), o.groups(), o.dilation());
+}
+inline Tensor conv_transpose2d(const Tensor& x, const Tensor& w, const ConvTranspose2dFuncOptions& o = {}) {
+  return fw::conv_transpose2d(x, w, o.bias(), o.stride(), o.padding(), o.output_padding(), o.groups(), o.dilation());
+}
+
+// ---- pooling
+
+template <size_t D>
+struct MaxPoolFuncOptions {
+  MaxPoolFuncOptions(ExpandingArray<D> kernel_size) : kernel_size_(kernel_size), stride_(kernel_size) {}
+  FW_ARG(ExpandingArray<D>, kernel_size);
+  FW_ARG(ExpandingArray<D>, stride);
+  FW_ARG(ExpandingArray<D>, padding) = 0;
+  FW_ARG(ExpandingArray<D>, dilation) = 1;
+  FW_ARG(bool, ceil_mode) = false;
+};
+using MaxPool1dFuncOptions = MaxPoolFuncOptions<1>;
+using MaxPool2dFuncOptions = MaxPoolFuncOptions<2>;
+
+template <size_t D>
+struct AvgPoolFuncOptions {
+  AvgPoolFuncOptions(ExpandingArray<D> kernel_size) : kernel_size_(kernel_size), stride_(kernel_size) {}
+  FW_ARG(ExpandingArray<D>, kernel_size);
+  FW_ARG(ExpandingArray<D>, stride);
+  FW_ARG(ExpandingArray<D>, padding) = 0;
+  FW_ARG(bool, ceil_mode) = false;
+  FW_ARG(bool, count_include_pad) = true;
+  FW_ARG(std::optional<int64_t>, divisor_override) = std::nullopt;
+};
+using AvgPool1dFuncOptions = AvgPoolFuncOptions<1>;
+using AvgPool2dFuncOptions = AvgPoolFuncOptions<2>;
+
+template <size_t D>
+struct AdaptiveAvgPoolFuncOptions {
+  AdaptiveAvgPoolFuncOptions(ExpandingArray<D> output_size) : output_size_(output_size) {}
+  FW_ARG(ExpandingArray<D>, output_size);
+};
+using AdaptiveAvgPool1dFuncOptions = AdaptiveAvgPoolFuncOptions<1>;
+using AdaptiveAvgPool2dFuncOptions = AdaptiveAvgPoolFuncOptions<2>;
+
+inline Tensor max_pool1d(const Tensor& x, const MaxPool1dFuncOptions& o) {
+  return fw::max_pool1d(x, o.kernel_size(), o.stride(), o.padding(), o.dilation(), o.ceil_mode());
+}
+inline Tensor max_pool2d(const Tensor& x, const MaxPool2dFuncOptions& o) {
+  return fw::max_pool2d(x, o.kernel_size(), o.stride(), o.padding(), o.dilation(), o.ceil_mode());
+}
+inline std::tuple<Tensor, Tensor> max_pool1d_with_indices(const Tensor& x, const MaxPool1dFuncOptions& o) {
+  return fw::max_pool1d_with_indices(x, o.kernel_size(), o.stride(), o.padding(), o.dilation(), o.ceil_mode());
+}
+inline std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& x, const MaxPool2dFuncOptions& o) {
+  return fw::max_pool2d_with_indices(x, o.kernel_size(), o.stride(), o.padding(), o.dilation(), o.ceil_mode());
+}
+inline Tensor avg_pool1d(const Tensor& x, const AvgPool1dFuncOptions& o) {
+  return fw::avg_pool1d(x, o.kernel_size(), o.stride(), o.padding(), o.ceil_mode(), o.count_include_pad());
+}
+inline Tensor avg_pool2d(const Tensor& x, const AvgPool2dFuncOptions& o) {
+  return fw::avg_pool2d(x, o.kernel_size(), o.stride(), o.padding(), o.ceil_mode(), o.count_include_pad(),
+                        o.divisor_override());
+}
+inline Tensor adaptive_avg_pool1d(const Tensor& x, const AdaptiveAvgPool1dFuncOptions& o) {
+  return fw::adaptive_avg_pool1d(x, o.output_size());
+}
+inline Tensor adaptive_avg_pool2d(const Tensor& x, const AdaptiveAvgPool2dFuncOptions& o) {
+  return fw::adaptive_avg_pool2d(x, o.output_size());
+}
+
+// ---- normalisation
+
+struct LayerNormFuncOptions {
+  LayerNormFuncOptions(std::vector<int64_t> normalized_shape) : normalized_shape_(std::move(normalized_shape)) {}
+  FW_ARG(std::vector<int64_t>, normalized_shape);
+  FW_ARG(Tensor, weight);
+  FW_ARG(Tensor, bias);
+  FW_ARG(double, eps) = 1e-5;
+};
+struct GroupNormFuncOptions {
+  GroupNormFuncOptions(int64_t num_groups) : num_groups_(num_groups) {}
+  FW_ARG(int64_t, num_groups);
+  FW_ARG(Tensor, weight);
+  FW_ARG(Tensor, bias);
+  FW_ARG(double, eps) = 1e-5;
+};
+struct BatchNormFuncOptions {
+  FW_ARG(Tensor, weight);
+  FW_ARG(Tensor, bias);
+  FW_ARG(bool, training) = false;
+  FW_ARG(std::optional<double>, momentum) = 0.1;
+  FW_ARG(double, eps) = 1e-5;
+};
+struct InstanceNormFuncOptions {
+  FW_ARG(Tensor, running_mean);
+  FW_ARG(Tensor, running_var);
+  FW_ARG(Tensor, weight);
+  FW_ARG(Tensor, bias);
+  FW_ARG(bool, use_input_stats) = true;
+  FW_ARG(double, momentum) = 0.1;
+  FW_ARG(double, eps) = 1e-5;
+};
+struct NormalizeFuncOptions {
+  FW_ARG(double, p) = 2.0;
+  FW_ARG(int64_t, dim) = 1;
+  FW_ARG(double, eps) = 1e-12;
+};
+
+inline Tensor layer_norm(const Tensor& x, const LayerNormFuncOptions& o) {
+  return fw::layer_norm(x, o.normalized_shape(), o.weight(), o.bias(), o.eps());
+}
+inline Tensor group_norm(const Tensor& x, const GroupNormFuncOptions& o) {
+  return fw::group_norm(x, o.num_groups(), o.weight(), o.bias(), o.eps());
+}
+// Training needs more than one value per channel; momentum nullopt means a cumulative average,
+// which fw does not track (it uses 0.1 like the modules' default).
+Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
+                  const BatchNormFuncOptions& o = {});
+inline Tensor instance_norm(const Tensor& x, const InstanceNormFuncOptions& o = {}) {
+  return fw::instance_norm(x, o.weight(), o.bias(), o.running_mean(), o.running_var(), o.use_input_stats(),
+                           o.momentum(), o.eps());
+}
+// x / max(||x||_p over dim, eps).
+inline Tensor normalize(const Tensor& x, const NormalizeFuncOptions& o = {}) {
+  return x / fw::norm(x, o.p(), {o.dim()}, true).clamp_min(o.eps()).expand_as(x);
+}
+
+// ---- dropout
+
+struct DropoutFuncOptions {
+  FW_ARG(double, p) = 0.5;
+  FW_ARG(bool, training) = true;
+  FW_ARG(bool, inplace) = false;
+};
+using Dropout2dFuncOptions = DropoutFuncOptions;
+inline Tensor dropout(Tensor x, const DropoutFuncOptions& o = {}) {
+  return detail::maybe_inplace(x, fw::dropout(x, o.p(), o.training()), o.inplace() && o.training());
+}
+// Zeroes whole channels of (N, C, H, W) or (C, H, W) inputs.
+Tensor dropout2d(Tensor x, const Dropout2dFuncOptions& o = {});
+
+// ---- padding and resampling
+
+struct PadFuncOptions {
+  using mode_t = std::variant<enumtype::kConstant, enumtype::kReflect, enumtype::kReplicate, enumtype::kCircular>;
+  PadFuncOptions(std::vector<int64_t> pad) : pad_(std::move(pad)) {}
+  FW_ARG(std::vector<int64_t>, pad);
+  FW_ARG(mode_t, mode) = enumtype::kConstant();
+  FW_ARG(double, value) = 0;
+};
+inline Tensor pad(const Tensor& x, const PadFuncOptions& o) { return fw::pad(x, o.pad(), mode_name(o.mode()), o.value()); }
+
+struct InterpolateFuncOptions {
+  using mode_t = std::variant<enumtype::kNearest, enumtype::kLinear, enumtype::kBilinear, enumtype::kBicubic,
+                              enumtype::kTrilinear, enumtype::kArea, enumtype::kNearestExact>;
+  FW_ARG(std::optional<std::vector<int64_t>>, size) = std::nullopt;
+  FW_ARG(std::optional<std::vector<double>>, scale_factor) = std::nullopt;
+  FW_ARG(mode_t, mode) = enumtype::kNearest();
+  FW_ARG(std::optional<bool>, align_corners) = std::nullopt;
+  FW_ARG(std::optional<bool>, recompute_scale_factor) = std::nullopt;
+  FW_ARG(bool, antialias) = false;
+};
+// Modes nearest (3-D/4-D), linear (3-D), bilinear (4-D) and area (adaptive average pooling).
+Tensor interpolate(const Tensor& x, const InterpolateFuncOptions& o = {});
+
+}  // namespace fw::nn::functional
