@@ -79,8 +79,8 @@ template <class T, size_t N>
 class TensorAccessor {
  public:
   TensorAccessor(T* d, const int64_t* sizes, const int64_t* strides) : d_(d), sz_(sizes), st_(strides) {}
-  auto operator[](int64_t i) const {
-    if constexpr (N == 1) return std::ref(d_[i * st_[0]]).get();
+  decltype(auto) operator[](int64_t i) const {
+    if constexpr (N == 1) return static_cast<T&>(d_[i * st_[0]]);
     else return TensorAccessor<T, N - 1>(d_ + i * st_[0], sz_ + 1, st_ + 1);
   }
   int64_t size(int64_t i) const { return sz_[i]; }
