@@ -134,6 +134,23 @@ void check_reduce_nonempty(const Tensor& t, IntArrayRef rdims, bool all_dims, co
     FW_CHECK(t.sizes()[d] != 0, "[", op, "] Expected reduction dim ", d, " to have non-zero size.");
 }
 
+Tensor grad_expand(const Tensor& g, const Tensor& x, IntArrayRef dims, bool keepdim) {
+  Tensor r = g.dtype() == x.dtype() ? g : g.to(x.dtype());
+  if (!keepdim)
+    for (int64_t d : reduce_dims(x, dims, "backward")) r = r.unsqueeze(d);
+  return r.expand(x.sizes());
+}
+
+Tensor index_mask(const Tensor& x, int64_t dim, const Tensor& idx, bool keepdim) {
+  if (x.dim() == 0) return fw::ones_like(x, kBool);
+  int64_t d = wrap_dim(dim, x.dim(), "backward");
+  DimVec shape(size_t(x.dim()), 1);
+  shape[size_t(d)] = x.sizes()[d];
+  Tensor pos = fw::arange(x.sizes()[d], TensorOptions(kLong)).view(shape);
+  Tensor ie = keepdim ? idx : idx.unsqueeze(d);
+  return pos == ie.expand(x.sizes());
+}
+
 }  // namespace detail
 
 namespace {
@@ -460,15 +477,102 @@ void count_nonzero_kernel(const OpCall& c, Outs& o) {
   visit_all(xt, "count_nonzero", [&]<class T>() { reduce_to<T>(x, g, CountRed<T>{}, o[0], [](int64_t a) { return a; }); });
 }
 
+// ---- vjps (public ops only, so gradients are differentiable again)
+
+bool keep(const OpAttrs& a) { return a.flags & kKeepDim; }
+
+void sum_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { r[0] = grad_expand(g[0], c.in[0], c.a.ints, keep(c.a)); }
+
+void mean_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+  const Tensor& x = c.in[0];
+  int64_t n = 1;
+  for (int64_t d : reduce_dims(x, c.a.ints, "mean")) n *= x.sizes()[d];
+  r[0] = grad_expand(g[0], x, c.a.ints, keep(c.a)) / double(n);
+}
+
+// d prod / d x_i = product of the others: out / x_i away from zeros; at a slice's only zero,
+// the product of its non-zero entries; 0 where a slice has two or more zeros.
+void prod_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+  const Tensor& x = c.in[0];
+  bool kd = keep(c.a), all = c.a.ints.empty();
+  auto red = [&](const Tensor& t, bool k) { return all ? fw::prod(t) : fw::prod(t, c.a.ints[0], k); };
+  Tensor zero = x == 0;
+  Tensor safe = fw::where(zero, 1, x);
+  Tensor nzeros = grad_expand(all ? zero.sum() : zero.sum({c.a.ints[0]}, true), x, c.a.ints, !all);
+  Tensor others = grad_expand(red(safe, true), x, c.a.ints, !all);
+  Tensor outs = grad_expand(c.out[0], x, c.a.ints, kd);
+  Tensor at_zero = fw::where(nzeros == 1, others, fw::zeros_like(others));
+  r[0] = grad_expand(g[0], x, c.a.ints, kd) * fw::where(zero, at_zero, outs / safe);
+}
+
+// amax/amin: the gradient is shared evenly between the entries equal to the result.
+void extreme_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+  const Tensor& x = c.in[0];
+  Tensor mask = x == grad_expand(c.out[0], x, c.a.ints, keep(c.a));
+  Tensor count = grad_expand(mask.sum(c.a.ints, true), x, c.a.ints, true);
+  r[0] = grad_expand(g[0], x, c.a.ints, keep(c.a)) * mask / count;
+}
+
+// max/min/median over a dim: the whole gradient goes to the reported index.
+void index_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+  if (!g[0].defined()) return;
+  const Tensor& x = c.in[0];
+  int64_t dim = c.a.ints.empty() ? c.a.i0 : c.a.ints[0];
+  bool kd = keep(c.a);
+  r[0] = grad_expand(g[0], x, {dim}, kd) * index_mask(x, dim, c.out[1], kd);
+}
+
 }  // namespace
 
-FW_DEFINE_OP(sum) { d.meta = sum_meta; d.cpu = sum_like_kernel<SumRed>; d.functor = "Add"; }
-FW_DEFINE_OP(prod) { d.meta = sum_meta; d.cpu = sum_like_kernel<ProdRed>; d.functor = "Mul"; }
-FW_DEFINE_OP(mean) { d.meta = mean_meta; d.cpu = mean_kernel; d.functor = "Add"; }
-FW_DEFINE_OP(amax) { d.meta = extreme_meta; d.cpu = extreme_kernel<true>; d.functor = "Maximum"; }
-FW_DEFINE_OP(amin) { d.meta = extreme_meta; d.cpu = extreme_kernel<false>; d.functor = "Minimum"; }
-FW_DEFINE_OP(max) { d.meta = max_dim_meta; d.cpu = max_dim_kernel<true>; }
-FW_DEFINE_OP(min) { d.meta = max_dim_meta; d.cpu = max_dim_kernel<false>; }
+FW_DEFINE_OP(sum) {
+  d.meta = sum_meta;
+  d.cpu = sum_like_kernel<SumRed>;
+  d.functor = "Add";
+  d.vjp = sum_vjp;
+  d.vjp_reads_in = false;
+}
+FW_DEFINE_OP(prod) {
+  d.meta = sum_meta;
+  d.cpu = sum_like_kernel<ProdRed>;
+  d.functor = "Mul";
+  d.vjp = prod_vjp;
+  d.vjp_uses_out = true;
+}
+FW_DEFINE_OP(mean) {
+  d.meta = mean_meta;
+  d.cpu = mean_kernel;
+  d.functor = "Add";
+  d.vjp = mean_vjp;
+  d.vjp_reads_in = false;
+}
+FW_DEFINE_OP(amax) {
+  d.meta = extreme_meta;
+  d.cpu = extreme_kernel<true>;
+  d.functor = "Maximum";
+  d.vjp = extreme_vjp;
+  d.vjp_uses_out = true;
+}
+FW_DEFINE_OP(amin) {
+  d.meta = extreme_meta;
+  d.cpu = extreme_kernel<false>;
+  d.functor = "Minimum";
+  d.vjp = extreme_vjp;
+  d.vjp_uses_out = true;
+}
+FW_DEFINE_OP(max) {
+  d.meta = max_dim_meta;
+  d.cpu = max_dim_kernel<true>;
+  d.vjp = index_vjp;
+  d.vjp_uses_out = true;
+  d.vjp_reads_in = false;
+}
+FW_DEFINE_OP(min) {
+  d.meta = max_dim_meta;
+  d.cpu = max_dim_kernel<false>;
+  d.vjp = index_vjp;
+  d.vjp_uses_out = true;
+  d.vjp_reads_in = false;
+}
 FW_DEFINE_OP(argmax) { d.meta = argmax_meta; d.cpu = argmax_kernel<true>; d.differentiable = false; }
 FW_DEFINE_OP(argmin) { d.meta = argmax_meta; d.cpu = argmax_kernel<false>; d.differentiable = false; }
 FW_DEFINE_OP(all) { d.meta = logical_meta; d.cpu = logical_kernel<true>; d.differentiable = false; }

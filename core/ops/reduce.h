@@ -51,6 +51,12 @@ void finish_out(Tensor& out, const Tensor& buf);
 // max/min/argmax/median-style checks: an empty input needs a dim, and reduced dims need size.
 void check_reduce_nonempty(const Tensor& t, IntArrayRef rdims, bool all_dims, const char* op);
 
+// The gradient g of a reduction of x over dims, broadcast back to x's shape and dtype.
+Tensor grad_expand(const Tensor& g, const Tensor& x, IntArrayRef dims, bool keepdim);
+// A tensor shaped like x that is true where x's index along dim equals idx (idx has the
+// reduced shape, keepdim or not): the one-hot scatter pattern of max/min/median's indices.
+Tensor index_mask(const Tensor& x, int64_t dim, const Tensor& idx, bool keepdim);
+
 // Kept and reduced dims of a strided input, coalesced; strides in elements.
 struct ReduceGeom {
   DimVec ksizes, kstrides;

@@ -279,12 +279,81 @@ void isclose_kernel(const OpCall& c, Outs& o) {
   });
 }
 
+// ---- vjps (real inputs; public ops only)
+
+int64_t reduced_count(const Tensor& x, IntArrayRef dims) {
+  int64_t n = 1;
+  for (int64_t d : reduce_dims(x, dims, "backward")) n *= x.sizes()[d];
+  return n;
+}
+
+// var: 2 (x - mean) / (N - correction); var_mean adds the mean's 1 / N.
+void var_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+  const Tensor& x = c.in[0];
+  bool kd = c.a.flags & kKeepDim;
+  double n = double(reduced_count(x, c.a.ints)), corr = (c.a.flags & kUnbiased) ? 1 : 0;
+  Tensor gx;
+  if (g[0].defined())
+    gx = grad_expand(g[0], x, c.a.ints, kd) * (x - x.mean(c.a.ints, true)) * (2.0 / std::max(n - corr, 0.0));
+  if (g.size() > 1 && g[1].defined()) {
+    Tensor gm = grad_expand(g[1], x, c.a.ints, kd) / n;
+    gx = gx.defined() ? gx + gm : gm;
+  }
+  r[0] = gx;
+}
+
+void logsumexp_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+  const Tensor& x = c.in[0];
+  bool kd = c.a.flags & kKeepDim;
+  r[0] = grad_expand(g[0], x, c.a.ints, kd) * fw::exp(x - grad_expand(c.out[0], x, c.a.ints, kd));
+}
+
+// d|x|_p = x |x|^(p-2) / |x|_p^(p-1) (0 where x or the norm is 0); p = inf shares the
+// gradient between the entries of largest magnitude, as amax.
+void norm_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+  const Tensor& x = c.in[0];
+  bool kd = c.a.flags & kKeepDim;
+  double p = c.a.f0;
+  Tensor ge = grad_expand(g[0], x, c.a.ints, kd);
+  Tensor out = grad_expand(c.out[0], x, c.a.ints, kd);
+  if (p == 0) {
+    r[0] = fw::zeros_like(x);
+  } else if (p == 1) {
+    r[0] = ge * fw::sign(x);
+  } else if (std::isinf(p)) {
+    Tensor mask = fw::abs(x) == out;
+    Tensor count = grad_expand(mask.sum(c.a.ints, true), x, c.a.ints, true);
+    r[0] = ge * fw::sign(x) * mask / count;
+  } else {
+    Tensor d = p == 2 ? x / out : x * fw::pow(fw::abs(x), p - 2) / fw::pow(out, p - 1);
+    r[0] = ge * fw::where((x == 0) | (out == 0), fw::zeros_like(d), d);
+  }
+}
+
 }  // namespace
 
-FW_DEFINE_OP(var) { d.meta = var_meta<false>; d.cpu = var_kernel; }
-FW_DEFINE_OP(var_mean) { d.meta = var_meta<true>; d.cpu = var_kernel; }
-FW_DEFINE_OP(logsumexp) { d.meta = logsumexp_meta; d.cpu = logsumexp_kernel; }
-FW_DEFINE_OP(norm) { d.meta = norm_meta; d.cpu = norm_kernel; }
+FW_DEFINE_OP(var) {
+  d.meta = var_meta<false>;
+  d.cpu = var_kernel;
+  d.vjp = var_vjp;
+}
+FW_DEFINE_OP(var_mean) {
+  d.meta = var_meta<true>;
+  d.cpu = var_kernel;
+  d.vjp = var_vjp;
+}
+FW_DEFINE_OP(logsumexp) {
+  d.meta = logsumexp_meta;
+  d.cpu = logsumexp_kernel;
+  d.vjp = logsumexp_vjp;
+  d.vjp_uses_out = true;
+}
+FW_DEFINE_OP(norm) {
+  d.meta = norm_meta;
+  d.cpu = norm_kernel;
+  d.vjp = norm_vjp;
+  d.vjp_uses_out = true;
+}
 FW_DEFINE_OP(isclose) { d.meta = isclose_meta; d.cpu = isclose_kernel; d.differentiable = false; }
 
 // ---- public API

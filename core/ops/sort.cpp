@@ -285,13 +285,86 @@ void scan_kernel(const OpCall& c, Outs& o) {
   finish_out(o[0], y);
 }
 
+// ---- vjps (public ops only)
+
+// sort/topk: each value's gradient goes back to the position it came from.
+void scatter_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r, int64_t dim) {
+  if (!g[0].defined()) return;
+  const Tensor& x = c.in[0];
+  Tensor gy = g[0].dtype() == x.dtype() ? g[0] : g[0].to(x.dtype());
+  if (x.dim() == 0) {
+    r[0] = gy.numel() ? gy.reshape({}) : fw::zeros_like(x);
+    return;
+  }
+  r[0] = fw::scatter(fw::zeros_like(x), dim, c.out[1], gy);
+}
+
+// Reversed cumulative sum along dim, as total - cumsum + v (differentiable with this family's
+// own ops).
+Tensor rev_cumsum(const Tensor& v, int64_t dim) { return v.sum({dim}, true) - v.cumsum(dim) + v; }
+
+void cumsum_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+  const Tensor& x = c.in[0];
+  r[0] = rev_cumsum(g[0].dtype() == x.dtype() ? g[0] : g[0].to(x.dtype()), c.a.i0);
+}
+
+// cumprod: d out_k / d x_i = out_k / x_i away from zeros. Past a slice's first zero every
+// derivative is 0; at the first zero z it is sum_{k>=z} g_k * prod_{j<=k, j!=z} x_j, which is
+// the reversed cumsum of g times the cumprod of x with that zero replaced by 1.
+void cumprod_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+  const Tensor& x = c.in[0];
+  int64_t d = c.a.i0;
+  Tensor gy = g[0].dtype() == x.dtype() ? g[0] : g[0].to(x.dtype());
+  Tensor out = c.out[0].dtype() == x.dtype() ? c.out[0] : c.out[0].to(x.dtype());
+  Tensor zero = x == 0;
+  Tensor first = zero & (zero.cumsum(d) == 1);
+  Tensor at_first = rev_cumsum(gy * fw::where(first, 1, x).cumprod(d), d);
+  Tensor elsewhere = rev_cumsum(gy * out, d) / fw::where(zero, 1, x);
+  r[0] = fw::where(zero, fw::where(first, at_first, fw::zeros_like(at_first)), elsewhere);
+}
+
+void median_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+  if (!g[0].defined()) return;
+  const Tensor& x = c.in[0];
+  bool kd = c.a.flags & kKeepDim;
+  r[0] = grad_expand(g[0], x, {c.a.i0}, kd) * index_mask(x, c.a.i0, c.out[1], kd);
+}
+
 }  // namespace
 
-FW_DEFINE_OP(sort) { d.meta = sort_meta; d.cpu = sort_kernel; }
-FW_DEFINE_OP(topk) { d.meta = topk_meta; d.cpu = topk_kernel; }
-FW_DEFINE_OP(median) { d.meta = median_meta; d.cpu = median_kernel; }
-FW_DEFINE_OP(cumsum) { d.meta = scan_meta; d.cpu = scan_kernel<false>; }
-FW_DEFINE_OP(cumprod) { d.meta = scan_meta; d.cpu = scan_kernel<true>; }
+FW_DEFINE_OP(sort) {
+  d.meta = sort_meta;
+  d.cpu = sort_kernel;
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { scatter_vjp(c, g, r, c.a.i0); };
+  d.vjp_uses_out = true;
+  d.vjp_reads_in = false;
+}
+FW_DEFINE_OP(topk) {
+  d.meta = topk_meta;
+  d.cpu = topk_kernel;
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { scatter_vjp(c, g, r, c.a.i1); };
+  d.vjp_uses_out = true;
+  d.vjp_reads_in = false;
+}
+FW_DEFINE_OP(median) {
+  d.meta = median_meta;
+  d.cpu = median_kernel;
+  d.vjp = median_vjp;
+  d.vjp_uses_out = true;
+  d.vjp_reads_in = false;
+}
+FW_DEFINE_OP(cumsum) {
+  d.meta = scan_meta;
+  d.cpu = scan_kernel<false>;
+  d.vjp = cumsum_vjp;
+  d.vjp_reads_in = false;
+}
+FW_DEFINE_OP(cumprod) {
+  d.meta = scan_meta;
+  d.cpu = scan_kernel<true>;
+  d.vjp = cumprod_vjp;
+  d.vjp_uses_out = true;
+}
 
 // ---- public API
 
