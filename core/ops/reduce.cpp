@@ -17,11 +17,12 @@ DimVec reduce_dims(const Tensor& t, IntArrayRef dims, const char* op) {
     for (int64_t i = 0; i < t.dim(); i++) out.push_back(i);
     return out;
   }
-  uint64_t seen = 0;
+  DimVec seen;
   for (int64_t d : dims) {
     int64_t w = wrap_dim(d, t.dim(), op);
-    FW_CHECK(!(seen >> w & 1), "[", op, "] dim ", w, " appears multiple times in the list of dims");
-    seen |= uint64_t(1) << w;
+    FW_CHECK(std::find(seen.begin(), seen.end(), w) == seen.end(), "[", op, "] dim ", w,
+             " appears multiple times in the list of dims");
+    seen.push_back(w);
     if (t.dim() > 0) out.push_back(w);
   }
   std::sort(out.begin(), out.end());
