@@ -24,8 +24,6 @@ struct Capture {
   Tensor grad;
 };
 
-EngineNode* as_engine(const std::shared_ptr<Node>& n) { return static_cast<EngineNode*>(n.get()); }
-
 void accumulate(variable_list& buf, uint32_t nr, const Tensor& g, bool create_graph) {
   if (!g.defined()) return;
   if (!buf[nr].defined()) {

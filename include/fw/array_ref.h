@@ -19,7 +19,11 @@ class ArrayRef {
   ArrayRef(const T& one) : data_(&one), size_(1) {}
   ArrayRef(const T* d, size_t n) : data_(d), size_(n) {}
   ArrayRef(const std::vector<T>& v) : data_(v.data()), size_(v.size()) {}
+  // Like libtorch's IntArrayRef, valid for the full-expression that built the braces.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winit-list-lifetime"
   ArrayRef(std::initializer_list<T> l) : data_(l.begin()), size_(l.size()) {}
+#pragma GCC diagnostic pop
   template <class C, class = decltype(std::declval<const C&>().data())>
   ArrayRef(const C& c) : data_(c.data()), size_(c.size()) {}
   const T* data() const { return data_; }
