@@ -7,3 +7,4 @@
 #include "fw/ops.h"
 #include "fw/tensor.h"
 #include "fw/nn/functional.h"
+#include "fw/optim.h"

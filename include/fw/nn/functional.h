@@ -291,4 +291,94 @@ struct InterpolateFuncOptions {
 // Modes nearest (3-D/4-D), linear (3-D), bilinear (4-D) and area (adaptive average pooling).
 Tensor interpolate(const Tensor& x, const InterpolateFuncOptions& o = {});
 
+// ---- losses (implemented in nn/loss.cpp from differentiable ops, so gradients come for free)
+
+using loss_reduction_t = std::variant<enumtype::kNone, enumtype::kMean, enumtype::kSum>;
+
+// Options holding only a reduction: MSELossFuncOptions(fw::kSum) as in libtorch.
+struct ReductionLossFuncOptions {
+  using reduction_t = loss_reduction_t;
+  ReductionLossFuncOptions(reduction_t r = enumtype::kMean()) : reduction_(r) {}
+  ReductionLossFuncOptions(enumtype::kNone r) : reduction_(r) {}
+  ReductionLossFuncOptions(enumtype::kMean r) : reduction_(r) {}
+  ReductionLossFuncOptions(enumtype::kSum r) : reduction_(r) {}
+  FW_ARG(reduction_t, reduction);
+};
+using MSELossFuncOptions = ReductionLossFuncOptions;
+using L1LossFuncOptions = ReductionLossFuncOptions;
+
+struct NLLLossFuncOptions {
+  using reduction_t = loss_reduction_t;
+  FW_ARG(Tensor, weight);
+  FW_ARG(int64_t, ignore_index) = -100;
+  FW_ARG(reduction_t, reduction) = enumtype::kMean();
+};
+struct CrossEntropyFuncOptions {
+  using reduction_t = loss_reduction_t;
+  FW_ARG(Tensor, weight);
+  FW_ARG(int64_t, ignore_index) = -100;
+  FW_ARG(reduction_t, reduction) = enumtype::kMean();
+  FW_ARG(double, label_smoothing) = 0.0;
+};
+struct SmoothL1LossFuncOptions {
+  using reduction_t = loss_reduction_t;
+  FW_ARG(reduction_t, reduction) = enumtype::kMean();
+  FW_ARG(double, beta) = 1.0;
+};
+struct HuberLossFuncOptions {
+  using reduction_t = loss_reduction_t;
+  FW_ARG(reduction_t, reduction) = enumtype::kMean();
+  FW_ARG(double, delta) = 1.0;
+};
+struct BinaryCrossEntropyFuncOptions {
+  using reduction_t = loss_reduction_t;
+  FW_ARG(Tensor, weight);
+  FW_ARG(reduction_t, reduction) = enumtype::kMean();
+};
+struct BinaryCrossEntropyWithLogitsFuncOptions {
+  using reduction_t = loss_reduction_t;
+  FW_ARG(Tensor, weight);
+  FW_ARG(reduction_t, reduction) = enumtype::kMean();
+  FW_ARG(Tensor, pos_weight);
+};
+struct KLDivFuncOptions {
+  using reduction_t = std::variant<enumtype::kNone, enumtype::kBatchMean, enumtype::kSum, enumtype::kMean>;
+  KLDivFuncOptions(reduction_t r = enumtype::kMean()) : reduction_(r) {}
+  KLDivFuncOptions(enumtype::kNone r) : reduction_(r) {}
+  KLDivFuncOptions(enumtype::kBatchMean r) : reduction_(r) {}
+  KLDivFuncOptions(enumtype::kSum r) : reduction_(r) {}
+  KLDivFuncOptions(enumtype::kMean r) : reduction_(r) {}
+  FW_ARG(reduction_t, reduction);
+  FW_ARG(bool, log_target) = false;
+};
+struct CTCLossFuncOptions {
+  using reduction_t = loss_reduction_t;
+  FW_ARG(int64_t, blank) = 0;
+  FW_ARG(reduction_t, reduction) = enumtype::kMean();
+  FW_ARG(bool, zero_infinity) = false;
+};
+
+// Class-index targets (N) / (N, d1, ...) of int64, or class probabilities shaped like the input
+// (N, C, d1, ...). 'mean' divides by the summed target weights (index targets) or by N*d1*...
+Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntropyFuncOptions& o = {});
+// input holds log-probabilities (N, C, d1, ...); out[n] = -weight[t] * input[n, t].
+Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossFuncOptions& o = {});
+Tensor mse_loss(const Tensor& input, const Tensor& target, const MSELossFuncOptions& o = {});
+Tensor l1_loss(const Tensor& input, const Tensor& target, const L1LossFuncOptions& o = {});
+// beta, when given, overrides o.beta() (libtorch's extra argument).
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const SmoothL1LossFuncOptions& o = {},
+                      std::optional<double> beta = std::nullopt);
+Tensor huber_loss(const Tensor& input, const Tensor& target, const HuberLossFuncOptions& o = {});
+// input holds probabilities in [0, 1]; the logs are clamped at -100 as in PyTorch.
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const BinaryCrossEntropyFuncOptions& o = {});
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
+                                        const BinaryCrossEntropyWithLogitsFuncOptions& o = {});
+// input holds log-probabilities; target probabilities (or log-probabilities with log_target).
+Tensor kl_div(const Tensor& input, const Tensor& target, const KLDivFuncOptions& o = {});
+// Connectionist temporal classification. log_probs (T, N, C) or (T, C); targets (N, S) padded or
+// 1-D concatenated; lengths are int tensors of N values. 'mean' divides each loss by its target
+// length before averaging the batch.
+Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets, const Tensor& input_lengths,
+                const Tensor& target_lengths, const CTCLossFuncOptions& o = {});
+
 }  // namespace fw::nn::functional

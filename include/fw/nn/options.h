@@ -75,6 +75,10 @@ FW_ENUM_TAG(kReplicate, "replicate")
 FW_ENUM_TAG(kCircular, "circular")
 FW_ENUM_TAG(kSame, "same")
 FW_ENUM_TAG(kValid, "valid")
+FW_ENUM_TAG(kNone, "none")
+FW_ENUM_TAG(kMean, "mean")
+FW_ENUM_TAG(kSum, "sum")
+FW_ENUM_TAG(kBatchMean, "batchmean")
 #undef FW_ENUM_TAG
 }  // namespace enumtype
 
@@ -91,6 +95,10 @@ inline constexpr enumtype::kReplicate kReplicate{};
 inline constexpr enumtype::kCircular kCircular{};
 inline constexpr enumtype::kSame kSame{};
 inline constexpr enumtype::kValid kValid{};
+inline constexpr enumtype::kNone kNone{};
+inline constexpr enumtype::kMean kMean{};
+inline constexpr enumtype::kSum kSum{};
+inline constexpr enumtype::kBatchMean kBatchMean{};
 
 // The name of the tag a variant of mode tags holds ("bilinear", ...).
 template <class... Tags>
