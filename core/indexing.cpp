@@ -79,6 +79,15 @@ void lower_tensor(Lowered& L, const Tensor& t, int64_t& dim) {
   L.record(t, dim++);
 }
 
+// A slice that keeps its whole dim leaves the view as it is, so that index_put_ through
+// [:, idx] writes into the tensor itself rather than into a view of it (autograd accepts the
+// former on non-leaf tensors, not the latter).
+bool is_full_slice(const indexing::Slice& s, const Tensor& view, int64_t dim) {
+  FW_CHECK(dim < view.dim(), "[index] too many indices for tensor of dimension ", view.dim());
+  int64_t n = view.sizes()[dim];
+  return s.start_.value_or(0) == 0 && s.step_.value_or(1) == 1 && s.stop_.value_or(INT64_MAX) >= n;
+}
+
 Lowered lower(const Tensor& self, ArrayRef<TensorIndex> list) {
   int64_t used = consumed_dims(list);
   FW_CHECK(used <= self.dim(), "[index] too many indices for tensor of dimension ", self.dim());
@@ -93,7 +102,8 @@ Lowered lower(const Tensor& self, ArrayRef<TensorIndex> list) {
       case Kind::Slice: {
         int64_t step = e.slice.step_.value_or(1);
         FW_CHECK(step > 0, "[index] step must be greater than zero, got ", step);
-        L.view = L.view.slice(dim, e.slice.start_.value_or(0), e.slice.stop_.value_or(INT64_MAX), step);
+        if (!is_full_slice(e.slice, L.view, dim))
+          L.view = L.view.slice(dim, e.slice.start_.value_or(0), e.slice.stop_.value_or(INT64_MAX), step);
         dim++;
         break;
       }
@@ -134,7 +144,34 @@ void put(const Lowered& L, const Tensor& value) {
   dispatch_into(OpId::index_put, with_indices({L.view, value}, L), a, L.view);
 }
 
+// libtorch's optional-tensor index list: nullopt stands for a full slice.
+std::vector<TensorIndex> from_optional(const std::vector<std::optional<Tensor>>& indices) {
+  std::vector<TensorIndex> list;
+  for (auto& t : indices) list.push_back(t ? TensorIndex(*t) : TensorIndex(indexing::Slice()));
+  return list;
+}
+
 }  // namespace
+
+Tensor index(const Tensor& self, const std::vector<std::optional<Tensor>>& indices) {
+  return self.index(from_optional(indices));
+}
+
+Tensor index_put(const Tensor& self, const std::vector<std::optional<Tensor>>& indices, const Tensor& values,
+                 bool accumulate) {
+  FW_CHECK(values.defined(), "[index_put] value tensor is undefined");
+  auto list = from_optional(indices);
+  Lowered L = lower(self, list);
+  FW_CHECK(!L.idx.empty(), "[index_put] expected at least one index tensor");
+  OpAttrs a;
+  a.ints = L.dims;
+  a.flags = accumulate ? 1 : 0;  // index_put's accumulate flag (core/ops/index.cpp)
+  if (L.view.is_same(self)) return dispatch1(OpId::index_put, with_indices({self, values}, L), a);
+  Tensor out = self.clone();
+  Lowered M = lower(out, list);
+  dispatch_into(OpId::index_put, with_indices({M.view, values}, M), a, M.view);
+  return out;
+}
 
 Tensor Tensor::index(ArrayRef<TensorIndex> list) const {
   Lowered L = lower(*this, list);

@@ -449,9 +449,10 @@ Tensor index_offsets(const Tensor& data, ArrayRef<Tensor> idx, IntArrayRef dims,
   return off;
 }
 
-ArrayRef<Tensor> index_tensors(const OpCall& c, size_t first) {
-  return ArrayRef<Tensor>(c.in.data() + first, c.in.size() - first);
+ArrayRef<Tensor> index_tensors_of(ArrayRef<Tensor> in, size_t first) {
+  return ArrayRef<Tensor>(in.data() + first, in.size() - first);
 }
+ArrayRef<Tensor> index_tensors(const OpCall& c, size_t first) { return index_tensors_of(c.in, first); }
 
 void index_meta(const OpCall& c, Metas& m) {
   AdvIndex g = adv_index(c.in[0], index_tensors(c, 1), c.a.ints, "index");
@@ -530,18 +531,125 @@ OpAttrs dim_attrs(int64_t dim, const Scalar& s = Scalar(0)) {
   return a;
 }
 
+// ---- vjps
+// Note [Index vjps]
+// The rules pair the family's ops as adjoints: gather <-> scatter_add, index_select <->
+// index_add, index <-> index_put (accumulate), so each rule's own rule stays in the family and
+// double backward closes. They call public ops or the dispatch door only, so every step is
+// recorded. Index tensors get no gradient. With duplicate indices, scatter and index_put
+// without accumulate keep only the last write, yet every duplicate's source receives the
+// gradient, as in PyTorch (the result does not depend on them smoothly).
+
+Tensor index_put_op(const Tensor& self, const Tensor& vals, ArrayRef<Tensor> idx, IntArrayRef dims, bool acc) {
+  OpAttrs a;
+  a.ints = DimVec(dims);
+  a.flags = acc ? kAccumulate : 0;
+  std::vector<Tensor> in{self, vals};
+  in.insert(in.end(), idx.begin(), idx.end());
+  return dispatch1(OpId::index_put, in, a);
+}
+Tensor index_op(const Tensor& self, ArrayRef<Tensor> idx, IntArrayRef dims) {
+  OpAttrs a;
+  a.ints = DimVec(dims);
+  std::vector<Tensor> in{self};
+  in.insert(in.end(), idx.begin(), idx.end());
+  return dispatch1(OpId::index, in, a);
+}
+Tensor zeros_of(IntArrayRef sizes, const Tensor& g) { return fw::zeros(sizes, g.dtype()); }
+
+// t, shaped like a scatter index, placed at the front of zeros of `shape` (src may be larger
+// than the index along every dim; scatter's meta checked that the dims match).
+Tensor pad_to(const Tensor& t, IntArrayRef shape) {
+  if (t.sizes().equals(shape)) return t;
+  if (t.numel() == 0) return fw::zeros(shape, t.dtype());
+  Tensor u = t.dim() == 0 ? t.reshape({1}) : t;
+  DimVec target(shape);
+  if (target.empty()) target.push_back(1);
+  DimVec pad;
+  for (int64_t d = u.dim() - 1; d >= 0; d--) {
+    pad.push_back(0);
+    pad.push_back(target[d] - u.size(d));
+  }
+  return fw::constant_pad_nd(u, pad, 0).reshape(shape);
+}
+
+void index_select_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+  const Tensor &self = c.in[0], &idx = c.in[1];
+  if (self.dim() == 0) {
+    r[0] = g[0];
+    return;
+  }
+  r[0] = zeros_of(self.sizes(), g[0]).index_add(c.a.i0, idx.reshape({-1}), g[0]);
+}
+
+void gather_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+  r[0] = zeros_of(c.in[0].sizes(), g[0]).scatter_add(c.a.i0, c.in[1], g[0]);
+}
+
+// scatter: written positions of self lose their gradient; src gets the gradient it landed on.
+void scatter_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+  const Tensor& idx = c.in[1];
+  if (c.needs[0]) r[0] = g[0].scatter(c.a.i0, idx, Scalar(0.0));
+  if (c.in.size() > 2 && c.needs[2]) r[2] = pad_to(g[0].gather(c.a.i0, idx), c.in[2].sizes());
+}
+void scatter_add_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+  if (c.needs[0]) r[0] = g[0];
+  if (c.needs[2]) r[2] = pad_to(g[0].gather(c.a.i0, c.in[1]), c.in[2].sizes());
+}
+
+void index_add_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+  if (c.needs[0]) r[0] = g[0];
+  if (!c.needs[2]) return;
+  Tensor gs = g[0].index_select(c.a.i0, c.in[1]).reshape(c.in[2].sizes());
+  r[2] = c.a.s0.toComplexDouble() != std::complex<double>(1) ? gs.mul(c.a.s0) : gs;
+}
+
+// masked_select: the gradient goes back to the selected positions of the broadcast shape.
+void masked_select_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+  const Tensor &self = c.in[0], &mask = c.in[1];
+  DimVec shape = broadcast_shapes(self.sizes(), mask.sizes(), "masked_select");
+  if (shape.empty()) {
+    r[0] = g[0].sum();
+    return;
+  }
+  Tensor nz = fw::nonzero(mask.expand(shape));
+  std::vector<Tensor> cols;
+  DimVec dims;
+  for (int64_t d = 0; d < int64_t(shape.size()); d++) {
+    cols.push_back(nz.select(1, d));
+    dims.push_back(d);
+  }
+  r[0] = sum_to(index_put_op(zeros_of(shape, g[0]), g[0], cols, dims, false), self.sizes());
+}
+
+void take_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+  const Tensor& self = c.in[0];
+  Tensor flat = zeros_of({self.numel()}, g[0]);
+  r[0] = index_put_op(flat, g[0], {c.in[1]}, {0}, true).reshape(self.sizes());
+}
+
+void index_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+  r[0] = index_put_op(zeros_of(c.in[0].sizes(), g[0]), g[0], index_tensors_of(c.in, 1), c.a.ints, true);
+}
+void index_put_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+  auto idx = index_tensors_of(c.in, 2);
+  bool acc = c.a.flags & kAccumulate;
+  if (c.needs[0]) r[0] = acc ? g[0] : index_put_op(g[0], zeros_of({}, g[0]), idx, c.a.ints, false);
+  if (c.needs[1]) r[1] = sum_to(index_op(g[0], idx, c.a.ints), c.in[1].sizes());
+}
+
 }  // namespace
 
-FW_DEFINE_OP(index_select) { d.meta = index_select_meta; d.cpu = index_select_kernel; }
-FW_DEFINE_OP(gather) { d.meta = gather_meta; d.cpu = gather_kernel; }
-FW_DEFINE_OP(scatter) { d.meta = scatter_meta; d.cpu = scatter_kernel<false>; }
-FW_DEFINE_OP(scatter_add) { d.meta = scatter_meta; d.cpu = scatter_kernel<true>; }
-FW_DEFINE_OP(index_add) { d.meta = index_add_meta; d.cpu = index_add_kernel; }
-FW_DEFINE_OP(masked_select) { d.meta = masked_select_meta; d.cpu = masked_select_kernel; }
+FW_DEFINE_OP(index_select) { d.meta = index_select_meta; d.cpu = index_select_kernel; d.vjp = index_select_vjp; }
+FW_DEFINE_OP(gather) { d.meta = gather_meta; d.cpu = gather_kernel; d.vjp = gather_vjp; }
+FW_DEFINE_OP(scatter) { d.meta = scatter_meta; d.cpu = scatter_kernel<false>; d.vjp = scatter_vjp; }
+FW_DEFINE_OP(scatter_add) { d.meta = scatter_meta; d.cpu = scatter_kernel<true>; d.vjp = scatter_add_vjp; }
+FW_DEFINE_OP(index_add) { d.meta = index_add_meta; d.cpu = index_add_kernel; d.vjp = index_add_vjp; }
+FW_DEFINE_OP(masked_select) { d.meta = masked_select_meta; d.cpu = masked_select_kernel; d.vjp = masked_select_vjp; }
 FW_DEFINE_OP(nonzero) { d.meta = nonzero_meta; d.cpu = nonzero_kernel; d.differentiable = false; }
-FW_DEFINE_OP(take) { d.meta = take_meta; d.cpu = take_kernel; }
-FW_DEFINE_OP(index) { d.meta = index_meta; d.cpu = index_kernel; }
-FW_DEFINE_OP(index_put) { d.meta = index_put_meta; d.cpu = index_put_kernel; }
+FW_DEFINE_OP(take) { d.meta = take_meta; d.cpu = take_kernel; d.vjp = take_vjp; }
+FW_DEFINE_OP(index) { d.meta = index_meta; d.cpu = index_kernel; d.vjp = index_vjp; }
+FW_DEFINE_OP(index_put) { d.meta = index_put_meta; d.cpu = index_put_kernel; d.vjp = index_put_vjp; }
 
 // ---- public API
 Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index) {
@@ -610,15 +718,20 @@ std::vector<Tensor> where(const Tensor& cond) {
 Tensor take(const Tensor& t, const Tensor& index) { return dispatch1(OpId::take, {t, index}, OpAttrs()); }
 Tensor Tensor::take(const Tensor& index) const { return fw::take(*this, index); }
 
-// padding_idx only keeps the gradient of that row at zero; the forward is a row lookup.
+// padding_idx only keeps the gradient of that row at zero (the rows it selects come from a
+// detached weight); the forward is a row lookup.
 Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx) {
   FW_CHECK(weight.dim() == 2, "[embedding] 'weight' must be 2-D, got shape ", weight.sizes());
   FW_CHECK(is_index_dtype(indices.dtype(), true), "[embedding] Expected tensor for argument #1 'indices' to have one "
            "of the following scalar types: Long, Int; but got ", dtype_name(indices.dtype()), " instead");
-  if (indices.dim() == 1) return weight.index_select(0, indices);
+  Tensor flat = indices.reshape({-1});
+  Tensor rows = weight.index_select(0, flat);
+  if (padding_idx >= 0 && weight.requires_grad())
+    rows = fw::where(flat.eq(padding_idx).unsqueeze(1), weight.detach().index_select(0, flat), rows);
+  if (indices.dim() == 1) return rows;
   DimVec s(indices.sizes());
   s.push_back(weight.size(1));
-  return weight.index_select(0, indices.reshape({-1})).view(s);
+  return rows.view(s);
 }
 
 Tensor one_hot(const Tensor& t, int64_t num_classes) {

@@ -228,13 +228,72 @@ void check_pad_dim(const Tensor& x, const std::string& mode, int64_t d, int64_t 
   }
 }
 
+// ---- vjps (each is a movement of the gradient, built from public ops)
+
+void roll_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+  DimVec back;
+  for (int64_t s : c.a.ints) back.push_back(-s);
+  r[0] = g[0].roll(back, c.a.ints2);
+}
+
+// repeat: the gradient seen as [r0, s0, r1, s1, ...] sums over the r dims.
+void repeat_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+  const Tensor& x = c.in[0];
+  IntArrayRef rep = c.a.ints;
+  int64_t lead = int64_t(rep.size()) - x.dim();
+  DimVec big, summed;
+  for (int64_t i = 0; i < int64_t(rep.size()); i++) {
+    big.push_back(rep[i]);
+    big.push_back(i < lead ? 1 : x.sizes()[i - lead]);
+    summed.push_back(2 * i);
+  }
+  r[0] = summed.empty() ? g[0].reshape(x.sizes()) : g[0].reshape(big).sum(summed).reshape(x.sizes());
+}
+
+// constant_pad_nd: the opposite padding crops what was added and restores what was cropped.
+void constant_pad_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+  DimVec back;
+  for (int64_t p : c.a.ints) back.push_back(-p);
+  r[0] = constant_pad_nd(g[0], back, 0);
+}
+
+// unfold: window w's element k is input element w * step + k along dim; overlapping windows
+// add up (index_add, whose own vjp is index_select, i.e. unfold again).
+void unfold_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+  const Tensor& x = c.in[0];
+  if (x.dim() == 0) {
+    r[0] = g[0].sum();
+    return;
+  }
+  int64_t dim = wrap_dim(c.a.i0, x.dim(), "unfold"), size = c.a.i1, step = c.a.i2;
+  int64_t windows = g[0].size(dim), last = g[0].dim() - 1;
+  DimVec perm;
+  for (int64_t d = 0; d < last; d++) {
+    perm.push_back(d);
+    if (d == dim) perm.push_back(last);
+  }
+  Tensor gw = g[0].permute(perm).flatten(dim, dim + 1);
+  Tensor pos = arange(windows, kLong).mul(step).unsqueeze(1) + arange(size, kLong).unsqueeze(0);
+  r[0] = zeros(x.sizes(), g[0].dtype()).index_add(dim, pos.reshape({-1}), gw);
+}
+
 }  // namespace
 
-FW_DEFINE_OP(flip) { d.meta = flip_meta; d.cpu = flip_kernel; }
-FW_DEFINE_OP(roll) { d.meta = roll_meta; d.cpu = roll_kernel; }
-FW_DEFINE_OP(repeat) { d.meta = repeat_meta; d.cpu = repeat_kernel; }
-FW_DEFINE_OP(constant_pad_nd) { d.meta = constant_pad_meta; d.cpu = constant_pad_kernel; }
-FW_DEFINE_OP(unfold) { d.meta = unfold_meta; d.cpu = unfold_kernel; }
+FW_DEFINE_OP(flip) {
+  d.meta = flip_meta;
+  d.cpu = flip_kernel;
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { r[0] = g[0].flip(c.a.ints); };
+  d.vjp_reads_in = false;
+}
+FW_DEFINE_OP(roll) { d.meta = roll_meta; d.cpu = roll_kernel; d.vjp = roll_vjp; d.vjp_reads_in = false; }
+FW_DEFINE_OP(repeat) { d.meta = repeat_meta; d.cpu = repeat_kernel; d.vjp = repeat_vjp; d.vjp_reads_in = false; }
+FW_DEFINE_OP(constant_pad_nd) {
+  d.meta = constant_pad_meta;
+  d.cpu = constant_pad_kernel;
+  d.vjp = constant_pad_vjp;
+  d.vjp_reads_in = false;
+}
+FW_DEFINE_OP(unfold) { d.meta = unfold_meta; d.cpu = unfold_kernel; d.vjp = unfold_vjp; d.vjp_reads_in = false; }
 
 // ---- public API
 Tensor flip(const Tensor& t, IntArrayRef dims) {

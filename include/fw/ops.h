@@ -271,6 +271,10 @@ Tensor masked_select(const Tensor& t, const Tensor& mask);
 Tensor nonzero(const Tensor& t);
 std::vector<Tensor> where(const Tensor& cond);
 Tensor take(const Tensor& t, const Tensor& index);
+// Advanced indexing with libtorch's index lists (nullopt: a full slice); index_put is out of place.
+Tensor index(const Tensor& self, const std::vector<std::optional<Tensor>>& indices);
+Tensor index_put(const Tensor& self, const std::vector<std::optional<Tensor>>& indices, const Tensor& values,
+                 bool accumulate = false);
 Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx = -1);
 Tensor one_hot(const Tensor& t, int64_t num_classes = -1);
 
