@@ -8,3 +8,4 @@
 #include "fw/tensor.h"
 #include "fw/nn/functional.h"
 #include "fw/optim.h"
+#include "fw/nn.h"

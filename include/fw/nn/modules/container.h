@@ -1,0 +1,354 @@
+// Module containers: AnyModule (a type-erased Tensor -> Tensor module), Sequential, ModuleList
+// and ModuleDict, as in libtorch.
+#pragma once
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <typeinfo>
+#include <utility>
+#include <vector>
+
+#include "fw/nn/module.h"
+
+namespace fw::nn {
+
+namespace detail {
+
+// A shared_ptr to the module behind a holder, a shared_ptr or a module value (copied).
+template <class M>
+auto module_ptr(M&& m) {
+  using D = std::decay_t<M>;
+  if constexpr (is_module_holder_v<D>)
+    return m.ptr();
+  else if constexpr (is_module_v<D>)
+    return std::make_shared<D>(std::forward<M>(m));
+  else
+    return std::shared_ptr<typename D::element_type>(std::forward<M>(m));
+}
+
+}  // namespace detail
+
+// Any module whose forward maps one Tensor to a Tensor, behind one type (Sequential's elements).
+// Modules with another forward signature can be stored; calling forward() on them raises.
+class AnyModule {
+ public:
+  AnyModule() = default;
+  template <class M, class = std::enable_if_t<detail::is_module_v<M>>>
+  explicit AnyModule(std::shared_ptr<M> module) : content_(std::make_shared<Holder<M>>(std::move(module))) {}
+  template <class M, class = std::enable_if_t<detail::is_module_v<M>>>
+  explicit AnyModule(M&& module) : AnyModule(std::make_shared<std::decay_t<M>>(std::forward<M>(module))) {}
+  template <class M>
+  explicit AnyModule(const ModuleHolder<M>& holder) : AnyModule(holder.ptr()) {}
+
+  // The module's forward(x).
+  Tensor forward(const Tensor& x) const {
+    FW_CHECK(content_ != nullptr, "Cannot call forward() on an empty AnyModule");
+    return content_->forward(x);
+  }
+  // The stored module as T (raises if it is another type).
+  template <class T, class = std::enable_if_t<!detail::is_module_holder_v<T>>>
+  T& get() const {
+    return *ptr<T>();
+  }
+  // The stored module wrapped in its holder type.
+  template <class T, class C = typename T::ContainedType>
+  T get() const {
+    return T(ptr<C>());
+  }
+  std::shared_ptr<Module> ptr() const {
+    FW_CHECK(content_ != nullptr, "Cannot call ptr() on an empty AnyModule");
+    return content_->module;
+  }
+  template <class T, class = std::enable_if_t<!detail::is_module_holder_v<T>>>
+  std::shared_ptr<T> ptr() const {
+    auto p = std::dynamic_pointer_cast<T>(ptr());
+    FW_CHECK(p != nullptr, "Attempted to cast module of type ", type_name(), " to type ",
+             detail::demangle(typeid(T).name()));
+    return p;
+  }
+  // A deep copy of the module (see Module::clone).
+  AnyModule clone(const std::optional<Device>& device = std::nullopt) const {
+    AnyModule r;
+    if (content_) r.content_ = content_->clone_module(device);
+    return r;
+  }
+  const std::type_info& type_info() const {
+    FW_CHECK(content_ != nullptr, "Cannot call type_info() on an empty AnyModule");
+    return content_->type;
+  }
+  bool is_empty() const noexcept { return content_ == nullptr; }
+
+ private:
+  struct Placeholder {
+    Placeholder(std::shared_ptr<Module> m, const std::type_info& t) : module(std::move(m)), type(t) {}
+    virtual ~Placeholder() = default;
+    virtual Tensor forward(const Tensor& x) const = 0;
+    virtual std::shared_ptr<Placeholder> clone_module(const std::optional<Device>& device) const = 0;
+    std::shared_ptr<Module> module;
+    const std::type_info& type;
+  };
+  template <class M>
+  struct Holder : Placeholder {
+    explicit Holder(std::shared_ptr<M> m) : Placeholder(m, typeid(M)), typed(std::move(m)) {
+      FW_CHECK(typed != nullptr, "Cannot store an empty (nullptr) module in an AnyModule");
+    }
+    Tensor forward(const Tensor& x) const override {
+      if constexpr (requires(M& m, const Tensor& t) {
+                      { m.forward(t) } -> std::convertible_to<Tensor>;
+                    }) {
+        return typed->forward(x);
+      } else {
+        FW_CHECK(false, "[Sequential] ", typed->name(), "'s forward() does not take one Tensor and return a Tensor");
+        return Tensor();
+      }
+    }
+    std::shared_ptr<Placeholder> clone_module(const std::optional<Device>& device) const override {
+      auto c = std::dynamic_pointer_cast<M>(typed->clone(device));
+      FW_CHECK(c != nullptr, "[AnyModule] clone() of ", typed->name(), " returned a module of another type");
+      return std::make_shared<Holder<M>>(std::move(c));
+    }
+    std::shared_ptr<M> typed;
+  };
+  std::string type_name() const { return detail::demangle(type_info().name()); }
+
+  std::shared_ptr<const Placeholder> content_;
+};
+
+// A name and a module, to build a Sequential with named children.
+class NamedAnyModule {
+ public:
+  template <class M>
+  NamedAnyModule(std::string name, std::shared_ptr<M> module) : NamedAnyModule(std::move(name), AnyModule(module)) {}
+  template <class M, class = std::enable_if_t<detail::is_module_v<M>>>
+  NamedAnyModule(std::string name, M&& module) : NamedAnyModule(std::move(name), AnyModule(std::forward<M>(module))) {}
+  template <class M>
+  NamedAnyModule(std::string name, const ModuleHolder<M>& holder) : NamedAnyModule(std::move(name), AnyModule(holder)) {}
+  NamedAnyModule(std::string name, AnyModule module) : name_(std::move(name)), module_(std::move(module)) {}
+  const std::string& name() const noexcept { return name_; }
+  AnyModule& module() noexcept { return module_; }
+  const AnyModule& module() const noexcept { return module_; }
+
+ private:
+  std::string name_;
+  AnyModule module_;
+};
+
+// Modules applied one after another: forward(x) = m_n(...m_1(x)). Children are named "0", "1", ...
+// unless names are given.
+class SequentialImpl : public Cloneable<SequentialImpl> {
+ public:
+  using Iterator = std::vector<AnyModule>::iterator;
+  using ConstIterator = std::vector<AnyModule>::const_iterator;
+
+  SequentialImpl() = default;
+  // One child per argument (holders, shared_ptrs, module values or AnyModules).
+  template <class First, class... Rest,
+            class = std::enable_if_t<!(sizeof...(Rest) == 0 && std::is_same_v<std::decay_t<First>, SequentialImpl>)>>
+  explicit SequentialImpl(First&& first, Rest&&... rest) {
+    modules_.reserve(1 + sizeof...(Rest));
+    push_back(std::forward<First>(first));
+    (push_back(std::forward<Rest>(rest)), ...);
+  }
+  // Named children, in order.
+  explicit SequentialImpl(OrderedDict<std::string, AnyModule>&& ordered_dict);
+  explicit SequentialImpl(std::initializer_list<NamedAnyModule> named_modules);
+
+  // Clones every child (the copy has the same names).
+  std::shared_ptr<Module> clone(const std::optional<Device>& device = std::nullopt) const override;
+  void reset() override {}
+  void pretty_print(std::ostream& stream) const override;
+
+  // Appends a module under its index as name.
+  template <class M>
+  void push_back(M&& module) {
+    push_back(std::to_string(modules_.size()), std::forward<M>(module));
+  }
+  // Appends a module under `name`.
+  template <class M>
+  void push_back(std::string name, M&& module) {
+    if constexpr (std::is_same_v<std::decay_t<M>, AnyModule>)
+      push_back_any(std::move(name), std::forward<M>(module));
+    else
+      push_back_any(std::move(name), AnyModule(detail::module_ptr(std::forward<M>(module))));
+  }
+  // Appends every module of another container (a Sequential's AnyModules or holders/pointers).
+  template <class Container>
+  void extend(const Container& container) {
+    for (const auto& m : container) push_back(m);
+  }
+
+  // Runs the modules in order on x.
+  Tensor forward(const Tensor& x);
+
+  Iterator begin() { return modules_.begin(); }
+  ConstIterator begin() const { return modules_.begin(); }
+  Iterator end() { return modules_.end(); }
+  ConstIterator end() const { return modules_.end(); }
+
+  // The module at `index` as T (raises if it is another type).
+  template <class T>
+  T& at(size_t index) {
+    return *ptr<T>(index);
+  }
+  template <class T>
+  const T& at(size_t index) const {
+    return *ptr<T>(index);
+  }
+  std::shared_ptr<Module> ptr(size_t index) const { return checked(index).ptr(); }
+  template <class T>
+  std::shared_ptr<T> ptr(size_t index) const {
+    return checked(index).template ptr<T>();
+  }
+  std::shared_ptr<Module> operator[](size_t index) const { return ptr(index); }
+  size_t size() const noexcept { return modules_.size(); }
+  bool is_empty() const noexcept { return modules_.empty(); }
+
+ private:
+  void push_back_any(std::string name, AnyModule module);
+  const AnyModule& checked(size_t index) const;
+
+  std::vector<AnyModule> modules_;
+};
+
+// Holder of SequentialImpl; also takes a braced list of {name, module} pairs.
+class Sequential : public ModuleHolder<SequentialImpl> {
+ public:
+  using ModuleHolder<SequentialImpl>::ModuleHolder;
+  using Impl [[maybe_unused]] = SequentialImpl;
+  Sequential() : ModuleHolder() {}
+  Sequential(std::initializer_list<NamedAnyModule> named_modules)
+      : ModuleHolder(std::make_shared<SequentialImpl>(named_modules)) {}
+};
+
+// An indexable list of submodules (named "0", "1", ...) with no forward of its own.
+class ModuleListImpl : public Cloneable<ModuleListImpl> {
+ public:
+  using Iterator = std::vector<std::shared_ptr<Module>>::iterator;
+  using ConstIterator = std::vector<std::shared_ptr<Module>>::const_iterator;
+
+  ModuleListImpl() = default;
+  template <class First, class... Rest,
+            class = std::enable_if_t<!(sizeof...(Rest) == 0 && std::is_same_v<std::decay_t<First>, ModuleListImpl>)>>
+  explicit ModuleListImpl(First&& first, Rest&&... rest) {
+    push_back(std::forward<First>(first));
+    (push_back(std::forward<Rest>(rest)), ...);
+  }
+
+  std::shared_ptr<Module> clone(const std::optional<Device>& device = std::nullopt) const override;
+  void reset() override {}
+  void pretty_print(std::ostream& stream) const override;
+
+  // Appends a module (holder, shared_ptr or value).
+  template <class M>
+  void push_back(M&& module) {
+    if constexpr (std::is_same_v<std::decay_t<M>, AnyModule>)
+      push_back_ptr(module.ptr());
+    else
+      push_back_ptr(detail::module_ptr(std::forward<M>(module)));
+  }
+  template <class Container>
+  void extend(const Container& container) {
+    for (const auto& m : container) push_back(m);
+  }
+  // Inserts a module before position `index` (0 <= index <= size()); later ones are renumbered.
+  template <class M>
+  void insert(size_t index, M&& module) {
+    insert_ptr(index, detail::module_ptr(std::forward<M>(module)));
+  }
+
+  Iterator begin() { return modules_.begin(); }
+  ConstIterator begin() const { return modules_.begin(); }
+  Iterator end() { return modules_.end(); }
+  ConstIterator end() const { return modules_.end(); }
+
+  template <class T>
+  T& at(size_t index) {
+    return *ptr<T>(index);
+  }
+  template <class T>
+  const T& at(size_t index) const {
+    return *ptr<T>(index);
+  }
+  std::shared_ptr<Module> ptr(size_t index) const;
+  template <class T>
+  std::shared_ptr<T> ptr(size_t index) const {
+    auto p = std::dynamic_pointer_cast<T>(ptr(index));
+    FW_CHECK(p != nullptr, "[ModuleList] module at index ", index, " is not a ", detail::demangle(typeid(T).name()));
+    return p;
+  }
+  std::shared_ptr<Module> operator[](size_t index) const { return ptr(index); }
+  size_t size() const noexcept { return modules_.size(); }
+  bool is_empty() const noexcept { return modules_.empty(); }
+
+ private:
+  void push_back_ptr(std::shared_ptr<Module> module);
+  void insert_ptr(size_t index, std::shared_ptr<Module> module);
+
+  std::vector<std::shared_ptr<Module>> modules_;
+};
+FW_MODULE(ModuleList);
+
+// Submodules keyed by name, in insertion order, with no forward of its own.
+class ModuleDictImpl : public Cloneable<ModuleDictImpl> {
+ public:
+  using Dict = OrderedDict<std::string, std::shared_ptr<Module>>;
+  using Iterator = Dict::Iterator;
+  using ConstIterator = Dict::ConstIterator;
+
+  ModuleDictImpl() = default;
+  explicit ModuleDictImpl(const std::vector<std::pair<std::string, std::shared_ptr<Module>>>& modules);
+  explicit ModuleDictImpl(const Dict& modules);
+
+  std::shared_ptr<Module> clone(const std::optional<Device>& device = std::nullopt) const override;
+  void reset() override {}
+  void pretty_print(std::ostream& stream) const override;
+
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> items() const { return modules_.pairs(); }
+  std::vector<std::string> keys() const { return modules_.keys(); }
+  std::vector<std::shared_ptr<Module>> values() const { return modules_.values(); }
+  Iterator begin() { return modules_.begin(); }
+  ConstIterator begin() const { return modules_.begin(); }
+  Iterator end() { return modules_.end(); }
+  ConstIterator end() const { return modules_.end(); }
+  size_t size() const noexcept { return modules_.size(); }
+  bool empty() const noexcept { return modules_.is_empty(); }
+  bool contains(const std::string& key) const noexcept { return modules_.contains(key); }
+  // Removes every module.
+  void clear();
+  // Removes the module under `key` and returns it.
+  std::shared_ptr<Module> pop(const std::string& key);
+  // Inserts or replaces each pair.
+  void update(const std::vector<std::pair<std::string, std::shared_ptr<Module>>>& modules);
+  void update(const Dict& modules);
+
+  std::shared_ptr<Module> operator[](const std::string& key) const;
+  template <class T>
+  T& at(const std::string& key) {
+    auto p = std::dynamic_pointer_cast<T>((*this)[key]);
+    FW_CHECK(p != nullptr, "[ModuleDict] module '", key, "' is not a ", detail::demangle(typeid(T).name()));
+    return *p;
+  }
+  // Inserts (or replaces) the module under `key`; returns it.
+  template <class M>
+  std::shared_ptr<Module> insert(const std::string& key, M&& module) {
+    return insert_ptr(key, detail::module_ptr(std::forward<M>(module)));
+  }
+
+ private:
+  std::shared_ptr<Module> insert_ptr(const std::string& key, std::shared_ptr<Module> module);
+
+  Dict modules_{"Module"};
+};
+
+// Holder of ModuleDictImpl; also takes a braced list of {name, shared_ptr} pairs.
+class ModuleDict : public ModuleHolder<ModuleDictImpl> {
+ public:
+  using ModuleHolder<ModuleDictImpl>::ModuleHolder;
+  using Impl [[maybe_unused]] = ModuleDictImpl;
+  ModuleDict() : ModuleHolder() {}
+  ModuleDict(std::initializer_list<std::pair<std::string, std::shared_ptr<Module>>> modules)
+      : ModuleHolder(std::make_shared<ModuleDictImpl>(
+            std::vector<std::pair<std::string, std::shared_ptr<Module>>>(modules))) {}
+};
+
+}  // namespace fw::nn

@@ -1,0 +1,133 @@
+// Sequential, ModuleList and ModuleDict.
+#include "fw/nn/modules/container.h"
+
+namespace fw::nn {
+
+// ---- Sequential
+
+SequentialImpl::SequentialImpl(OrderedDict<std::string, AnyModule>&& ordered_dict) {
+  modules_.reserve(ordered_dict.size());
+  for (auto& item : ordered_dict) push_back_any(item.key(), std::move(item.value()));
+}
+
+SequentialImpl::SequentialImpl(std::initializer_list<NamedAnyModule> named_modules) {
+  modules_.reserve(named_modules.size());
+  for (const auto& m : named_modules) push_back_any(m.name(), m.module());
+}
+
+std::shared_ptr<Module> SequentialImpl::clone(const std::optional<Device>& device) const {
+  auto copy = std::make_shared<SequentialImpl>();
+  for (size_t i = 0; i < modules_.size(); i++) copy->push_back_any(children_[i].key(), modules_[i].clone(device));
+  copy->train(is_training());
+  return copy;
+}
+
+void SequentialImpl::pretty_print(std::ostream& stream) const { stream << "fw::nn::Sequential"; }
+
+void SequentialImpl::push_back_any(std::string name, AnyModule module) {
+  FW_CHECK(!module.is_empty(), "[Sequential] cannot add an empty module ('", name, "')");
+  register_module(std::move(name), module.ptr());
+  modules_.push_back(std::move(module));
+}
+
+const AnyModule& SequentialImpl::checked(size_t index) const {
+  FW_CHECK(index < modules_.size(), "Index ", index, " is out of range (Sequential has ", modules_.size(),
+           " modules)");
+  return modules_[index];
+}
+
+Tensor SequentialImpl::forward(const Tensor& x) {
+  FW_CHECK(!modules_.empty(), "Cannot call forward() on an empty Sequential");
+  Tensor y = modules_[0].forward(x);
+  for (size_t i = 1; i < modules_.size(); i++) y = modules_[i].forward(y);
+  return y;
+}
+
+// ---- ModuleList
+
+std::shared_ptr<Module> ModuleListImpl::clone(const std::optional<Device>& device) const {
+  auto copy = std::make_shared<ModuleListImpl>();
+  for (const auto& m : modules_) copy->push_back_ptr(m->clone(device));
+  copy->train(is_training());
+  return copy;
+}
+
+void ModuleListImpl::pretty_print(std::ostream& stream) const { stream << "fw::nn::ModuleList"; }
+
+void ModuleListImpl::push_back_ptr(std::shared_ptr<Module> module) {
+  FW_CHECK(module != nullptr, "[ModuleList] cannot add an empty module");
+  register_module(std::to_string(modules_.size()), module);
+  modules_.push_back(std::move(module));
+}
+
+void ModuleListImpl::insert_ptr(size_t index, std::shared_ptr<Module> module) {
+  FW_CHECK(index <= modules_.size(), "Index ", index, " is out of range (ModuleList has ", modules_.size(),
+           " modules)");
+  FW_CHECK(module != nullptr, "[ModuleList] cannot insert an empty module");
+  modules_.insert(modules_.begin() + int64_t(index), std::move(module));
+  children_.clear();
+  for (size_t i = 0; i < modules_.size(); i++) register_module(std::to_string(i), modules_[i]);
+}
+
+std::shared_ptr<Module> ModuleListImpl::ptr(size_t index) const {
+  FW_CHECK(index < modules_.size(), "Index ", index, " is out of range (ModuleList has ", modules_.size(),
+           " modules)");
+  return modules_[index];
+}
+
+// ---- ModuleDict
+
+ModuleDictImpl::ModuleDictImpl(const std::vector<std::pair<std::string, std::shared_ptr<Module>>>& modules) {
+  update(modules);
+}
+
+ModuleDictImpl::ModuleDictImpl(const Dict& modules) { update(modules); }
+
+std::shared_ptr<Module> ModuleDictImpl::clone(const std::optional<Device>& device) const {
+  auto copy = std::make_shared<ModuleDictImpl>();
+  for (const auto& item : modules_) copy->insert_ptr(item.key(), item.value()->clone(device));
+  copy->train(is_training());
+  return copy;
+}
+
+void ModuleDictImpl::pretty_print(std::ostream& stream) const { stream << "fw::nn::ModuleDict"; }
+
+void ModuleDictImpl::clear() {
+  modules_.clear();
+  children_.clear();
+}
+
+std::shared_ptr<Module> ModuleDictImpl::pop(const std::string& key) {
+  std::shared_ptr<Module> m = (*this)[key];
+  modules_.erase(key);
+  children_.erase(key);
+  return m;
+}
+
+void ModuleDictImpl::update(const std::vector<std::pair<std::string, std::shared_ptr<Module>>>& modules) {
+  for (const auto& [key, m] : modules) insert_ptr(key, m);
+}
+
+void ModuleDictImpl::update(const Dict& modules) {
+  for (const auto& item : modules) insert_ptr(item.key(), item.value());
+}
+
+std::shared_ptr<Module> ModuleDictImpl::operator[](const std::string& key) const {
+  const auto* m = modules_.find(key);
+  FW_CHECK(m != nullptr, "[ModuleDict] no module named '", key, "' (keys: ", modules_.size(), ")");
+  return *m;
+}
+
+std::shared_ptr<Module> ModuleDictImpl::insert_ptr(const std::string& key, std::shared_ptr<Module> module) {
+  FW_CHECK(module != nullptr, "[ModuleDict] cannot insert an empty module under '", key, "'");
+  if (modules_.contains(key)) {
+    modules_[key] = module;
+    replace_module(key, module);
+  } else {
+    modules_.insert(key, module);
+    register_module(key, module);
+  }
+  return module;
+}
+
+}  // namespace fw::nn

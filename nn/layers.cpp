@@ -1,0 +1,194 @@
+// Dropout, pooling, embedding and activation modules.
+#include <cmath>
+
+#include "fw/indexing.h"
+#include "fw/nn/init.h"
+#include "fw/nn/modules/activation.h"
+#include "fw/nn/modules/dropout.h"
+#include "fw/nn/modules/embedding.h"
+#include "fw/nn/modules/pooling.h"
+#include "nn/print_util.h"
+
+namespace fw::nn {
+
+// ---- dropout
+
+namespace {
+
+void check_p(double p, const char* name) {
+  FW_CHECK(p >= 0 && p <= 1, "[", name, "] dropout probability has to be between 0 and 1, but got ", p);
+}
+
+}  // namespace
+
+DropoutImpl::DropoutImpl(const DropoutOptions& options_) : options(options_) { reset(); }
+void DropoutImpl::reset() { check_p(options.p(), "Dropout"); }
+void DropoutImpl::pretty_print(std::ostream& stream) const {
+  stream << std::boolalpha << "fw::nn::Dropout(p=" << options.p() << ", inplace=" << options.inplace() << ")";
+}
+Tensor DropoutImpl::forward(Tensor input) {
+  return functional::dropout(
+      input, functional::DropoutFuncOptions().p(options.p()).training(is_training()).inplace(options.inplace()));
+}
+
+Dropout2dImpl::Dropout2dImpl(const Dropout2dOptions& options_) : options(options_) { reset(); }
+void Dropout2dImpl::reset() { check_p(options.p(), "Dropout2d"); }
+void Dropout2dImpl::pretty_print(std::ostream& stream) const {
+  stream << std::boolalpha << "fw::nn::Dropout2d(p=" << options.p() << ", inplace=" << options.inplace() << ")";
+}
+Tensor Dropout2dImpl::forward(Tensor input) {
+  return functional::dropout2d(
+      input, functional::Dropout2dFuncOptions().p(options.p()).training(is_training()).inplace(options.inplace()));
+}
+
+// ---- pooling
+
+namespace {
+
+template <class O>
+void print_max_pool(std::ostream& s, int d, const O& o) {
+  s << std::boolalpha << "fw::nn::MaxPool" << d << "d(kernel_size=" << detail::list(o.kernel_size())
+    << ", stride=" << detail::list(o.stride()) << ", padding=" << detail::list(o.padding())
+    << ", dilation=" << detail::list(o.dilation()) << ", ceil_mode=" << o.ceil_mode() << ")";
+}
+
+template <class O>
+void print_avg_pool(std::ostream& s, int d, const O& o) {
+  s << "fw::nn::AvgPool" << d << "d(kernel_size=" << detail::list(o.kernel_size())
+    << ", stride=" << detail::list(o.stride()) << ", padding=" << detail::list(o.padding()) << ")";
+}
+
+}  // namespace
+
+void MaxPool1dImpl::pretty_print(std::ostream& stream) const { print_max_pool(stream, 1, options); }
+void MaxPool2dImpl::pretty_print(std::ostream& stream) const { print_max_pool(stream, 2, options); }
+void AvgPool1dImpl::pretty_print(std::ostream& stream) const { print_avg_pool(stream, 1, options); }
+void AvgPool2dImpl::pretty_print(std::ostream& stream) const { print_avg_pool(stream, 2, options); }
+void AdaptiveAvgPool1dImpl::pretty_print(std::ostream& stream) const {
+  stream << "fw::nn::AdaptiveAvgPool1d(output_size=" << detail::list(options.output_size()) << ")";
+}
+void AdaptiveAvgPool2dImpl::pretty_print(std::ostream& stream) const {
+  stream << "fw::nn::AdaptiveAvgPool2d(output_size=" << detail::list(options.output_size()) << ")";
+}
+
+// ---- embedding
+
+EmbeddingImpl::EmbeddingImpl(EmbeddingOptions options_) : options(std::move(options_)) { reset(); }
+
+void EmbeddingImpl::reset() {
+  const int64_t n = options.num_embeddings(), dim = options.embedding_dim();
+  if (auto& pad = options.padding_idx()) {
+    FW_CHECK(*pad < n && *pad >= -n, "[Embedding] Padding_idx must be within num_embeddings (got ", *pad, " for ", n,
+             " embeddings)");
+    if (*pad < 0) *pad += n;
+  }
+  if (!options._weight().defined()) {
+    weight = register_parameter("weight", fw::empty({n, dim}));
+    reset_parameters();
+  } else {
+    FW_CHECK(options._weight().sizes().equals({n, dim}),
+             "[Embedding] Shape of _weight does not match num_embeddings and embedding_dim (got ",
+             options._weight().sizes(), ", expected [", n, ", ", dim, "])");
+    weight = register_parameter("weight", options._weight());
+  }
+}
+
+void EmbeddingImpl::reset_parameters() {
+  init::normal_(weight);
+  if (options.padding_idx()) {
+    NoGradGuard no_grad;
+    weight.select(0, *options.padding_idx()).fill_(0);
+  }
+}
+
+void EmbeddingImpl::pretty_print(std::ostream& stream) const {
+  stream << std::boolalpha << "fw::nn::Embedding(num_embeddings=" << options.num_embeddings()
+         << ", embedding_dim=" << options.embedding_dim();
+  if (options.padding_idx()) stream << ", padding_idx=" << *options.padding_idx();
+  if (options.max_norm()) stream << ", max_norm=" << *options.max_norm();
+  if (options.norm_type() != 2) stream << ", norm_type=" << options.norm_type();
+  if (options.scale_grad_by_freq()) stream << ", scale_grad_by_freq=true";
+  if (options.sparse()) stream << ", sparse=true";
+  stream << ")";
+}
+
+// Note [Embedding padding_idx]
+// fw::embedding has no padding_idx gradient rule, so the module cuts the gradient at padded
+// positions itself: their output values are the same, taken from a detached lookup.
+Tensor EmbeddingImpl::forward(const Tensor& indices) {
+  if (options.max_norm()) {
+    NoGradGuard no_grad;
+    Tensor rows = indices.reshape({-1});
+    Tensor w = weight.index_select(0, rows);
+    Tensor norms = fw::norm(w, options.norm_type(), {1}, true);
+    Tensor scale = fw::where(norms.gt(*options.max_norm()), norms.add(1e-7).reciprocal().mul(*options.max_norm()),
+                             fw::ones_like(norms));
+    weight.index_put_({indexing::TensorIndex(rows)}, w.mul(scale));
+  }
+  Tensor out = fw::embedding(weight, indices);
+  if (options.padding_idx() && out.requires_grad()) {
+    Tensor pad = indices.eq(*options.padding_idx()).unsqueeze(-1);
+    out = fw::where(pad, out.detach(), out);
+  }
+  return out;
+}
+
+Embedding Embedding::from_pretrained(const Tensor& embeddings, const EmbeddingFromPretrainedOptions& options) {
+  FW_CHECK(embeddings.dim() == 2, "[Embedding::from_pretrained] Embeddings parameter is expected to be 2-dimensional,"
+           " got shape ", embeddings.sizes());
+  Embedding e(EmbeddingOptions(embeddings.size(0), embeddings.size(1))
+                  ._weight(embeddings)
+                  .padding_idx(options.padding_idx())
+                  .max_norm(options.max_norm())
+                  .norm_type(options.norm_type())
+                  .scale_grad_by_freq(options.scale_grad_by_freq())
+                  .sparse(options.sparse()));
+  e->weight.set_requires_grad(!options.freeze());
+  return e;
+}
+
+// ---- activations
+
+void ReLUImpl::pretty_print(std::ostream& stream) const {
+  stream << "fw::nn::ReLU(" << (options.inplace() ? "inplace=true" : "") << ")";
+}
+void ReLU6Impl::pretty_print(std::ostream& stream) const {
+  stream << "fw::nn::ReLU6(" << (options.inplace() ? "inplace=true" : "") << ")";
+}
+void SELUImpl::pretty_print(std::ostream& stream) const {
+  stream << "fw::nn::SELU(" << (options.inplace() ? "inplace=true" : "") << ")";
+}
+void GELUImpl::pretty_print(std::ostream& stream) const {
+  stream << "fw::nn::GELU(" << (options.approximate() == "none" ? "" : "approximate=" + options.approximate()) << ")";
+}
+void ELUImpl::pretty_print(std::ostream& stream) const {
+  stream << "fw::nn::ELU(alpha=" << options.alpha() << (options.inplace() ? ", inplace=true" : "") << ")";
+}
+void LeakyReLUImpl::pretty_print(std::ostream& stream) const {
+  stream << "fw::nn::LeakyReLU(negative_slope=" << options.negative_slope()
+         << (options.inplace() ? ", inplace=true" : "") << ")";
+}
+void SoftplusImpl::pretty_print(std::ostream& stream) const {
+  stream << "fw::nn::Softplus(beta=" << options.beta() << ", threshold=" << options.threshold() << ")";
+}
+void SiLUImpl::pretty_print(std::ostream& stream) const { stream << "fw::nn::SiLU()"; }
+void SigmoidImpl::pretty_print(std::ostream& stream) const { stream << "fw::nn::Sigmoid()"; }
+void TanhImpl::pretty_print(std::ostream& stream) const { stream << "fw::nn::Tanh()"; }
+void MishImpl::pretty_print(std::ostream& stream) const { stream << "fw::nn::Mish()"; }
+
+HardtanhImpl::HardtanhImpl(const HardtanhOptions& options_) : options(options_) { reset(); }
+void HardtanhImpl::reset() {
+  FW_CHECK(options.max_val() > options.min_val(), "[Hardtanh] max_val must be greater than min_val (got min_val ",
+           options.min_val(), ", max_val ", options.max_val(), ")");
+}
+void HardtanhImpl::pretty_print(std::ostream& stream) const {
+  stream << "fw::nn::Hardtanh(min_val=" << options.min_val() << ", max_val=" << options.max_val()
+         << (options.inplace() ? ", inplace=true" : "") << ")";
+}
+
+void SoftmaxImpl::pretty_print(std::ostream& stream) const { stream << "fw::nn::Softmax(dim=" << options.dim() << ")"; }
+void LogSoftmaxImpl::pretty_print(std::ostream& stream) const {
+  stream << "fw::nn::LogSoftmax(dim=" << options.dim() << ")";
+}
+
+}  // namespace fw::nn

@@ -1,0 +1,89 @@
+// Identity, Linear, Bilinear, Flatten, Unflatten.
+#include "fw/nn/modules/linear.h"
+
+#include <cmath>
+
+#include "fw/nn/init.h"
+#include "nn/print_util.h"
+
+namespace fw::nn {
+
+void IdentityImpl::pretty_print(std::ostream& stream) const { stream << "fw::nn::Identity()"; }
+
+LinearImpl::LinearImpl(const LinearOptions& options_) : options(options_) { reset(); }
+
+void LinearImpl::reset() {
+  FW_CHECK(options.in_features() >= 0 && options.out_features() >= 0,
+           "[Linear] in_features and out_features must be non-negative, got ", options.in_features(), " and ",
+           options.out_features());
+  weight = register_parameter("weight", fw::empty({options.out_features(), options.in_features()}));
+  bias = register_parameter("bias", options.bias() ? fw::empty({options.out_features()}) : Tensor(), options.bias());
+  reset_parameters();
+}
+
+void LinearImpl::reset_parameters() {
+  init::kaiming_uniform_(weight, std::sqrt(5.0));
+  if (bias.defined()) {
+    int64_t fan_in = options.in_features();
+    double bound = fan_in > 0 ? 1.0 / std::sqrt(double(fan_in)) : 0.0;
+    init::uniform_(bias, -bound, bound);
+  }
+}
+
+void LinearImpl::pretty_print(std::ostream& stream) const {
+  stream << std::boolalpha << "fw::nn::Linear(in_features=" << options.in_features()
+         << ", out_features=" << options.out_features() << ", bias=" << options.bias() << ")";
+}
+
+Tensor LinearImpl::forward(const Tensor& input) { return fw::linear(input, weight, bias); }
+
+BilinearImpl::BilinearImpl(const BilinearOptions& options_) : options(options_) { reset(); }
+
+void BilinearImpl::reset() {
+  weight = register_parameter(
+      "weight", fw::empty({options.out_features(), options.in1_features(), options.in2_features()}));
+  bias = register_parameter("bias", options.bias() ? fw::empty({options.out_features()}) : Tensor(), options.bias());
+  reset_parameters();
+}
+
+void BilinearImpl::reset_parameters() {
+  double bound = options.in1_features() > 0 ? 1.0 / std::sqrt(double(options.in1_features())) : 0.0;
+  init::uniform_(weight, -bound, bound);
+  if (bias.defined()) init::uniform_(bias, -bound, bound);
+}
+
+void BilinearImpl::pretty_print(std::ostream& stream) const {
+  stream << std::boolalpha << "fw::nn::Bilinear(in1_features=" << options.in1_features()
+         << ", in2_features=" << options.in2_features() << ", out_features=" << options.out_features()
+         << ", bias=" << options.bias() << ")";
+}
+
+Tensor BilinearImpl::forward(const Tensor& input1, const Tensor& input2) {
+  const int64_t in1 = options.in1_features(), in2 = options.in2_features(), out = options.out_features();
+  FW_CHECK(input1.dim() >= 1 && input1.size(-1) == in1, "[Bilinear] input1 must end in ", in1,
+           " features, got shape ", input1.sizes());
+  FW_CHECK(input2.dim() >= 1 && input2.size(-1) == in2, "[Bilinear] input2 must end in ", in2,
+           " features, got shape ", input2.sizes());
+  FW_CHECK(input1.sizes().slice(0, input1.dim() - 1).equals(input2.sizes().slice(0, input2.dim() - 1)),
+           "[Bilinear] input1 and input2 must have the same leading dims, got ", input1.sizes(), " and ",
+           input2.sizes());
+  std::vector<int64_t> lead(input1.sizes().begin(), input1.sizes().end() - 1);
+  Tensor x1 = input1.reshape({-1, in1}), x2 = input2.reshape({-1, in2});
+  // (B, in1) @ (in1, out * in2) -> (B, out, in2), then contract in2 with x2.
+  Tensor t = x1.matmul(weight.permute({1, 0, 2}).reshape({in1, out * in2})).view({-1, out, in2});
+  Tensor y = t.mul(x2.unsqueeze(1)).sum({2});
+  if (bias.defined()) y = y.add(bias);
+  lead.push_back(out);
+  return y.reshape(lead);
+}
+
+void FlattenImpl::pretty_print(std::ostream& stream) const {
+  stream << "fw::nn::Flatten(start_dim=" << options.start_dim() << ", end_dim=" << options.end_dim() << ")";
+}
+
+void UnflattenImpl::pretty_print(std::ostream& stream) const {
+  stream << "fw::nn::Unflatten(dim=" << options.dim() << ", unflattened_size=" << detail::list(options.sizes())
+         << ")";
+}
+
+}  // namespace fw::nn

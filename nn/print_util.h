@@ -1,0 +1,29 @@
+// Printing helpers for the modules' pretty_print (libtorch's "[3, 3]" list format).
+#pragma once
+#include <sstream>
+#include <string>
+
+#include "fw/array_ref.h"
+#include "fw/nn/options.h"
+
+namespace fw::nn::detail {
+
+// "[a, b, c]".
+template <class T>
+std::string list(ArrayRef<T> v) {
+  std::ostringstream os;
+  os << "[";
+  for (size_t i = 0; i < v.size(); i++) os << (i ? ", " : "") << v[i];
+  os << "]";
+  return os.str();
+}
+template <class T>
+std::string list(const std::vector<T>& v) {
+  return list(ArrayRef<T>(v));
+}
+template <size_t D>
+std::string list(const ExpandingArray<D>& v) {
+  return list(ArrayRef<int64_t>(v));
+}
+
+}  // namespace fw::nn::detail
