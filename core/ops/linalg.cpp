@@ -179,13 +179,47 @@ OpAttrs beta_alpha(const Scalar& beta, const Scalar& alpha) {
   return a;
 }
 
+// ---- vjps. For c = a @ b: ga = g @ b^H, gb = a^H @ g (the conjugate only matters for complex).
+
+Tensor adjoint(const Tensor& t) {
+  Tensor m = t.transpose(-2, -1);
+  return t.is_complex() ? m.conj() : m;
+}
+Scalar conj_scalar(const Scalar& s) { return s.isComplex() ? Scalar(std::conj(s.toComplexDouble())) : s; }
+// g * conj(s), skipping the multiply for s == 1.
+Tensor scaled(const Tensor& g, const Scalar& s) {
+  return s.toComplexDouble() == std::complex<double>(1, 0) ? g : g * conj_scalar(s);
+}
+
+// Grads of alpha * (a @ b) for the inputs at positions ia, ib (mm/bmm: 0, 1; addmm/baddbmm: 1, 2).
+void product_vjp(const VjpCtx& c, const Tensor& g, size_t ia, size_t ib, const Scalar& alpha, Outs& r) {
+  Tensor ga = scaled(g, alpha);
+  bool batched = c.in[ia].dim() == 3;
+  auto mul = [&](const Tensor& x, const Tensor& y) { return batched ? fw::bmm(x, y) : fw::mm(x, y); };
+  if (c.needs[ia]) r[ia] = mul(ga, adjoint(c.in[ib]));
+  if (c.needs[ib]) r[ib] = mul(adjoint(c.in[ia]), ga);
+}
+
+void mm_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { product_vjp(c, g[0], 0, 1, 1, r); }
+
+void addmm_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+  if (c.needs[0]) r[0] = sum_to(scaled(g[0], c.a.s0), c.in[0].sizes());
+  product_vjp(c, g[0], 1, 2, c.a.s1, r);
+}
+
+void dot_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+  auto cj = [](const Tensor& t) { return t.is_complex() ? t.conj() : t; };
+  if (c.needs[0]) r[0] = g[0] * cj(c.in[1]);
+  if (c.needs[1]) r[1] = g[0] * cj(c.in[0]);
+}
+
 }  // namespace
 
-FW_DEFINE_OP(mm) { d.meta = mm_meta; d.cpu = mm_kernel; }
-FW_DEFINE_OP(bmm) { d.meta = bmm_meta; d.cpu = bmm_kernel; }
-FW_DEFINE_OP(addmm) { d.meta = addmm_meta; d.cpu = addmm_kernel; }
-FW_DEFINE_OP(baddbmm) { d.meta = addmm_meta; d.cpu = addmm_kernel; }
-FW_DEFINE_OP(dot) { d.meta = dot_meta; d.cpu = dot_kernel; }
+FW_DEFINE_OP(mm) { d.meta = mm_meta; d.cpu = mm_kernel; d.vjp = mm_vjp; }
+FW_DEFINE_OP(bmm) { d.meta = bmm_meta; d.cpu = bmm_kernel; d.vjp = mm_vjp; }
+FW_DEFINE_OP(addmm) { d.meta = addmm_meta; d.cpu = addmm_kernel; d.vjp = addmm_vjp; }
+FW_DEFINE_OP(baddbmm) { d.meta = addmm_meta; d.cpu = addmm_kernel; d.vjp = addmm_vjp; }
+FW_DEFINE_OP(dot) { d.meta = dot_meta; d.cpu = dot_kernel; d.vjp = dot_vjp; }
 
 Tensor mm(const Tensor& a, const Tensor& b) { return dispatch1(OpId::mm, {a, b}, OpAttrs()); }
 Tensor bmm(const Tensor& a, const Tensor& b) { return dispatch1(OpId::bmm, {a, b}, OpAttrs()); }

@@ -11,6 +11,7 @@
 
 #include "core/convert.h"
 #include "core/op.h"
+#include "core/ops/separable.h"
 #include "core/parallel.h"
 #include "core/vec_math.h"
 #include "core/visit.h"
@@ -254,12 +255,94 @@ void check_1d(const Tensor& x, IntArrayRef out, const char* op) {
   FW_CHECK(out.size() == 1, "[", op, "] expected output_size with 1 element, but got ", out.size());
 }
 
+// ---- vjps. softmax and log_softmax use their output y (the gradient is in y's dtype; the
+// engine casts it back to the input's).
+
+void softmax_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+  const Tensor& y = c.out[0];
+  if (y.dim() == 0) {
+    r[0] = fw::zeros_like(g[0]);
+    return;
+  }
+  int64_t dim = wrap_dim(c.a.i0, y.dim(), "softmax");
+  Tensor gy = g[0] * y;
+  r[0] = gy - y * gy.sum({dim}, true);
+}
+
+void log_softmax_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+  const Tensor& y = c.out[0];
+  if (y.dim() == 0) {
+    r[0] = fw::zeros_like(g[0]);
+    return;
+  }
+  int64_t dim = wrap_dim(c.a.i0, y.dim(), "log_softmax");
+  r[0] = g[0] - fw::exp(y) * g[0].sum({dim}, true);
+}
+
+// Interpolation matrices (Note [Separable resampling vjps]) with the forward kernels' rules.
+Tensor nearest_matrix(int64_t in, int64_t out, double scale, ScalarType t) {
+  std::vector<double> w(size_t(out * in), 0.0);
+  for (int64_t o = 0; o < out; o++) w[size_t(o * in + nearest_index(o, in, out, scale))] = 1;
+  return resample_matrix(std::move(w), out, in, t);
+}
+
+template <class T>
+Tensor linear_matrix(int64_t in, int64_t out, double scale, bool align, ScalarType t) {
+  Taps<T> taps(in, out, scale, align);
+  std::vector<double> w(size_t(out * in), 0.0);
+  for (int64_t o = 0; o < out; o++) {
+    size_t k = size_t(o);
+    w[size_t(o * in + taps.i0[k])] += double(taps.w0[k]);
+    w[size_t(o * in + taps.i1[k])] += double(taps.w1[k]);
+  }
+  return resample_matrix(std::move(w), out, in, t);
+}
+
+void upsample_nearest_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+  const Tensor& x = c.in[0];
+  ScalarType t = g[0].dtype();
+  r[0] = separable_adjoint(g[0], nearest_matrix(x.size(2), c.a.ints[0], c.a.f0, t),
+                           nearest_matrix(x.size(3), c.a.ints[1], c.a.f1, t));
+}
+
+void upsample_bilinear_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+  const Tensor& x = c.in[0];
+  ScalarType t = g[0].dtype();
+  bool align = c.a.flags & 1;
+  auto mat = [&](int64_t in, int64_t out, double scale) {
+    return t == kDouble ? linear_matrix<double>(in, out, scale, align, t) : linear_matrix<float>(in, out, scale, align, t);
+  };
+  r[0] = separable_adjoint(g[0], mat(x.size(2), c.a.ints[0], c.a.f0), mat(x.size(3), c.a.ints[1], c.a.f1));
+}
+
 }  // namespace
 
-FW_DEFINE_OP(softmax) { d.meta = softmax_meta; d.cpu = softmax_kernel<false>; }
-FW_DEFINE_OP(log_softmax) { d.meta = softmax_meta; d.cpu = softmax_kernel<true>; }
-FW_DEFINE_OP(upsample_nearest2d) { d.meta = upsample_meta; d.cpu = upsample_nearest_kernel; }
-FW_DEFINE_OP(upsample_bilinear2d) { d.meta = upsample_meta; d.cpu = upsample_bilinear_kernel; }
+FW_DEFINE_OP(softmax) {
+  d.meta = softmax_meta;
+  d.cpu = softmax_kernel<false>;
+  d.vjp = softmax_vjp;
+  d.vjp_uses_out = true;
+  d.vjp_reads_in = false;
+}
+FW_DEFINE_OP(log_softmax) {
+  d.meta = softmax_meta;
+  d.cpu = softmax_kernel<true>;
+  d.vjp = log_softmax_vjp;
+  d.vjp_uses_out = true;
+  d.vjp_reads_in = false;
+}
+FW_DEFINE_OP(upsample_nearest2d) {
+  d.meta = upsample_meta;
+  d.cpu = upsample_nearest_kernel;
+  d.vjp = upsample_nearest_vjp;
+  d.vjp_reads_in = false;
+}
+FW_DEFINE_OP(upsample_bilinear2d) {
+  d.meta = upsample_meta;
+  d.cpu = upsample_bilinear_kernel;
+  d.vjp = upsample_bilinear_vjp;
+  d.vjp_reads_in = false;
+}
 
 Tensor softmax(const Tensor& t, int64_t dim, std::optional<ScalarType> dtype) {
   return dispatch1(OpId::softmax, {t}, softmax_attrs(dim, dtype));

@@ -13,6 +13,7 @@
 // running_var; attrs.flags bit k says whether the k-th of them is present.
 #include <cmath>
 
+#include "core/convert.h"
 #include "core/op.h"
 #include "core/parallel.h"
 #include "core/visit.h"
@@ -251,7 +252,22 @@ void channel_moments(const T* x, int64_t n, int64_t ch, int64_t l, std::vector<d
   });
 }
 
+// Note [Running statistics and autograd]
+// Training-mode batch norm updates running_mean/running_var as a side effect, in place and
+// without bumping their version counter: the node recorded for the call saves them as inputs
+// (evaluation mode reads them in its vjp), and a second training forward through the same
+// layer before backward (a GAN step, a siamese pair) must not invalidate the first node,
+// whose training-mode vjp never reads them. Non-contiguous or integer buffers fall back to
+// copy_, which does count as a write.
 void update_running(const Tensor& running, const std::vector<double>& stat, double momentum, double correction) {
+  if (running.is_contiguous() && running.is_floating_point()) {
+    visit_float(running.dtype(), "batch_norm", [&]<class T>() {
+      T* p = running.data_ptr<T>();
+      for (size_t i = 0; i < stat.size(); i++)
+        p[i] = convert<T>(convert<double>(p[i]) * (1 - momentum) + stat[i] * correction * momentum);
+    });
+    return;
+  }
   Tensor s = make_tensor({int64_t(stat.size())}, kDouble);
   for (size_t i = 0; i < stat.size(); i++) s.data_ptr<double>()[i] = stat[i] * correction;
   Tensor upd = running.to(kDouble) * (1 - momentum) + s * momentum;
@@ -297,11 +313,138 @@ void batch_norm_kernel(const OpCall& c, Outs& o) {
   if (p.rv.defined()) update_running(p.rv, var, c.a.f0, cnt > 1 ? cnt / (cnt - 1) : INFINITY);
 }
 
+// ---- vjps.
+//
+// Note [Norm vjps]
+// All three norms normalise groups of n values: xhat = (x - mean) * rstd, y = xhat * w + b, with
+// mean and rstd the op's own outputs (saved, so no statistics are recomputed). For gy and
+// gxhat = gy * w, the input gradient is
+//   gx = rstd * (gxhat - mean(gxhat) - xhat * mean(gxhat * xhat))      (means over the group)
+// and gradients that reach the mean/rstd outputs (only in double backward, where this very
+// formula is differentiated through them) add gmean / n - grstd * rstd^2 * xhat / n.
+// Everything is computed on views that put the group in the trailing dims of a 3-D shape
+// ([rows, n], [N, G, n] or [N, C, L] with the group over dims 0 and 2), in float for 16-bit
+// inputs. Batch norm in evaluation mode normalises with the running statistics, which are
+// constants: gx = gy * w * rsqrt(running_var + eps).
+
+// Input positions of the optional tensors (-1 when absent).
+struct NormSlots {
+  int w = -1, b = -1, rm = -1, rv = -1;
+};
+NormSlots norm_slots(uint32_t flags) {
+  NormSlots s;
+  int k = 1;
+  int* slot[] = {&s.w, &s.b, &s.rm, &s.rv};
+  for (uint32_t i = 0; i < 4; i++)
+    if (flags & (1u << i)) *slot[i] = k++;
+  return s;
+}
+
+// gx of the normalisation (Note [Norm vjps]). x3, gy3 (gy3 may be undefined), mean and rstd
+// broadcast against each other; dims are the group dims of x3; wb broadcasts w against x3.
+struct NormGrad {
+  Tensor x3, gy3, mean, rstd, gmean, grstd, wb;
+  DimVec dims;
+  double n;
+};
+
+Tensor normalise_grad(const NormGrad& p, Tensor* xhat_out) {
+  Tensor xhat = (p.x3 - p.mean) * p.rstd;
+  *xhat_out = xhat;
+  Tensor gx;
+  auto add = [&](const Tensor& t) { gx = gx.defined() ? gx + t : t; };
+  if (p.gy3.defined()) {
+    Tensor gxhat = p.wb.defined() ? p.gy3 * p.wb : p.gy3;
+    add(p.rstd * (gxhat - gxhat.mean(p.dims, true) - xhat * (gxhat * xhat).mean(p.dims, true)));
+  }
+  if (p.gmean.defined()) add(p.gmean / p.n);
+  if (p.grstd.defined()) add(p.grstd * p.rstd * p.rstd * xhat / -p.n);
+  return gx.expand(p.x3.sizes());
+}
+
+ScalarType grad_type(const Tensor& x) { return compute_type(x.dtype()); }
+Tensor in_type(const Tensor& t, ScalarType ct) { return t.defined() ? t.to(ct) : t; }
+
+// Weight and bias gradients: sums of gy * xhat and gy over sum_dims, in the parameters' shapes.
+void affine_grads(const VjpCtx& c, const NormSlots& s, const Tensor& gy3, const Tensor& xhat, const DimVec& sum_dims,
+                  Outs& r) {
+  if (!gy3.defined()) return;
+  if (s.w >= 0 && c.needs[s.w]) r[size_t(s.w)] = (gy3 * xhat).sum(sum_dims).view(c.in[size_t(s.w)].sizes());
+  if (s.b >= 0 && c.needs[s.b]) r[size_t(s.b)] = gy3.sum(sum_dims).view(c.in[size_t(s.b)].sizes());
+}
+
+void layer_norm_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+  const Tensor& x = c.in[0];
+  NormSlots s = norm_slots(c.a.flags);
+  ScalarType ct = grad_type(x);
+  int64_t n = shape_numel(c.a.ints, "layer_norm"), rows = n == 0 ? 0 : x.numel() / n;
+  auto as2d = [&](const Tensor& t) { return t.defined() ? in_type(t, ct).reshape({rows, n}) : t; };
+  auto stat = [&](const Tensor& t) { return t.defined() ? in_type(t, ct).reshape({rows, 1}) : t; };
+  NormGrad p{as2d(x), as2d(g[0]), stat(c.out[1]), stat(c.out[2]), stat(g[1]), stat(g[2]),
+             s.w >= 0 ? in_type(c.in[size_t(s.w)], ct).reshape({1, n}) : Tensor(), DimVec{1}, double(n)};
+  Tensor xhat, gx = normalise_grad(p, &xhat);
+  if (c.needs[0]) r[0] = gx.reshape(x.sizes());
+  affine_grads(c, s, p.gy3, xhat, DimVec{0}, r);
+}
+
+void group_norm_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+  const Tensor& x = c.in[0];
+  NormSlots s = norm_slots(c.a.flags);
+  ScalarType ct = grad_type(x);
+  int64_t n = c.a.ints[0], ch = c.a.ints[1], hw = c.a.ints[2], gr = c.a.ints[3], d = ch / gr * hw;
+  auto grouped = [&](const Tensor& t) { return t.defined() ? in_type(t, ct).reshape({n, gr, d}) : t; };
+  auto stat = [&](const Tensor& t) { return t.defined() ? in_type(t, ct).reshape({n, gr, 1}) : t; };
+  Tensor wb;
+  if (s.w >= 0) wb = in_type(c.in[size_t(s.w)], ct).view({1, ch, 1}).expand({n, ch, hw}).reshape({n, gr, d});
+  NormGrad p{grouped(x), grouped(g[0]), stat(c.out[1]), stat(c.out[2]), stat(g[1]), stat(g[2]), wb, DimVec{2},
+             double(d)};
+  Tensor xhat, gx = normalise_grad(p, &xhat);
+  if (c.needs[0]) r[0] = gx.reshape(x.sizes());
+  if (p.gy3.defined())
+    affine_grads(c, s, p.gy3.reshape({n, ch, hw}), xhat.reshape({n, ch, hw}), DimVec{0, 2}, r);
+}
+
+void batch_norm_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+  const Tensor& x = c.in[0];
+  NormSlots s = norm_slots(c.a.flags);
+  ScalarType ct = grad_type(x);
+  int64_t n = x.size(0), ch = x.size(1), l = n * ch == 0 ? 0 : x.numel() / (n * ch);
+  auto as3d = [&](const Tensor& t) { return t.defined() ? in_type(t, ct).reshape({n, ch, l}) : t; };
+  auto chan = [&](const Tensor& t) { return t.defined() ? in_type(t, ct).reshape({1, ch, 1}) : t; };
+  Tensor wb = s.w >= 0 ? chan(c.in[size_t(s.w)]) : Tensor();
+  Tensor x3 = as3d(x), gy3 = as3d(g[0]), xhat;
+  if (c.a.flags & kTraining) {
+    NormGrad p{x3, gy3, chan(c.out[1]), chan(c.out[2]), chan(g[1]), chan(g[2]), wb, DimVec{0, 2}, double(n * l)};
+    Tensor gx = normalise_grad(p, &xhat);
+    if (c.needs[0]) r[0] = gx.reshape(x.sizes());
+  } else {
+    Tensor rstd = fw::rsqrt(chan(c.in[size_t(s.rv)]) + c.a.f1);
+    xhat = (x3 - chan(c.in[size_t(s.rm)])) * rstd;
+    if (c.needs[0] && gy3.defined()) r[0] = (gy3 * (wb.defined() ? wb * rstd : rstd)).reshape(x.sizes());
+  }
+  affine_grads(c, s, gy3, xhat, DimVec{0, 2}, r);
+}
+
 }  // namespace
 
-FW_DEFINE_OP(native_layer_norm) { d.meta = layer_norm_meta; d.cpu = layer_norm_kernel; }
-FW_DEFINE_OP(native_group_norm) { d.meta = group_norm_meta; d.cpu = group_norm_kernel; }
-FW_DEFINE_OP(native_batch_norm) { d.meta = batch_norm_meta; d.cpu = batch_norm_kernel; }
+FW_DEFINE_OP(native_layer_norm) {
+  d.meta = layer_norm_meta;
+  d.cpu = layer_norm_kernel;
+  d.vjp = layer_norm_vjp;
+  d.vjp_uses_out = true;
+}
+FW_DEFINE_OP(native_group_norm) {
+  d.meta = group_norm_meta;
+  d.cpu = group_norm_kernel;
+  d.vjp = group_norm_vjp;
+  d.vjp_uses_out = true;
+}
+FW_DEFINE_OP(native_batch_norm) {
+  d.meta = batch_norm_meta;
+  d.cpu = batch_norm_kernel;
+  d.vjp = batch_norm_vjp;
+  d.vjp_uses_out = true;
+}
 
 std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& x, IntArrayRef normalized_shape,
                                                      const Tensor& weight, const Tensor& bias, double eps) {

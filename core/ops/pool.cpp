@@ -6,6 +6,7 @@
 
 #include "core/convert.h"
 #include "core/op.h"
+#include "core/ops/separable.h"
 #include "core/parallel.h"
 #include "core/visit.h"
 
@@ -23,7 +24,7 @@ int64_t pool_out(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dil
 
 struct Pool2d {
   int64_t kh, kw, sh, sw, ph, pw, dh = 1, dw = 1;
-  int64_t n, c, ih, iw, oh, ow;  // n = 1 for unbatched input
+  int64_t n = 1, c = 0, ih = 0, iw = 0, oh = 0, ow = 0;  // n = 1 for unbatched input
 };
 
 Pool2d pool_geometry(const OpCall& c, bool dilated) {
@@ -220,11 +221,82 @@ void check_1d_input(const Tensor& x, const char* op) {
            "] Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for input, but got:", x.sizes());
 }
 
+// ---- vjps. max pool sends each output's gradient to its argmax (the saved indices) with
+// scatter_add; the average pools are separable (Note [Separable resampling vjps]).
+
+void max_pool_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+  const Tensor& x = c.in[0];
+  int64_t ih = x.size(-2), iw = x.size(-1), planes = x.numel() / (ih * iw);
+  const Tensor& idx = c.out[1];
+  int64_t per = idx.size(-2) * idx.size(-1);
+  Tensor flat = fw::zeros({planes, ih * iw}, g[0].dtype());
+  r[0] = flat.scatter_add(1, idx.reshape({planes, per}), g[0].reshape({planes, per})).view(x.sizes());
+}
+
+// Row weights of one axis of avg_pool2d: a window's entries get 1 / count, where count is the
+// padded extent (count_include_pad), the in-bounds extent, or 1 (divisor_override, applied to
+// the other axis' matrix by the caller).
+Tensor avg_pool_matrix(int64_t in, int64_t out, int64_t k, int64_t s, int64_t p, int mode, ScalarType t) {
+  std::vector<double> w(size_t(out * in), 0.0);
+  for (int64_t o = 0; o < out; o++) {
+    int64_t a = o * s - p, b = std::min(a + k, in + p), padded = b - a;
+    a = std::max<int64_t>(a, 0), b = std::min(b, in);
+    double count = mode == 0 ? double(padded) : mode == 1 ? double(b - a) : 1.0;
+    for (int64_t i = a; i < b; i++) w[size_t(o * in + i)] = 1.0 / count;
+  }
+  return resample_matrix(std::move(w), out, in, t);
+}
+
+void avg_pool_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+  const Tensor& x = c.in[0];
+  const DimVec& k = c.a.ints;
+  bool include_pad = c.a.flags & 2, has_div = c.a.flags & 4;
+  int mode = has_div ? 2 : include_pad ? 0 : 1;
+  int64_t oh = g[0].size(-2), ow = g[0].size(-1);
+  ScalarType t = g[0].dtype();
+  Tensor ah = avg_pool_matrix(x.size(-2), oh, k[0], k[2], c.a.ints2[0], mode, t);
+  Tensor aw = avg_pool_matrix(x.size(-1), ow, k[1], k[3], c.a.ints2[1], mode, t);
+  Tensor gx = separable_adjoint(g[0], ah, aw);
+  r[0] = has_div ? gx / double(c.a.i0) : gx;
+}
+
+Tensor adaptive_matrix(int64_t in, int64_t out, ScalarType t) {
+  std::vector<double> w(size_t(out * in), 0.0);
+  for (int64_t o = 0; o < out; o++) {
+    int64_t a = o * in / out, b = ((o + 1) * in + out - 1) / out;
+    for (int64_t i = a; i < b; i++) w[size_t(o * in + i)] = 1.0 / double(b - a);
+  }
+  return resample_matrix(std::move(w), out, in, t);
+}
+
+void adaptive_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+  const Tensor& x = c.in[0];
+  ScalarType t = g[0].dtype();
+  r[0] = separable_adjoint(g[0], adaptive_matrix(x.size(-2), c.a.ints[0], t),
+                           adaptive_matrix(x.size(-1), c.a.ints[1], t));
+}
+
 }  // namespace
 
-FW_DEFINE_OP(max_pool2d_with_indices) { d.meta = max_pool_meta; d.cpu = max_pool_kernel; }
-FW_DEFINE_OP(avg_pool2d) { d.meta = avg_pool_meta; d.cpu = avg_pool_kernel; }
-FW_DEFINE_OP(adaptive_avg_pool2d) { d.meta = adaptive_meta; d.cpu = adaptive_kernel; }
+FW_DEFINE_OP(max_pool2d_with_indices) {
+  d.meta = max_pool_meta;
+  d.cpu = max_pool_kernel;
+  d.vjp = max_pool_vjp;
+  d.vjp_uses_out = true;
+  d.vjp_reads_in = false;
+}
+FW_DEFINE_OP(avg_pool2d) {
+  d.meta = avg_pool_meta;
+  d.cpu = avg_pool_kernel;
+  d.vjp = avg_pool_vjp;
+  d.vjp_reads_in = false;
+}
+FW_DEFINE_OP(adaptive_avg_pool2d) {
+  d.meta = adaptive_meta;
+  d.cpu = adaptive_kernel;
+  d.vjp = adaptive_vjp;
+  d.vjp_reads_in = false;
+}
 
 std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& x, IntArrayRef kernel, IntArrayRef stride,
                                                    IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {

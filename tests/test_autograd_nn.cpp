@@ -1,0 +1,283 @@
+// Autograd of the linear-algebra and NN primitives (mm/addmm/bmm/baddbmm/dot, softmax,
+// log_softmax, the native norms, pools, upsampling) and of composites built on them, plus a
+// tiny MLP that trains with plain SGD.
+#include <gtest/gtest.h>
+
+#include "fw/nn/functional.h"
+#include "tests/fixture.h"
+
+using fw::Tensor;
+using fw::autograd::variable_list;
+namespace F = fw::nn::functional;
+
+namespace {
+
+Tensor leaf(std::vector<int64_t> shape, uint64_t seed = 3, double lo = -2, double hi = 2) {
+  fw::manual_seed(seed);
+  return (fw::rand(shape, fw::kDouble) * (hi - lo) + lo).requires_grad_(true);
+}
+
+// Distinct values at least 0.1 apart (no ties for max pooling), shuffled.
+Tensor distinct_leaf(std::vector<int64_t> shape, uint64_t seed = 3) {
+  fw::manual_seed(seed);
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  return (fw::randperm(n, fw::kDouble) * 0.1 - 1.0).view(shape).requires_grad_(true);
+}
+
+using Fn = std::function<variable_list(const variable_list&)>;
+
+void check(const std::string& name, const Fn& fn, const variable_list& inputs, bool second = true) {
+  try {
+    EXPECT_TRUE(fw::autograd::gradcheck(fn, inputs)) << name;
+    if (second) EXPECT_TRUE(fw::autograd::gradgradcheck(fn, inputs)) << name;
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << name << ": " << e.what();
+  }
+}
+
+// fn applied to the first input only.
+void check1(const std::string& name, const std::function<Tensor(const Tensor&)>& f, const Tensor& x) {
+  check(name, [f](const variable_list& v) { return variable_list{f(v[0])}; }, {x});
+}
+
+}  // namespace
+
+TEST(AutogradNN, MatrixProductsPassGradcheck) {
+  Tensor a = leaf({2, 3}, 1), b = leaf({3, 4}, 2), v = leaf({3}, 3), w = leaf({3}, 4);
+  check("mm", [](const variable_list& t) { return variable_list{fw::mm(t[0], t[1])}; }, {a, b});
+  check("dot", [](const variable_list& t) { return variable_list{fw::dot(t[0], t[1])}; }, {v, w});
+  for (auto bias : {leaf({2, 4}, 5), leaf({4}, 6), leaf({2, 1}, 7)}) {
+    check("addmm", [](const variable_list& t) { return variable_list{fw::addmm(t[0], t[1], t[2], 0.5, -2)}; },
+          {bias, a, b});
+  }
+  check("addmm beta=0", [](const variable_list& t) { return variable_list{fw::addmm(t[0], t[1], t[2], 0, 1)}; },
+        {leaf({4}, 6), a, b});
+  Tensor ba = leaf({2, 2, 3}, 8), bb = leaf({2, 3, 2}, 9);
+  check("bmm", [](const variable_list& t) { return variable_list{fw::bmm(t[0], t[1])}; }, {ba, bb});
+  for (auto bias : {leaf({2, 2, 2}, 10), leaf({2, 1}, 11)}) {
+    check("baddbmm", [](const variable_list& t) { return variable_list{fw::baddbmm(t[0], t[1], t[2], 1.5, 0.5)}; },
+          {bias, ba, bb});
+  }
+  // Non-contiguous operands.
+  check("mm transposed", [](const variable_list& t) { return variable_list{fw::mm(t[0].t(), t[1].t())}; },
+        {leaf({3, 2}, 12), leaf({4, 3}, 13)});
+}
+
+TEST(AutogradNN, MatmulCompositesPassGradcheck) {
+  auto mm2 = [](const variable_list& t) { return variable_list{fw::matmul(t[0], t[1])}; };
+  check("matmul 1x3d", mm2, {leaf({3}, 1), leaf({2, 3, 2}, 2)});
+  check("matmul 3dx2d", mm2, {leaf({2, 2, 3}, 3), leaf({3, 2}, 4)});
+  check("matmul broadcast", mm2, {leaf({2, 1, 2, 3}, 5), leaf({2, 3, 2}, 6)});
+  check("matmul mv", mm2, {leaf({2, 3}, 7), leaf({3}, 8)});
+  check("linear", [](const variable_list& t) { return variable_list{fw::linear(t[0], t[1], t[2])}; },
+        {leaf({2, 2, 3}, 9), leaf({4, 3}, 10), leaf({4}, 11)});
+  check("einsum", [](const variable_list& t) { return variable_list{fw::einsum("bij,bjk->bik", {t[0], t[1]})}; },
+        {leaf({2, 2, 3}, 12), leaf({2, 3, 2}, 13)});
+}
+
+TEST(AutogradNN, SoftmaxPassesGradcheck) {
+  Tensor x = leaf({2, 3, 2});
+  for (int64_t d : {0, 1, -1}) {
+    check1("softmax " + std::to_string(d), [d](const Tensor& t) { return fw::softmax(t, d); }, x);
+    check1("log_softmax " + std::to_string(d), [d](const Tensor& t) { return fw::log_softmax(t, d); }, x);
+  }
+  check1("softmax 0-dim", [](const Tensor& t) { return fw::softmax(t, 0) * t; }, leaf({}, 4));
+}
+
+TEST(AutogradNN, SoftmaxWithDtypeGivesGradInInputDtype) {
+  Tensor x = fw::tensor({{1.0f, -2.0f, 0.5f}, {0.25f, 3.0f, -1.0f}}).requires_grad_(true);
+  Tensor wts = fw::tensor({{1.0, 2.0, 3.0}, {-1.0, 0.5, 2.0}});
+  (fw::log_softmax(x, 1, fw::kDouble) * wts).sum().backward();
+  Tensor gx = x.grad();
+  ASSERT_EQ(gx.dtype(), fw::kFloat);
+  Tensor x64 = x.detach().to(fw::kDouble).requires_grad_(true);
+  (fw::log_softmax(x64, 1) * wts).sum().backward();
+  EXPECT_TRUE(fw::allclose(gx.to(fw::kDouble), x64.grad(), 1e-5, 1e-6));
+  Tensor y = x.detach().clone().requires_grad_(true);
+  (fw::softmax(y, 0, fw::kDouble) * wts).sum().backward();
+  EXPECT_EQ(y.grad().dtype(), fw::kFloat);
+}
+
+TEST(AutogradNN, LayerNormPassesGradcheck) {
+  Tensor x = leaf({2, 2, 3}, 1), w = leaf({2, 3}, 2), b = leaf({2, 3}, 3), w1 = leaf({3}, 4);
+  check("native_layer_norm affine", [](const variable_list& t) {
+    auto [y, m, r] = fw::native_layer_norm(t[0], {2, 3}, t[1], t[2], 1e-5);
+    return variable_list{y};
+  }, {x, w, b});
+  check("layer_norm weight only", [](const variable_list& t) {
+    return variable_list{fw::layer_norm(t[0], {3}, t[1], {}, 1e-5, true)};
+  }, {x, w1});
+  check1("layer_norm plain", [](const Tensor& t) { return fw::layer_norm(t, {3}, {}, {}, 1e-5, true); }, x);
+  // Gradients that reach the mean/rstd outputs.
+  check("native_layer_norm stats", [](const variable_list& t) {
+    auto [y, m, r] = fw::native_layer_norm(t[0], {3}, t[1], {}, 1e-5);
+    return variable_list{y, m, r};
+  }, {x, w1});
+}
+
+TEST(AutogradNN, GroupNormPassesGradcheck) {
+  Tensor x = leaf({2, 4, 3}, 1), w = leaf({4}, 2), b = leaf({4}, 3);
+  check("group_norm affine", [](const variable_list& t) {
+    return variable_list{fw::group_norm(t[0], 2, t[1], t[2], 1e-5, true)};
+  }, {x, w, b});
+  check1("group_norm plain 4d", [](const Tensor& t) { return fw::group_norm(t, 1, {}, {}, 1e-5, true); },
+         leaf({1, 2, 2, 3}, 4));
+  check("native_group_norm stats", [](const variable_list& t) {
+    auto [y, m, r] = fw::native_group_norm(t[0], t[1], {}, 2, 4, 3, 4, 1e-5);
+    return variable_list{y, m, r};
+  }, {x, w});
+}
+
+TEST(AutogradNN, BatchNormPassesGradcheck) {
+  Tensor x = leaf({3, 2, 2}, 1), w = leaf({2}, 2), b = leaf({2}, 3);
+  check("batch_norm train", [](const variable_list& t) {
+    return variable_list{fw::batch_norm(t[0], t[1], t[2], {}, {}, true, 0.1, 1e-5, true)};
+  }, {x, w, b});
+  check1("batch_norm train 4d plain", [](const Tensor& t) {
+    return fw::batch_norm(t, {}, {}, {}, {}, true, 0.1, 1e-5, true);
+  }, leaf({2, 2, 2, 2}, 4));
+  check("native_batch_norm stats", [](const variable_list& t) {
+    auto [y, m, r] = fw::native_batch_norm(t[0], t[1], {}, {}, {}, true, 0.1, 1e-5);
+    return variable_list{y, m, r};
+  }, {x, w});
+  Tensor rm = fw::tensor({0.3, -0.2}), rv = fw::tensor({0.5, 2.0});
+  check("batch_norm eval", [rm, rv](const variable_list& t) {
+    return variable_list{fw::batch_norm(t[0], t[1], t[2], rm, rv, false, 0.1, 1e-5, true)};
+  }, {x, w, b});
+  check1("instance_norm", [](const Tensor& t) {
+    return fw::instance_norm(t, {}, {}, {}, {}, true, 0.1, 1e-5, true);
+  }, leaf({2, 2, 3}, 5));
+}
+
+TEST(AutogradNN, BatchNormTrainingUpdatesRunningStatsAndBackwards) {
+  Tensor x = leaf({4, 3}, 1), w = fw::ones({3}, fw::kDouble).requires_grad_(true);
+  Tensor rm = fw::zeros({3}, fw::kDouble), rv = fw::ones({3}, fw::kDouble);
+  Tensor y = fw::batch_norm(x, w, {}, rm, rv, true, 0.1, 1e-5, true);
+  (y * fw::arange(12, fw::kDouble).view({4, 3})).sum().backward();
+  EXPECT_TRUE(fw::allclose(rm, x.detach().mean({0}) * 0.1));
+  // Batch-norm outputs sum to a constant per channel: the input gradient sums to zero.
+  EXPECT_TRUE(fw::allclose(x.grad().sum({0}), fw::zeros({3}, fw::kDouble), 1e-6, 1e-9));
+  EXPECT_EQ(w.grad().sizes(), fw::IntArrayRef({3}));
+}
+
+TEST(AutogradNN, MaxPoolPassesGradcheckAwayFromTies) {
+  Tensor x = distinct_leaf({1, 2, 5, 5});
+  check1("max_pool2d", [](const Tensor& t) { return fw::max_pool2d(t, {2, 2}, {}, {0}, {1}, false); }, x);
+  check1("max_pool2d stride pad", [](const Tensor& t) { return fw::max_pool2d(t, {3, 2}, {2, 1}, {1, 1}, {1}, false); },
+         x);
+  check1("max_pool2d dilation ceil", [](const Tensor& t) { return fw::max_pool2d(t, {2}, {2}, {0}, {2}, true); }, x);
+  check1("max_pool2d unbatched", [](const Tensor& t) { return fw::max_pool2d(t, {2}, {1}, {0}, {1}, false); },
+         distinct_leaf({2, 3, 3}));
+  check1("max_pool1d", [](const Tensor& t) { return fw::max_pool1d(t, {2}, {1}, {1}, {1}, false); },
+         distinct_leaf({2, 2, 4}));
+}
+
+TEST(AutogradNN, AvgPoolPassesGradcheckForEveryOption) {
+  Tensor x = leaf({1, 2, 5, 5});
+  for (bool ceil : {false, true})
+    for (bool include_pad : {false, true})
+      for (std::optional<int64_t> div : {std::optional<int64_t>(), std::optional<int64_t>(3)}) {
+        std::string name = "avg_pool2d ceil=" + std::to_string(ceil) + " pad=" + std::to_string(include_pad) +
+                           " div=" + std::to_string(div.value_or(0));
+        check1(name, [=](const Tensor& t) { return fw::avg_pool2d(t, {3, 2}, {2, 2}, {1, 1}, ceil, include_pad, div); },
+               x);
+      }
+  check1("avg_pool2d unbatched", [](const Tensor& t) { return fw::avg_pool2d(t, {2}, {1}, {0}, false, true, {}); },
+         leaf({2, 3, 3}, 4));
+  check1("avg_pool1d", [](const Tensor& t) { return fw::avg_pool1d(t, {3}, {2}, {1}, true, false); },
+         leaf({2, 2, 6}, 5));
+}
+
+TEST(AutogradNN, AdaptiveAvgPoolPassesGradcheck) {
+  check1("adaptive 5x7->3x4", [](const Tensor& t) { return fw::adaptive_avg_pool2d(t, {3, 4}); }, leaf({1, 2, 5, 7}));
+  check1("adaptive global", [](const Tensor& t) { return fw::adaptive_avg_pool2d(t, {1}); }, leaf({2, 2, 3, 3}, 4));
+  check1("adaptive upsampling", [](const Tensor& t) { return fw::adaptive_avg_pool2d(t, {3, 5}); }, leaf({2, 2, 3}, 5));
+  check1("adaptive_avg_pool1d", [](const Tensor& t) { return fw::adaptive_avg_pool1d(t, {3}); }, leaf({2, 2, 7}, 6));
+}
+
+TEST(AutogradNN, UpsamplingPassesGradcheck) {
+  Tensor x = leaf({1, 2, 3, 4});
+  check1("nearest up", [](const Tensor& t) { return fw::upsample_nearest2d(t, {5, 7}, {}, {}); }, x);
+  check1("nearest down", [](const Tensor& t) { return fw::upsample_nearest2d(t, {2, 3}, {}, {}); }, x);
+  check1("nearest scales", [](const Tensor& t) { return fw::upsample_nearest2d(t, {6, 6}, 2.0, 1.6); }, x);
+  for (bool align : {false, true}) {
+    std::string a = align ? " align" : "";
+    check1("bilinear up" + a, [=](const Tensor& t) { return fw::upsample_bilinear2d(t, {5, 7}, align, {}, {}); }, x);
+    check1("bilinear down" + a, [=](const Tensor& t) { return fw::upsample_bilinear2d(t, {2, 3}, align, {}, {}); }, x);
+    check1("bilinear scales" + a, [=](const Tensor& t) { return fw::upsample_bilinear2d(t, {6, 6}, align, 2.0, 1.6); },
+           x);
+  }
+  check1("interpolate linear", [](const Tensor& t) {
+    return F::interpolate(t, F::InterpolateFuncOptions().size(std::vector<int64_t>{7}).mode(fw::kLinear));
+  }, leaf({1, 2, 4}, 5));
+}
+
+TEST(AutogradNN, DropoutPassesGradcheck) {
+  check1("dropout", [](const Tensor& t) {
+    fw::manual_seed(7);
+    return fw::dropout(t, 0.4, true);
+  }, leaf({3, 4}));
+}
+
+TEST(AutogradNN, TinyMlpTrainsWithSgd) {
+  fw::manual_seed(0);
+  int64_t n = 32, in = 4, hidden = 16, classes = 3;
+  Tensor x = fw::randn({n, in});
+  Tensor target = fw::argmax(x.narrow(1, 0, classes), 1);  // learnable: the largest of 3 features
+  Tensor w1 = (fw::randn({hidden, in}) * 0.5).requires_grad_(true), b1 = fw::zeros({hidden}).requires_grad_(true);
+  Tensor w2 = (fw::randn({classes, hidden}) * 0.5).requires_grad_(true), b2 = fw::zeros({classes}).requires_grad_(true);
+  auto loss_fn = [&] {
+    Tensor h = fw::relu(fw::linear(x, w1, b1));
+    Tensor logits = fw::linear(h, w2, b2);
+    return -fw::log_softmax(logits, 1).gather(1, target.unsqueeze(1)).mean();
+  };
+  float first = 0, last = 0;
+  for (int step = 0; step < 100; step++) {
+    Tensor loss = loss_fn();
+    if (step == 0) first = loss.item<float>();
+    last = loss.item<float>();
+    loss.backward();
+    fw::NoGradGuard guard;
+    for (Tensor* p : {&w1, &b1, &w2, &b2}) {
+      p->sub_(p->grad() * 0.5);
+      p->grad().zero_();
+    }
+  }
+  EXPECT_LT(last, first * 0.5) << "first " << first << " last " << last;
+}
+
+TEST(AutogradNN, FloatAndHalfGradsMatchDouble) {
+  using G = std::function<Tensor(const Tensor&)>;
+  std::vector<std::pair<const char*, G>> fs = {
+      {"softmax", [](const Tensor& t) { return fw::softmax(t, 1); }},
+      {"layer_norm", [](const Tensor& t) { return fw::layer_norm(t, {2, 3}, {}, {}, 1e-5, true); }},
+      {"group_norm", [](const Tensor& t) { return fw::group_norm(t, 2, {}, {}, 1e-5, true); }},
+      {"batch_norm", [](const Tensor& t) { return fw::batch_norm(t, {}, {}, {}, {}, true, 0.1, 1e-5, true); }},
+      {"avg_pool2d", [](const Tensor& t) { return fw::avg_pool2d(t, {2}, {1}, {1}, true, false, {}); }},
+      {"bilinear", [](const Tensor& t) { return fw::upsample_bilinear2d(t, {3, 5}, false, {}, {}); }},
+  };
+  Tensor x64 = leaf({2, 4, 2, 3}, 9);
+  Tensor wts = leaf({2, 4, 2, 3}, 10).detach();
+  for (auto& [name, f] : fs) {
+    Tensor y64 = f(x64);
+    Tensor w = fw::rand(y64.sizes(), fw::kDouble);
+    Tensor g64 = fw::autograd::grad({(y64 * w).sum()}, {x64})[0];
+    for (fw::ScalarType t : {fw::kFloat, fw::kBFloat16}) {
+      Tensor x = x64.detach().to(t).requires_grad_(true);
+      (f(x).to(fw::kDouble) * w).sum().backward();
+      ASSERT_EQ(x.grad().dtype(), t) << name;
+      double tol = t == fw::kFloat ? 1e-4 : 0.1;
+      EXPECT_TRUE(fw::allclose(x.grad().to(fw::kDouble), g64, tol, tol)) << name << " " << fw::dtype_name(t);
+    }
+  }
+}
+
+TEST(AutogradNN, TwoTrainingForwardsThroughBatchNormThenBackward) {
+  Tensor x = leaf({4, 3}, 1);
+  Tensor rm = fw::zeros({3}, fw::kDouble), rv = fw::ones({3}, fw::kDouble);
+  Tensor a = fw::batch_norm(x, {}, {}, rm, rv, true, 0.1, 1e-5, true);
+  Tensor b = fw::batch_norm(x * 2, {}, {}, rm, rv, true, 0.1, 1e-5, true);
+  ((a + b) * fw::arange(12, fw::kDouble).view({4, 3})).sum().backward();
+  EXPECT_EQ(x.grad().sizes(), x.sizes());
+}
