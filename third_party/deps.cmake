@@ -6,3 +6,12 @@ find_library(SLEEF_LIBRARY sleef REQUIRED)
 add_library(fw_sleef INTERFACE)
 target_include_directories(fw_sleef SYSTEM INTERFACE ${SLEEF_INCLUDE_DIR})
 target_link_libraries(fw_sleef INTERFACE ${SLEEF_LIBRARY})
+# oneDNN (libdnnl-dev), optional: the float32 convolution kernels (core/ops/conv_dnnl.cpp).
+# Without it fw_dnnl is empty and convolutions keep the im2col + Eigen GEMM path.
+find_package(dnnl CONFIG QUIET)
+add_library(fw_dnnl INTERFACE)
+if(dnnl_FOUND)
+  target_link_libraries(fw_dnnl INTERFACE DNNL::dnnl)
+  target_compile_definitions(fw_dnnl INTERFACE FW_HAVE_DNNL)
+  message(STATUS "fw: oneDNN ${dnnl_VERSION} found, float32 convolutions use it")
+endif()

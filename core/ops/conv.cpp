@@ -14,9 +14,11 @@
 // output_padding (conv_transpose2d); flags bit 0 = bias given.
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "core/op.h"
+#include "core/ops/conv_dnnl.h"
 #include "core/ops/gemm.h"
 #include "core/parallel.h"
 #include "core/visit.h"
@@ -187,10 +189,18 @@ void conv_compute(const OpCall& c, const Tensor& out, Body body) {
   if (!y.is_same(out)) const_cast<Tensor&>(out).copy_(y);
 }
 
+DnnlConvShape dnnl_shape(const ConvGeom& g, int64_t ph_end, int64_t pw_end) {
+  return {g.n, g.c, g.h, g.w, g.o, g.oh, g.ow, g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, ph_end, pw_end, g.dh, g.dw, g.groups};
+}
+
 void conv_kernel(const OpCall& c, Outs& o) {
   ConvGeom g = conv_geom(c);
   if (o[0].numel() == 0) return;
-  conv_compute(c, o[0], [&]<class T>(const T* x, const T* w, const T* b, T* y) { conv_forward(x, w, b, y, g); });
+  conv_compute(c, o[0], [&]<class T>(const T* x, const T* w, const T* b, T* y) {
+    if constexpr (std::is_same_v<T, float>)
+      if (dnnl_conv2d(dnnl_shape(g, g.ph + c.a.i1, g.pw + c.a.i2), x, w, b, y)) return;
+    conv_forward(x, w, b, y, g);
+  });
 }
 
 // ---- transposed convolution
@@ -261,7 +271,83 @@ void convt_forward(const T* x, const T* w, const T* bias, T* y, const ConvGeom& 
 void convt_kernel(const OpCall& c, Outs& o) {
   ConvGeom g = convt_geom(c);
   if (o[0].numel() == 0) return;
-  conv_compute(c, o[0], [&]<class T>(const T* x, const T* w, const T* b, T* y) { convt_forward(x, w, b, y, g); });
+  conv_compute(c, o[0], [&]<class T>(const T* x, const T* w, const T* b, T* y) {
+    if constexpr (std::is_same_v<T, float>)
+      if (dnnl_conv_transpose2d(dnnl_shape(g, g.ph - c.a.i1, g.pw - c.a.i2), x, w, b, y)) return;
+    convt_forward(x, w, b, y, g);
+  });
+}
+
+// ---- backward rules
+//
+// Note [Convolution backward]
+// Both ops are linear in input and in weight, and each is the other's adjoint in the input:
+// grad_input of conv2d is conv_transpose2d of the grad, and grad_input of conv_transpose2d is
+// conv2d of the grad. The weight grads of both are one correlation, conv_weight_grad(a, b):
+// gw[o, c, i, j] = sum over n, h, w of b[n, o, h, w] * a_padded[n, c, h*s + i*d, w*s + j*d],
+// which is itself a conv2d with the roles swapped (batch = channels of a, channels = batch,
+// kernel = b, stride and dilation exchanged); groups move into the channel dim. Everything goes
+// through dispatch, so the rules are differentiable again (double backward).
+
+Tensor conv2d_call(const Tensor& x, const Tensor& w, int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh,
+                   int64_t dw, int64_t groups, int64_t eh, int64_t ew) {
+  OpAttrs a;
+  a.ints = {sh, sw};
+  a.ints2 = {ph, pw};
+  a.ints3 = {dh, dw};
+  a.i0 = groups;
+  a.i1 = eh;
+  a.i2 = ew;
+  return dispatch1(OpId::conv2d, {x, w}, a);
+}
+
+// b: [N, G*og, BH, BW] correlated with a: [N, G*cg, AH, AW] (padded by p, plus eh/ew after)
+// gives the weight grad [G*og, cg, kh, kw].
+Tensor conv_weight_grad(const Tensor& a, const Tensor& b, int64_t kh, int64_t kw, const OpAttrs& at, int64_t eh,
+                        int64_t ew) {
+  int64_t n = a.size(0), g = at.i0, cg = a.size(1) / g, og = b.size(1) / g;
+  Tensor xa = a.reshape({n, g, cg, a.size(2), a.size(3)}).permute({2, 1, 0, 3, 4}).reshape({cg, g * n, a.size(2), a.size(3)});
+  Tensor wb = b.reshape({n, g, og, b.size(2), b.size(3)}).permute({1, 2, 0, 3, 4}).reshape({g * og, n, b.size(2), b.size(3)});
+  Tensor r = conv2d_call(xa, wb, at.ints3[0], at.ints3[1], at.ints2[0], at.ints2[1], at.ints[0], at.ints[1], g, eh, ew);
+  if (r.size(2) != kh) r = r.narrow(2, 0, kh);
+  if (r.size(3) != kw) r = r.narrow(3, 0, kw);
+  return r.transpose(0, 1);
+}
+
+Tensor fit_spatial(Tensor t, int64_t h, int64_t w) {
+  if (t.size(2) != h) t = t.narrow(2, 0, h);
+  if (t.size(3) != w) t = t.narrow(3, 0, w);
+  return t;
+}
+
+void conv_vjp(const VjpCtx& c, ArrayRef<Tensor> gs, Outs& r) {
+  const Tensor &x = c.in[0], &w = c.in[1], &g = gs[0];
+  const OpAttrs& a = c.a;
+  if (c.needs[0]) {
+    // The transposed conv's natural size is H + e - rem; output_padding adds back rem - e.
+    int64_t op[2], extra[2] = {a.i1, a.i2};
+    for (int k = 0; k < 2; k++) {
+      int64_t span = x.size(2 + k) + 2 * a.ints2[k] + extra[k] - (a.ints3[k] * (w.size(2 + k) - 1) + 1);
+      op[k] = std::max<int64_t>(span % a.ints[k] - extra[k], 0);
+    }
+    Tensor gi = conv_transpose2d(g, w, {}, a.ints, a.ints2, {op[0], op[1]}, a.i0, a.ints3);
+    r[0] = fit_spatial(gi, x.size(2), x.size(3));
+  }
+  if (c.needs[1]) {
+    r[1] = conv_weight_grad(x, g, w.size(2), w.size(3), a, a.i1, a.i2);
+  }
+  if ((a.flags & 1) && c.needs[2]) r[2] = g.sum({0, 2, 3});
+}
+
+void convt_vjp(const VjpCtx& c, ArrayRef<Tensor> gs, Outs& r) {
+  const Tensor &x = c.in[0], &w = c.in[1], &g = gs[0];
+  const OpAttrs& a = c.a;
+  if (c.needs[0]) {
+    Tensor gi = conv2d_call(g, w, a.ints[0], a.ints[1], a.ints2[0], a.ints2[1], a.ints3[0], a.ints3[1], a.i0, 0, 0);
+    r[0] = fit_spatial(gi, x.size(2), x.size(3));
+  }
+  if (c.needs[1]) r[1] = conv_weight_grad(g, x, w.size(2), w.size(3), a, 0, 0);
+  if ((a.flags & 1) && c.needs[2]) r[2] = g.sum({0, 2, 3});
 }
 
 // ---- public functions
@@ -336,8 +422,16 @@ OpAttrs string_padding_attrs(const char* op, size_t nd, const Tensor& w, IntArra
 
 }  // namespace
 
-FW_DEFINE_OP(conv2d) { d.meta = conv_meta; d.cpu = conv_kernel; }
-FW_DEFINE_OP(conv_transpose2d) { d.meta = convt_meta; d.cpu = convt_kernel; }
+FW_DEFINE_OP(conv2d) {
+  d.meta = conv_meta;
+  d.cpu = conv_kernel;
+  d.vjp = conv_vjp;
+}
+FW_DEFINE_OP(conv_transpose2d) {
+  d.meta = convt_meta;
+  d.cpu = convt_kernel;
+  d.vjp = convt_vjp;
+}
 
 Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, IntArrayRef stride, IntArrayRef padding,
               IntArrayRef dilation, int64_t groups) {

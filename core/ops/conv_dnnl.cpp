@@ -1,0 +1,176 @@
+// oneDNN convolution back end (see conv_dnnl.h).
+//
+// Note [oneDNN convolutions]
+// fw tensors are NCHW; oneDNN picks its own blocked layouts (format_tag::any), so a call reorders
+// the input and weight in and the output back out, around one convolution_forward (conv2d) or
+// deconvolution_forward (conv_transpose2d) primitive. Building a primitive descriptor costs tens
+// of microseconds, so the primitives and reorders are cached by shape. The blocked buffers are
+// per-thread scratch that only grows. Measured on the W5 shapes (benchmarks/bench_conv.cpp), this
+// beats im2col + Eigen GEMM; the numbers are in the commit that made it the float32 kernel.
+#include "core/ops/conv_dnnl.h"
+
+#include <atomic>
+
+#ifdef FW_HAVE_DNNL
+#include <array>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+#endif
+
+namespace fw::detail {
+
+namespace {
+std::atomic<bool> g_dnnl_on{true};
+}  // namespace
+
+#ifdef FW_HAVE_DNNL
+
+namespace {
+
+using dnnl::memory;
+using tag = memory::format_tag;
+using dt = memory::data_type;
+
+dnnl::engine& cpu_engine() {
+  static dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+  return eng;
+}
+
+// One cached convolution: the compute primitive and the reorders it needs (empty when the
+// chosen layout is already the user's).
+struct Plan {
+  dnnl::primitive conv;
+  memory::desc src_md, wei_md, dst_md;              // chosen by oneDNN
+  memory::desc usr_src_md, usr_wei_md, usr_dst_md;  // fw's NCHW / OIHW
+  memory::desc bias_md;
+  dnnl::reorder src_in, wei_in, dst_out;
+  bool src_re = false, wei_re = false, dst_re = false;
+};
+
+using Key = std::array<int64_t, 20>;
+
+Key make_key(const DnnlConvShape& s, bool transposed, bool bias) {
+  return {s.n, s.c, s.h, s.w, s.o, s.oh, s.ow, s.kh, s.kw, s.sh, s.sw, s.ph, s.pw, s.ph_end, s.pw_end, s.dh, s.dw,
+          s.groups, transposed ? 1 : 0, bias ? 1 : 0};
+}
+
+void add_reorders(Plan& p) {
+  auto& eng = cpu_engine();
+  if ((p.src_re = p.src_md != p.usr_src_md)) p.src_in = dnnl::reorder(memory(p.usr_src_md, eng), memory(p.src_md, eng));
+  if ((p.wei_re = p.wei_md != p.usr_wei_md)) p.wei_in = dnnl::reorder(memory(p.usr_wei_md, eng), memory(p.wei_md, eng));
+  if ((p.dst_re = p.dst_md != p.usr_dst_md)) p.dst_out = dnnl::reorder(memory(p.dst_md, eng), memory(p.usr_dst_md, eng));
+}
+
+// conv2d: input (n, c, h, w) -> output (n, o, oh, ow); conv_transpose2d: input (n, c, h, w) ->
+// output (n, o, oh, ow) as the adjoint, weight stored (c, o/g, kh, kw).
+std::unique_ptr<Plan> build_plan(const DnnlConvShape& s, bool transposed, bool bias) {
+  auto p = std::make_unique<Plan>();
+  auto& eng = cpu_engine();
+  memory::dims src{s.n, s.c, s.h, s.w}, dst{s.n, s.o, s.oh, s.ow};
+  memory::dims strides{s.sh, s.sw}, dil{s.dh - 1, s.dw - 1}, pl{s.ph, s.pw}, pr{s.ph_end, s.pw_end};
+  memory::dims wdims;
+  tag wtag;
+  if (!transposed) {
+    wdims = s.groups == 1 ? memory::dims{s.o, s.c, s.kh, s.kw}
+                          : memory::dims{s.groups, s.o / s.groups, s.c / s.groups, s.kh, s.kw};
+    wtag = s.groups == 1 ? tag::oihw : tag::goihw;
+  } else {
+    // Deconvolution weights are (out, in) = (o, c); fw stores (c, o/g): the "io" layouts.
+    wdims = s.groups == 1 ? memory::dims{s.o, s.c, s.kh, s.kw}
+                          : memory::dims{s.groups, s.o / s.groups, s.c / s.groups, s.kh, s.kw};
+    wtag = s.groups == 1 ? tag::iohw : tag::giohw;
+  }
+  p->usr_src_md = memory::desc(src, dt::f32, tag::nchw);
+  p->usr_dst_md = memory::desc(dst, dt::f32, tag::nchw);
+  p->usr_wei_md = memory::desc(wdims, dt::f32, wtag);
+  p->bias_md = bias ? memory::desc({s.o}, dt::f32, tag::x) : memory::desc();
+  memory::desc a_src(src, dt::f32, tag::any), a_dst(dst, dt::f32, tag::any), a_wei(wdims, dt::f32, tag::any);
+  auto prop = dnnl::prop_kind::forward_inference;
+  if (!transposed) {
+    dnnl::convolution_forward::desc d(prop, dnnl::algorithm::convolution_direct, a_src, a_wei, p->bias_md, a_dst,
+                                      strides, dil, pl, pr);
+    dnnl::convolution_forward::primitive_desc pd(d, eng);
+    p->src_md = pd.src_desc(), p->wei_md = pd.weights_desc(), p->dst_md = pd.dst_desc();
+    p->conv = dnnl::convolution_forward(pd);
+  } else {
+    dnnl::deconvolution_forward::desc d(prop, dnnl::algorithm::deconvolution_direct, a_src, a_wei, p->bias_md, a_dst,
+                                        strides, dil, pl, pr);
+    dnnl::deconvolution_forward::primitive_desc pd(d, eng);
+    p->src_md = pd.src_desc(), p->wei_md = pd.weights_desc(), p->dst_md = pd.dst_desc();
+    p->conv = dnnl::deconvolution_forward(pd);
+  }
+  add_reorders(*p);
+  return p;
+}
+
+const Plan* find_plan(const DnnlConvShape& s, bool transposed, bool bias) {
+  static std::mutex mu;
+  static std::map<Key, std::unique_ptr<Plan>> cache;
+  Key k = make_key(s, transposed, bias);
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find(k);
+  if (it != cache.end()) return it->second.get();
+  std::unique_ptr<Plan> p;
+  try {
+    p = build_plan(s, transposed, bias);
+  } catch (const dnnl::error&) {
+    p = nullptr;  // unsupported geometry: remembered, so the fallback is chosen at once next time
+  }
+  return cache.emplace(k, std::move(p)).first->second.get();
+}
+
+// Per-thread blocked buffers, grown as needed (slot 0: src, 1: weights, 2: dst).
+memory scratch(const memory::desc& md, int slot) {
+  thread_local std::vector<float> buf[3];
+  size_t n = md.get_size() / sizeof(float) + 1;
+  if (buf[slot].size() < n) buf[slot].assign(n, 0.f);
+  return memory(md, cpu_engine(), buf[slot].data());
+}
+
+bool run(const DnnlConvShape& s, bool transposed, const float* x, const float* w, const float* b, float* y) {
+  if (!g_dnnl_on.load(std::memory_order_relaxed)) return false;
+  const Plan* p = find_plan(s, transposed, b != nullptr);
+  if (!p) return false;
+  auto& eng = cpu_engine();
+  dnnl::stream strm(eng);
+  memory usr_src(p->usr_src_md, eng, const_cast<float*>(x)), usr_wei(p->usr_wei_md, eng, const_cast<float*>(w));
+  memory usr_dst(p->usr_dst_md, eng, y);
+  memory src = usr_src, wei = usr_wei, dst = usr_dst;
+  if (p->src_re) src = scratch(p->src_md, 0), p->src_in.execute(strm, usr_src, src);
+  if (p->wei_re) wei = scratch(p->wei_md, 1), p->wei_in.execute(strm, usr_wei, wei);
+  if (p->dst_re) dst = scratch(p->dst_md, 2);
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
+  if (b) args.emplace(DNNL_ARG_BIAS, memory(p->bias_md, eng, const_cast<float*>(b)));
+  p->conv.execute(strm, args);
+  if (p->dst_re) p->dst_out.execute(strm, dst, usr_dst);
+  strm.wait();
+  return true;
+}
+
+}  // namespace
+
+bool conv_dnnl_enabled() { return g_dnnl_on.load(); }
+
+bool dnnl_conv2d(const DnnlConvShape& s, const float* x, const float* w, const float* b, float* y) {
+  return run(s, false, x, w, b, y);
+}
+
+bool dnnl_conv_transpose2d(const DnnlConvShape& s, const float* x, const float* w, const float* b, float* y) {
+  return run(s, true, x, w, b, y);
+}
+
+#else
+
+bool conv_dnnl_enabled() { return false; }
+bool dnnl_conv2d(const DnnlConvShape&, const float*, const float*, const float*, float*) { return false; }
+bool dnnl_conv_transpose2d(const DnnlConvShape&, const float*, const float*, const float*, float*) { return false; }
+
+#endif
+
+void set_conv_dnnl_enabled(bool on) { g_dnnl_on.store(on); }
+
+}  // namespace fw::detail

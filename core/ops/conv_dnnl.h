@@ -1,0 +1,27 @@
+// oneDNN back end of the float32 convolutions (core/ops/conv.cpp). The interface is plain data
+// so that oneDNN headers stay inside conv_dnnl.cpp; without oneDNN at configure time every call
+// returns false and conv.cpp keeps its im2col path.
+#pragma once
+#include <cstdint>
+
+namespace fw::detail {
+
+// One convolution's geometry. For conv2d: input (n, c, h, w), output (n, o, oh, ow), weight
+// (o, c/groups, kh, kw). For conv_transpose2d the roles of input and output are as the op's
+// own (weight (c, o/groups, kh, kw)). Padding may differ before (ph, pw) and after (ph_end, pw_end).
+struct DnnlConvShape {
+  int64_t n, c, h, w, o, oh, ow, kh, kw;
+  int64_t sh, sw, ph, pw, ph_end, pw_end, dh, dw, groups;
+};
+
+// Whether float32 convolutions run on oneDNN (built with it and not switched off).
+bool conv_dnnl_enabled();
+// Switches the oneDNN path on or off at run time (benchmarks compare it with im2col).
+void set_conv_dnnl_enabled(bool on);
+
+// y = conv2d(x, w) + b on contiguous NCHW float buffers (b may be null). False: not handled.
+bool dnnl_conv2d(const DnnlConvShape& s, const float* x, const float* w, const float* b, float* y);
+// y = conv_transpose2d(x, w) + b, same conventions. False: not handled.
+bool dnnl_conv_transpose2d(const DnnlConvShape& s, const float* x, const float* w, const float* b, float* y);
+
+}  // namespace fw::detail
