@@ -9,6 +9,8 @@
 // one wide GEMM, which Eigen then parallelises, and scatter the result back to (N, O, OH, OW).
 // 1x1 stride-1 unpadded convolutions skip the unfold. conv_transpose2d is the adjoint: one GEMM
 // with the transposed weight (a column-major view, no copy) then col2im accumulation.
+// float32 (and 16-bit floats, computed in float) go to oneDNN first when fw is built with it
+// (Note [oneDNN convolutions] in conv_dnnl.cpp); this path is the fallback and the other dtypes.
 // attrs: ints = stride {sh, sw}, ints2 = padding {ph, pw}, ints3 = dilation {dh, dw}, i0 = groups,
 // i1/i2 = extra padding after H/W (conv2d, for padding="same" with even kernels) or
 // output_padding (conv_transpose2d); flags bit 0 = bias given.
