@@ -20,10 +20,6 @@ Tensor reduce(const Tensor& l, const std::string& r) {
   return l;
 }
 
-// Note [log_softmax in losses]: x - logsumexp(x) keeps the losses differentiable through ops
-// that already carry vjps (and twice differentiable); numerically it matches a fused log_softmax.
-Tensor log_softmax_ad(const Tensor& x, int64_t dim) { return x - x.logsumexp({dim}, true); }
-
 // Shape (1, C, 1, ...) for broadcasting a per-class vector along dim `cdim` of an n-d input.
 Tensor class_view(const Tensor& w, int64_t ndim, int64_t cdim) {
   std::vector<int64_t> s(size_t(ndim), 1);
@@ -122,7 +118,7 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntro
   FW_CHECK(o.label_smoothing() >= 0 && o.label_smoothing() <= 1,
            "[cross_entropy] label_smoothing must be between 0.0 and 1.0. Got: ", o.label_smoothing());
   int64_t cdim = input.dim() == 1 ? 0 : 1;
-  Tensor logp = log_softmax_ad(input, cdim);
+  Tensor logp = fw::log_softmax(input, cdim);
   std::string r = reduction_name(o.reduction());
   if (target.is_floating_point()) {
     FW_CHECK(target.sizes().equals(input.sizes()), "[cross_entropy] probability targets must have the input's shape ",
