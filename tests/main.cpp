@@ -34,6 +34,11 @@ void run_op_table_entry(const std::string& op) {
   }
   EXPECT_GT(cases, 0) << "op '" << op << "' has no fixture case (tests/fixtures/*.fix)";
   EXPECT_FALSE(t.errors.empty()) << "op '" << op << "' has no error case";
+  const fw::detail::OpDef* defs = fw::detail::op_table_begin();
+  for (int i = 0; i < fw::detail::kNumOps; i++)
+    if (op == defs[i].name)
+      EXPECT_TRUE(!defs[i].differentiable || defs[i].vjp)
+          << "op '" << op << "' is differentiable but has no vjp (set d.vjp, or d.differentiable = false)";
   for (size_t k = 0; k < t.errors.size(); k++) {
     const auto& [fn, fragment] = t.errors[k];
     try {

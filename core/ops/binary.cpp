@@ -370,8 +370,26 @@ FW_DEFINE_OP(addcdiv) {
     if (c.needs[2]) r[2] = sum_to(-g[0] * a / (b * b) * c.a.f0, b.sizes());
   };
 }
-FW_DEFINE_OP(complex) { d.meta = complex_meta; d.cpu = complex_kernel<false>; }
-FW_DEFINE_OP(polar) { d.meta = complex_meta; d.cpu = complex_kernel<true>; }
+// Complex gradients follow PyTorch's convention: G = dL/dRe + i dL/dIm.
+FW_DEFINE_OP(complex) {
+  d.meta = complex_meta;
+  d.cpu = complex_kernel<false>;
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+    if (c.needs[0]) r[0] = sum_to(fw::real(g[0]).contiguous(), c.in[0].sizes());
+    if (c.needs[1]) r[1] = sum_to(fw::imag(g[0]).contiguous(), c.in[1].sizes());
+  };
+  d.vjp_reads_in = false;
+}
+FW_DEFINE_OP(polar) {
+  d.meta = complex_meta;
+  d.cpu = complex_kernel<true>;
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+    const Tensor &a = c.in[0], &t = c.in[1];
+    Tensor gr = fw::real(g[0]), gi = fw::imag(g[0]), co = fw::cos(t), si = fw::sin(t);
+    if (c.needs[0]) r[0] = sum_to(gr * co + gi * si, a.sizes());
+    if (c.needs[1]) r[1] = sum_to((gi * co - gr * si) * a, t.sizes());
+  };
+}
 
 // ---- public functions
 Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) { return dispatch1(OpId::add, {a, b}, alpha_attrs(alpha)); }

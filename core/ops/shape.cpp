@@ -360,6 +360,13 @@ void cat_kernel(const OpCall& c, Outs& o) {
   }
 }
 
+// Storage index of every element of a (sizes, strides, offset) geometry, as an int64 tensor.
+Tensor storage_positions(IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
+  Tensor pos = fw::full({}, offset, kLong);
+  for (size_t k = 0; k < sizes.size(); k++) pos = pos.unsqueeze(-1) + fw::arange(sizes[k], kLong) * strides[k];
+  return pos;
+}
+
 // Note [Differentiable scatter of a slice]
 // The vjp of slice/select places g into zeros of the input's shape. It is built from cat and
 // stack (whose vjps are slices) instead of writing into a zero tensor, so that double backward
@@ -440,9 +447,34 @@ FW_DEFINE_OP(squeeze) {
   d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { r[0] = g[0].reshape(c.in[0].sizes()); };
   d.vjp_reads_in = false;
 }
-FW_DEFINE_OP(as_strided) { d.meta = as_strided_meta; d.cpu = as_strided_kernel; }
-FW_DEFINE_OP(view_as_real) { d.meta = view_as_real_meta; d.cpu = view_as_real_kernel; }
-FW_DEFINE_OP(view_as_complex) { d.meta = view_as_complex_meta; d.cpu = view_as_complex_kernel; }
+FW_DEFINE_OP(as_strided) {
+  d.meta = as_strided_meta;
+  d.cpu = as_strided_kernel;
+  // Through the storage: the view's gradient is summed into storage positions (overlapping
+  // windows add up), then read back at the input's own positions.
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+    const Tensor& x = c.in[0];
+    int64_t off = (c.a.flags & kHasOffset) ? c.a.i0 : x.storage_offset();
+    Tensor out_pos = storage_positions(c.a.ints, c.a.ints2, off);
+    Tensor in_pos = storage_positions(x.sizes(), x.strides(), x.storage_offset());
+    int64_t len = int64_t(x.impl()->storage->nbytes / element_size(x.dtype()));
+    Tensor flat = fw::zeros({len}, g[0].dtype()).index_add(0, out_pos.reshape({-1}), g[0].reshape({-1}));
+    r[0] = fw::take(flat, in_pos);
+  };
+  d.vjp_reads_in = false;
+}
+FW_DEFINE_OP(view_as_real) {
+  d.meta = view_as_real_meta;
+  d.cpu = view_as_real_kernel;
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { r[0] = fw::view_as_complex(g[0].contiguous()); };
+  d.vjp_reads_in = false;
+}
+FW_DEFINE_OP(view_as_complex) {
+  d.meta = view_as_complex_meta;
+  d.cpu = view_as_complex_kernel;
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { r[0] = fw::view_as_real(g[0]); };
+  d.vjp_reads_in = false;
+}
 FW_DEFINE_OP(view_dtype) { d.meta = view_dtype_meta; d.cpu = view_dtype_kernel; d.differentiable = false; }
 FW_DEFINE_OP(cat) {
   d.meta = cat_meta;

@@ -425,9 +425,34 @@ FW_DEFINE_OP(conj) {
   d.meta = same_meta; d.cpu = conj_kernel; d.functor = "Conj";
   d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(fw::conj(gy)); };
 }
-FW_DEFINE_OP(angle) { d.meta = cplx_real_meta<true>; d.cpu = cplx_real_kernel<true>; }
-FW_DEFINE_OP(real) { d.meta = part_meta<0>; d.cpu = part_kernel<0>; }
-FW_DEFINE_OP(imag) { d.meta = part_meta<1>; d.cpu = part_kernel<1>; }
+// Complex gradients follow PyTorch's convention: grad = dL/dRe + i dL/dIm.
+FW_DEFINE_OP(angle) {
+  d.meta = cplx_real_meta<true>;
+  d.cpu = cplx_real_kernel<true>;
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+    const Tensor& z = c.in[0];
+    if (!z.is_complex()) {
+      r[0] = fw::zeros_like(z);
+      return;
+    }
+    Tensor x = fw::real(z), y = fw::imag(z), n2 = x * x + y * y;
+    r[0] = fw::complex(-y * g[0] / n2, x * g[0] / n2);
+  };
+}
+FW_DEFINE_OP(real) {
+  d.meta = part_meta<0>;
+  d.cpu = part_kernel<0>;
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+    r[0] = c.in[0].is_complex() ? fw::complex(g[0], fw::zeros_like(g[0])) : g[0];
+  };
+  d.vjp_reads_in = false;
+}
+FW_DEFINE_OP(imag) {
+  d.meta = part_meta<1>;
+  d.cpu = part_kernel<1>;
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { r[0] = fw::complex(fw::zeros_like(g[0]), g[0]); };
+  d.vjp_reads_in = false;
+}
 
 // ---- public functions
 #define FW_UNARY_PUBLIC(name)                                                          \
