@@ -9,3 +9,5 @@
 #include "fw/nn/functional.h"
 #include "fw/optim.h"
 #include "fw/nn.h"
+#include "fw/data.h"
+#include "fw/utils.h"

@@ -1,0 +1,274 @@
+// fw::data::DataLoader: batches of a dataset in sampler order, optionally fetched by worker
+// threads with a bounded, order-preserving prefetch queue (libtorch's StatelessDataLoader).
+#pragma once
+#include <condition_variable>
+#include <deque>
+#include <cstdint>
+#include <exception>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#include "fw/data/datasets.h"
+#include "fw/data/samplers.h"
+#include "fw/data/transforms.h"
+#include "fw/error.h"
+#include "fw/nn/options.h"
+
+namespace fw::data {
+
+// Options of a DataLoader (libtorch's DataLoaderOptions plus shuffle/drop_last/seed).
+struct DataLoaderOptions {
+  DataLoaderOptions() = default;
+  explicit DataLoaderOptions(size_t batch_size) : batch_size_(batch_size) {}
+  FW_ARG(size_t, batch_size) = 1;
+  // Shuffle with a RandomSampler seeded by seed() (ignored when a sampler is passed).
+  FW_ARG(bool, shuffle) = false;
+  // Drop the last batch if it is smaller than batch_size.
+  FW_ARG(bool, drop_last) = false;
+  // Worker threads; 0 fetches batches on the consumer's thread.
+  FW_ARG(size_t, num_workers) = 0;
+  // Most batches in flight at once; 0 means 2 * num_workers.
+  FW_ARG(size_t, max_jobs) = 0;
+  FW_ARG(uint64_t, seed) = 0;
+
+ public:
+  // libtorch's name for num_workers.
+  DataLoaderOptions& workers(size_t n) { return num_workers(n); }
+};
+
+namespace detail {
+// Batches of Example<Tensor, Tensor> are stacked; other batch types pass through.
+template <class Batch>
+auto collate(Batch&& b) {
+  if constexpr (std::is_same_v<std::decay_t<Batch>, std::vector<Example<>>>) {
+    return transforms::Stack<Example<>>().apply_batch(std::forward<Batch>(b));
+  } else {
+    return std::decay_t<Batch>(std::forward<Batch>(b));
+  }
+}
+}  // namespace detail
+
+// Iterates collated batches of `DatasetT` (any BatchDataset); see Note [DataLoader threads].
+template <class DatasetT>
+class DataLoader {
+ public:
+  using RawBatchType = typename DatasetT::BatchType;
+  using BatchType = decltype(detail::collate(std::declval<RawBatchType>()));
+
+  class Iterator {
+   public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = BatchType;
+    using difference_type = std::ptrdiff_t;
+    using pointer = BatchType*;
+    using reference = BatchType&;
+    Iterator() = default;
+    BatchType& operator*() { return *batch_; }
+    BatchType* operator->() { return &*batch_; }
+    Iterator& operator++() {
+      batch_ = loader_->next();
+      return *this;
+    }
+    // Iterators compare equal once both are exhausted.
+    bool operator==(const Iterator& o) const { return !batch_ && !o.batch_; }
+    bool operator!=(const Iterator& o) const { return !(*this == o); }
+
+   private:
+    friend class DataLoader;
+    DataLoader* loader_ = nullptr;
+    std::optional<BatchType> batch_;
+  };
+
+  // Samples sequentially, or randomly (seeded) when options.shuffle().
+  DataLoader(DatasetT dataset, DataLoaderOptions options = DataLoaderOptions())
+      : DataLoader(dataset, make_default_sampler(dataset, options), options) {}
+  DataLoader(DatasetT dataset, std::unique_ptr<samplers::Sampler<>> sampler,
+             DataLoaderOptions options)
+      : dataset_(std::move(dataset)), sampler_(std::move(sampler)), options_(options) {
+    FW_CHECK(options_.batch_size() > 0, "[DataLoader] batch_size must be positive, got ",
+             options_.batch_size());
+    FW_CHECK(sampler_ != nullptr, "[DataLoader] sampler must not be null");
+    if (options_.max_jobs() == 0) options_.max_jobs(2 * options_.num_workers());
+    for (size_t w = 0; w < options_.num_workers(); ++w)
+      workers_.emplace_back([this, ds = dataset_]() mutable { worker_loop(ds); });
+  }
+  DataLoader(const DataLoader&) = delete;
+  DataLoader& operator=(const DataLoader&) = delete;
+  // Stops the workers (each finishes at most its current batch) and joins them.
+  ~DataLoader() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+      jobs_.clear();
+    }
+    jobs_cv_.notify_all();
+    for (auto& t : workers_) t.join();
+  }
+
+  // Starts a new epoch (resetting the sampler) and returns its first batch.
+  Iterator begin() {
+    start_epoch();
+    Iterator it;
+    it.loader_ = this;
+    it.batch_ = next();
+    return it;
+  }
+  Iterator end() { return Iterator(); }
+  const DataLoaderOptions& options() const { return options_; }
+
+ private:
+  struct Job {
+    uint64_t generation, seq;
+    std::vector<size_t> indices;
+  };
+  struct Result {
+    std::optional<BatchType> batch;
+    std::exception_ptr error;
+  };
+
+  static std::unique_ptr<samplers::Sampler<>> make_default_sampler(const DatasetT& dataset,
+                                                                   const DataLoaderOptions& o) {
+    auto size = dataset.size();
+    FW_CHECK(size.has_value(), "[DataLoader] dataset must have a known size");
+    if (o.shuffle()) return std::make_unique<samplers::RandomSampler>(*size, o.seed());
+    return std::make_unique<samplers::SequentialSampler>(*size);
+  }
+
+  BatchType fetch(DatasetT& ds, const std::vector<size_t>& indices) {
+    return detail::collate(ds.get_batch(indices));
+  }
+
+  std::optional<std::vector<size_t>> next_indices() {
+    auto b = sampler_->next(options_.batch_size());
+    if (!b || b->empty()) return std::nullopt;
+    if (options_.drop_last() && b->size() < options_.batch_size()) return std::nullopt;
+    return b;
+  }
+
+  void start_epoch() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++generation_;
+      jobs_.clear();
+      results_.clear();
+    }
+    next_seq_ = submitted_ = 0;
+    sampler_done_ = false;
+    sampler_->reset();
+  }
+
+  // Queues index batches until max_jobs are in flight or the sampler is exhausted.
+  void schedule() {
+    while (!sampler_done_ && submitted_ - next_seq_ < options_.max_jobs()) {
+      auto indices = next_indices();
+      if (!indices) {
+        sampler_done_ = true;
+        break;
+      }
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        jobs_.push_back(Job{generation_, submitted_++, std::move(*indices)});
+      }
+      jobs_cv_.notify_one();
+    }
+  }
+
+  std::optional<BatchType> next() {
+    if (workers_.empty()) {
+      auto indices = next_indices();
+      if (!indices) return std::nullopt;
+      return fetch(dataset_, *indices);
+    }
+    schedule();
+    if (next_seq_ == submitted_) return std::nullopt;
+    Result r;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      results_cv_.wait(lock, [&] { return results_.count(next_seq_) > 0; });
+      auto it = results_.find(next_seq_);
+      r = std::move(it->second);
+      results_.erase(it);
+    }
+    ++next_seq_;
+    schedule();
+    if (r.error) std::rethrow_exception(r.error);
+    return std::move(r.batch);
+  }
+
+  void worker_loop(DatasetT& ds) {
+    for (;;) {
+      Job job;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        jobs_cv_.wait(lock, [&] { return stop_ || !jobs_.empty(); });
+        if (stop_) return;
+        job = std::move(jobs_.front());
+        jobs_.pop_front();
+      }
+      Result r;
+      try {
+        r.batch = fetch(ds, job.indices);
+      } catch (...) {
+        r.error = std::current_exception();
+      }
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (job.generation != generation_) continue;
+        results_.emplace(job.seq, std::move(r));
+      }
+      results_cv_.notify_all();
+    }
+  }
+
+  // Note [DataLoader threads]: the sampler is only touched on the consumer's thread, which
+  // numbers index batches and keeps at most max_jobs of them queued or in flight; workers (each
+  // with its own copy of the dataset) fetch them in any order and the consumer takes results
+  // strictly by number, so batch order (and hence determinism) does not depend on num_workers.
+  // A worker's exception is stored with its batch and rethrown when that batch is consumed.
+  // begin() bumps the generation, so results of an abandoned epoch are dropped on arrival.
+  DatasetT dataset_;
+  std::unique_ptr<samplers::Sampler<>> sampler_;
+  DataLoaderOptions options_;
+  std::vector<std::thread> workers_;
+  std::mutex mu_;
+  std::condition_variable jobs_cv_, results_cv_;
+  std::deque<Job> jobs_;
+  std::map<uint64_t, Result> results_;
+  uint64_t generation_ = 0, next_seq_ = 0, submitted_ = 0;
+  bool sampler_done_ = false, stop_ = false;
+};
+
+template <class DatasetT>
+DataLoader(DatasetT, DataLoaderOptions) -> DataLoader<DatasetT>;
+template <class DatasetT>
+DataLoader(DatasetT) -> DataLoader<DatasetT>;
+
+// libtorch's make_data_loader: SamplerT over the dataset's size (RandomSampler uses options.seed).
+template <class SamplerT = samplers::RandomSampler, class DatasetT>
+std::unique_ptr<DataLoader<DatasetT>> make_data_loader(DatasetT dataset,
+                                                       DataLoaderOptions options = {}) {
+  auto size = dataset.size();
+  FW_CHECK(size.has_value(), "[make_data_loader] dataset must have a known size");
+  std::unique_ptr<samplers::Sampler<>> sampler;
+  if constexpr (std::is_constructible_v<SamplerT, size_t, uint64_t>)
+    sampler = std::make_unique<SamplerT>(*size, options.seed());
+  else
+    sampler = std::make_unique<SamplerT>(*size);
+  return std::make_unique<DataLoader<DatasetT>>(std::move(dataset), std::move(sampler), options);
+}
+
+// make_data_loader with an explicit sampler.
+template <class DatasetT, class SamplerT>
+std::unique_ptr<DataLoader<DatasetT>> make_data_loader(DatasetT dataset, SamplerT sampler,
+                                                       DataLoaderOptions options = {}) {
+  return std::make_unique<DataLoader<DatasetT>>(
+      std::move(dataset), std::make_unique<SamplerT>(std::move(sampler)), options);
+}
+
+}  // namespace fw::data

@@ -1,0 +1,99 @@
+// fw::data::datasets: BatchDataset / Dataset bases, MapDataset and TensorDataset (libtorch's
+// torch::data::datasets). A Dataset yields one example per index; get_batch gathers several.
+#pragma once
+#include <cstddef>
+#include <optional>
+#include <vector>
+
+#include "fw/array_ref.h"
+#include "fw/data/example.h"
+
+namespace fw::data::datasets {
+
+template <class Source, class Transform>
+class MapDataset;
+
+// A dataset that returns whole batches for a list of indices.
+template <class Self, class Batch>
+class BatchDataset {
+ public:
+  using SelfType = Self;
+  using BatchType = Batch;
+  virtual ~BatchDataset() = default;
+  // The batch for `indices`.
+  virtual Batch get_batch(ArrayRef<size_t> indices) = 0;
+  // Number of examples, if known.
+  virtual std::optional<size_t> size() const = 0;
+  // This dataset with `transform` applied to every batch (copies the dataset).
+  template <class Transform>
+  MapDataset<Self, Transform> map(Transform transform) const& {
+    return MapDataset<Self, Transform>(static_cast<const Self&>(*this), std::move(transform));
+  }
+  template <class Transform>
+  MapDataset<Self, Transform> map(Transform transform) && {
+    return MapDataset<Self, Transform>(std::move(static_cast<Self&>(*this)), std::move(transform));
+  }
+};
+
+// A random-access dataset: get(index) returns one example; batches are vectors of examples.
+template <class Self, class SingleExample = Example<>>
+class Dataset : public BatchDataset<Self, std::vector<SingleExample>> {
+ public:
+  using ExampleType = SingleExample;
+  // The example at `index`.
+  virtual SingleExample get(size_t index) = 0;
+  std::vector<SingleExample> get_batch(ArrayRef<size_t> indices) override {
+    std::vector<SingleExample> batch;
+    batch.reserve(indices.size());
+    for (size_t i : indices) batch.push_back(get(i));
+    return batch;
+  }
+};
+
+// A batch dataset whose batches pass through Transform::apply_batch.
+template <class Source, class Transform>
+class MapDataset : public BatchDataset<MapDataset<Source, Transform>,
+                                       typename Transform::OutputBatchType> {
+ public:
+  using DatasetType = Source;
+  using TransformType = Transform;
+  using BatchType = typename Transform::OutputBatchType;
+  MapDataset(Source dataset, Transform transform)
+      : dataset_(std::move(dataset)), transform_(std::move(transform)) {}
+  BatchType get_batch(ArrayRef<size_t> indices) override {
+    return transform_.apply_batch(dataset_.get_batch(indices));
+  }
+  std::optional<size_t> size() const override { return dataset_.size(); }
+  const Source& dataset() const { return dataset_; }
+  const Transform& transform() const { return transform_; }
+
+ private:
+  Source dataset_;
+  Transform transform_;
+};
+
+// Free-function form of BatchDataset::map.
+template <class Source, class Transform>
+MapDataset<Source, Transform> map(Source dataset, Transform transform) {
+  return MapDataset<Source, Transform>(std::move(dataset), std::move(transform));
+}
+
+// Tensors indexed along dim 0: example i is {data[i], target[i]} (target may be undefined).
+class TensorDataset : public Dataset<TensorDataset, Example<>> {
+ public:
+  // Checks that data and target agree in size(0); data must have at least one dim.
+  TensorDataset(Tensor data, Tensor target);
+  explicit TensorDataset(Tensor data) : TensorDataset(std::move(data), Tensor()) {}
+  // One tensor ({data}) or two ({data, target}), as a list.
+  explicit TensorDataset(const std::vector<Tensor>& tensors);
+  Example<> get(size_t index) override;
+  std::optional<size_t> size() const override { return size_t(data_.size(0)); }
+  const Tensor& data() const { return data_; }
+  const Tensor& target() const { return target_; }
+
+ private:
+  Tensor data_;
+  Tensor target_;
+};
+
+}  // namespace fw::data::datasets
