@@ -11,3 +11,4 @@
 #include "fw/nn.h"
 #include "fw/data.h"
 #include "fw/utils.h"
+#include "fw/serialize.h"

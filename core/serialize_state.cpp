@@ -1,0 +1,183 @@
+// Module and optimizer checkpoints on top of the safetensors reader/writer (core/serialize.cpp).
+#include <charconv>
+#include <unordered_map>
+
+#include "fw/serialize.h"
+
+namespace fw {
+
+namespace {
+
+std::string quoted(const std::string& path) { return "[serialize] '" + path + "'"; }
+
+std::string shape_str(IntArrayRef s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); i++) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+std::vector<std::pair<std::string, Tensor>> module_state(const nn::Module& m) {
+  std::vector<std::pair<std::string, Tensor>> out;
+  for (const auto& it : m.named_parameters()) out.emplace_back(it.key(), it.value());
+  for (const auto& it : m.named_buffers()) out.emplace_back(it.key(), it.value());
+  return out;
+}
+
+// Note [optimizer scalars]: 0-dim int64 (steps) and float64 (learning rates) entries of a
+// state_dict go to __metadata__ as decimal text: integers as digits, doubles as the shortest
+// round-trip form, always with a '.', 'e', "inf" or "nan" so the two kinds stay apart.
+std::string scalar_text(const Tensor& t) {
+  if (t.dtype() == kLong) return std::to_string(t.item<int64_t>());
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof(buf), t.item<double>());
+  std::string s(buf, r.ptr);
+  if (s.find_first_of(".ein") == std::string::npos) s += ".0";
+  return s;
+}
+
+Tensor parse_scalar(const std::string& key, const std::string& s, const std::string& ctx) {
+  const char* b = s.data();
+  const char* e = b + s.size();
+  bool integer = !s.empty() && s.find_first_not_of("-0123456789") == std::string::npos;
+  if (integer) {
+    int64_t v = 0;
+    auto r = std::from_chars(b, e, v);
+    FW_CHECK(r.ec == std::errc() && r.ptr == e, ctx, ": metadata '", key, "' is not an int64: '", s, "'");
+    return scalar_tensor(v, TensorOptions(kLong));
+  }
+  double v = 0;
+  auto r = std::from_chars(b, e, v);
+  FW_CHECK(r.ec == std::errc() && r.ptr == e, ctx, ": metadata '", key, "' is not a number: '", s, "'");
+  return scalar_tensor(v, TensorOptions(kDouble));
+}
+
+bool is_scalar_entry(const Tensor& t) { return t.dim() == 0 && (t.dtype() == kLong || t.dtype() == kDouble); }
+
+// Parses "<prefix><digits>." at the start of key; returns the index and sets rest, or -1.
+int64_t key_index(const std::string& key, const std::string& prefix, std::string& rest) {
+  if (key.rfind(prefix, 0) != 0) return -1;
+  size_t dot = key.find('.', prefix.size());
+  if (dot == std::string::npos || dot == prefix.size()) return -1;
+  int64_t i = -1;
+  auto r = std::from_chars(key.data() + prefix.size(), key.data() + dot, i);
+  if (r.ec != std::errc() || r.ptr != key.data() + dot) return -1;
+  rest = key.substr(dot + 1);
+  return rest.empty() ? -1 : i;
+}
+
+std::vector<const Tensor*> all_params(const optim::Optimizer& opt) {
+  std::vector<const Tensor*> out;
+  for (const auto& g : opt.param_groups())
+    for (const auto& p : g.params()) out.push_back(&p);
+  return out;
+}
+
+// The keys of a loaded optimizer file must address existing groups and parameters, and state
+// tensors that are not 0-dim must have their parameter's shape.
+void check_optimizer_keys(const optim::Optimizer& opt, const std::vector<std::pair<std::string, Tensor>>& sd,
+                          const std::string& ctx) {
+  auto params = all_params(opt);
+  for (const auto& [key, t] : sd) {
+    std::string rest;
+    int64_t g = key_index(key, "param_groups.", rest);
+    if (g >= 0) {
+      FW_CHECK(size_t(g) < opt.param_groups().size() && rest == "lr", ctx, ": unexpected key '", key, "'");
+      continue;
+    }
+    int64_t i = key_index(key, "state.", rest);
+    FW_CHECK(i >= 0 && size_t(i) < params.size(), ctx, ": unexpected key '", key, "'");
+    FW_CHECK(t.dim() == 0 || t.sizes() == params[size_t(i)]->sizes(), ctx, ": size mismatch for '", key,
+             "': shape ", shape_str(t.sizes()), " in the checkpoint, the parameter has shape ",
+             shape_str(params[size_t(i)]->sizes()));
+  }
+}
+
+int64_t count_meta(const MetadataMap& m, const std::string& key, const std::string& ctx) {
+  auto it = m.find(key);
+  FW_CHECK(it != m.end(), ctx, ": not an fw optimizer checkpoint (no metadata '", key, "')");
+  int64_t v = -1;
+  auto r = std::from_chars(it->second.data(), it->second.data() + it->second.size(), v);
+  FW_CHECK(r.ec == std::errc() && r.ptr == it->second.data() + it->second.size(), ctx, ": metadata '", key,
+           "' is not an integer");
+  return v;
+}
+
+}  // namespace
+
+// ---- modules
+
+void save(const nn::Module& module, const std::string& path) {
+  TensorMap m;
+  for (auto& [k, v] : module_state(module)) m.emplace(k, v);
+  save(m, path, {{"format", "pt"}});
+}
+
+void load(nn::Module& module, const std::string& path) {
+  std::string ctx = quoted(path);
+  TensorMap file = load(path);
+  auto state = module_state(module);
+  std::string missing, mismatch, unexpected;
+  std::map<std::string, bool> known;
+  for (const auto& [k, dst] : state) {
+    known[k] = true;
+    auto it = file.find(k);
+    if (it == file.end()) {
+      missing += (missing.empty() ? "'" : ", '") + k + "'";
+    } else if (it->second.sizes() != dst.sizes()) {
+      mismatch += " size mismatch for '" + k + "': copying a param with shape " + shape_str(it->second.sizes()) +
+                  " from checkpoint, the shape in current model is " + shape_str(dst.sizes()) + ".";
+    }
+  }
+  for (const auto& [k, t] : file)
+    if (!known.count(k)) unexpected += (unexpected.empty() ? "'" : ", '") + k + "'";
+  FW_CHECK(missing.empty() && unexpected.empty() && mismatch.empty(), ctx, ": error(s) in loading the module:",
+           missing.empty() ? "" : " missing key(s) " + missing + ".",
+           unexpected.empty() ? "" : " unexpected key(s) " + unexpected + ".", mismatch);
+  NoGradGuard no_grad;
+  for (auto& [k, dst] : state) dst.copy_(file.at(k));
+}
+
+// ---- optimizers
+
+void save(const optim::Optimizer& optimizer, const std::string& path) {
+  TensorMap tensors;
+  MetadataMap meta{{"fw.kind", "optimizer"},
+                   {"fw.num_groups", std::to_string(optimizer.param_groups().size())},
+                   {"fw.num_params", std::to_string(optimizer.size())}};
+  for (auto& [k, t] : optimizer.state_dict()) {
+    if (is_scalar_entry(t)) meta[k] = scalar_text(t);
+    else tensors.emplace(k, t);
+  }
+  save(tensors, path, meta);
+}
+
+void load(optim::Optimizer& optimizer, const std::string& path) {
+  std::string ctx = quoted(path);
+  auto file = load_with_metadata(path);
+  auto kind = file.metadata.find("fw.kind");
+  FW_CHECK(kind != file.metadata.end() && kind->second == "optimizer", ctx,
+           ": not an fw optimizer checkpoint (metadata fw.kind is not 'optimizer')");
+  int64_t groups = count_meta(file.metadata, "fw.num_groups", ctx);
+  int64_t params = count_meta(file.metadata, "fw.num_params", ctx);
+  FW_CHECK(size_t(groups) == optimizer.param_groups().size() && size_t(params) == optimizer.size(), ctx,
+           ": the checkpoint is for ", groups, " param group(s) with ", params, " parameter(s), the optimizer has ",
+           optimizer.param_groups().size(), " with ", optimizer.size());
+  std::vector<std::pair<std::string, Tensor>> sd(file.tensors.begin(), file.tensors.end());
+  for (const auto& [k, v] : file.metadata)
+    if (k.rfind("fw.", 0) != 0) sd.emplace_back(k, parse_scalar(k, v, ctx));
+  check_optimizer_keys(optimizer, sd, ctx);
+  std::unordered_map<const void*, std::unique_ptr<optim::OptimizerParamState>> backup;
+  for (const auto& [p, s] : optimizer.state()) backup.emplace(p, s->clone());
+  std::vector<double> lrs;
+  for (const auto& g : optimizer.param_groups()) lrs.push_back(g.options().get_lr());
+  optimizer.state().clear();
+  try {
+    optimizer.load_state_dict(sd);
+  } catch (...) {
+    optimizer.state() = std::move(backup);
+    for (size_t g = 0; g < lrs.size(); g++) optimizer.param_groups()[g].options().set_lr(lrs[g]);
+    throw;
+  }
+}
+
+}  // namespace fw

@@ -1,0 +1,67 @@
+// Checkpoints in the safetensors format (readable by Python's safetensors.torch.load_file).
+//   fw::save({{"w", w}, {"b", b}}, "ckpt.safetensors");
+//   auto t = fw::load("ckpt.safetensors");             // std::map<std::string, Tensor>
+//   fw::save(*net, "net.safetensors");  fw::load(*net, "net.safetensors");
+//   fw::save(opt, "opt.safetensors");   fw::load(opt, "opt.safetensors");
+// Note [safetensors files]: an 8-byte little-endian header length N, N bytes of JSON
+// {"name": {"dtype", "shape", "data_offsets"}, "__metadata__": {string: string}} padded with
+// spaces to 8-byte alignment, then the raw little-endian data. complex64 is stored as "C64"
+// (safetensors >= 0.6 knows it). Writes are atomic: a temp file next to the target is written,
+// fsynced and renamed over it, so a crash leaves either the old or the new complete file (a
+// killed writer may leave a "<name>.tmp.XXXXXX" file behind). Loads validate everything before
+// touching memory; every problem throws fw::Error naming the file.
+#pragma once
+#include <map>
+#include <string>
+
+#include "fw/nn/module.h"
+#include "fw/optim.h"
+#include "fw/tensor.h"
+
+namespace fw {
+
+using TensorMap = std::map<std::string, Tensor>;
+using MetadataMap = std::map<std::string, std::string>;
+
+// The tensors and the string metadata of one safetensors file.
+struct SafetensorsContents {
+  TensorMap tensors;
+  MetadataMap metadata;
+};
+
+// Writes named tensors (any layout, CPU) and optional string metadata atomically to `path`.
+void save(const TensorMap& tensors, const std::string& path, const MetadataMap& metadata = {});
+// Reads every tensor of a safetensors file (contiguous CPU tensors, requires_grad false).
+TensorMap load(const std::string& path);
+// Reads tensors and metadata.
+SafetensorsContents load_with_metadata(const std::string& path);
+
+// One tensor, stored under the name "tensor".
+void save(const Tensor& tensor, const std::string& path);
+// The only tensor of a file (whatever its name); a file with another count is an error.
+Tensor load_tensor(const std::string& path);
+
+// Parameters and buffers by dotted name (metadata {"format": "pt"}).
+void save(const nn::Module& module, const std::string& path);
+// Copies a file written by save(module) into the module's parameters and buffers in place (with
+// dtype conversion, as PyTorch's load_state_dict). Strict: a missing, unexpected or
+// shape-mismatched key is an error naming the key, and the module is left unchanged.
+void load(nn::Module& module, const std::string& path);
+
+template <class H, class = std::enable_if_t<nn::detail::is_module_holder_v<H>>>
+void save(const H& holder, const std::string& path) {
+  save(static_cast<const nn::Module&>(*holder), path);
+}
+template <class H, class = std::enable_if_t<nn::detail::is_module_holder_v<H>>>
+void load(H& holder, const std::string& path) {
+  load(static_cast<nn::Module&>(*holder), path);
+}
+
+// The optimizer's state_dict(): per-parameter state tensors as tensors, 0-dim int64/float64
+// entries (steps, learning rates) as decimal metadata strings under their state_dict key.
+void save(const optim::Optimizer& optimizer, const std::string& path);
+// Replaces the optimizer's state with a file written by save(optimizer) for the same parameter
+// layout (parameter/group counts and state shapes are checked; on error the state is unchanged).
+void load(optim::Optimizer& optimizer, const std::string& path);
+
+}  // namespace fw
