@@ -91,7 +91,10 @@ std::string build_header(const std::vector<std::pair<std::string, Tensor>>& tens
     h += ":{\"dtype\":\"";
     h += st_name(t.dtype());
     h += "\",\"shape\":[";
-    for (int64_t d = 0; d < t.dim(); d++) h += (d ? "," : "") + std::to_string(t.size(d));
+    for (int64_t d = 0; d < t.dim(); d++) {
+      if (d) h += ',';
+      h += std::to_string(t.size(d));
+    }
     uint64_t end = offset + uint64_t(t.nbytes());
     h += "],\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(end) + "]}";
     offset = end;
