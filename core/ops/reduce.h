@@ -221,7 +221,9 @@ void run_reduce(const Tensor& x, const ReduceGeom& g, const Red& r, const Write&
   int64_t tasks = column ? (g.n_out / kin) * nb : g.n_out;
   int64_t S = reduce_splits(tasks, g.n_red);
   int64_t per_task = B * g.n_red / S;
-  std::vector<acc_t> part(S > 1 ? size_t(S * g.n_out) : 0);
+  // A plain array, not std::vector: vector<bool> packs bits, and threads writing neighbouring
+  // partials of all()/any() would race on the same word.
+  std::unique_ptr<acc_t[]> part(S > 1 ? new acc_t[size_t(S * g.n_out)] : nullptr);
   size_t nk = g.ksizes.empty() ? 0 : g.ksizes.size() - 1;
   DimVec kos(ArrayRef<int64_t>(g.ksizes.data(), nk)), kst(ArrayRef<int64_t>(g.kstrides.data(), nk));
   auto task = [&](int64_t t, acc_t* acc) {
