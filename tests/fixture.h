@@ -16,6 +16,12 @@ struct FixArg {
   std::vector<int64_t> ints;
   fw::ScalarType dtype = fw::kFloat;
   bool is_none() const { return kind == Kind::None; }
+  // The argument as a fw::Scalar (bool, int or float).
+  fw::Scalar scalar() const {
+    if (kind == Kind::Bool) return fw::Scalar(b);
+    if (kind == Kind::Int) return fw::Scalar(i);
+    return fw::Scalar(f);
+  }
 };
 
 struct FixCase {
@@ -25,6 +31,8 @@ struct FixCase {
   std::vector<FixArg> args;
   std::vector<fw::Tensor> out;  // PyTorch's results
 };
+
+inline bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
 // Every case of every tests/fixtures/*.fix file, loaded once.
 const std::vector<FixCase>& all_fixtures();

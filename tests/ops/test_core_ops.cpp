@@ -10,11 +10,7 @@ using V = std::vector<Tensor>;
 
 namespace {
 
-fw::Scalar scalar(const FixArg& a) {
-  if (a.kind == FixArg::Kind::Bool) return fw::Scalar(a.b);
-  if (a.kind == FixArg::Kind::Int) return fw::Scalar(a.i);
-  return fw::Scalar(a.f);
-}
+fw::Scalar scalar(const FixArg& a) { return a.scalar(); }
 std::optional<fw::Scalar> opt_scalar(const FixArg& a) {
   if (a.is_none()) return std::nullopt;
   return scalar(a);

@@ -15,14 +15,10 @@ namespace ix = fw::indexing;
 
 namespace {
 
-bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+using fwtest::starts_with;
 bool same(const Tensor& a, const Tensor& b) { return fwtest::compare(a, b, 0, 0).empty(); }
 
-fw::Scalar scalar(const FixArg& a) {
-  if (a.kind == FixArg::Kind::Bool) return fw::Scalar(a.b);
-  if (a.kind == FixArg::Kind::Int) return fw::Scalar(a.i);
-  return fw::Scalar(a.f);
-}
+fw::Scalar scalar(const FixArg& a) { return a.scalar(); }
 
 // Index list from the fixture spec (gen_index.py): T N E b1 b0 integers and start:stop:step.
 std::vector<ix::TensorIndex> parse_spec(const std::string& spec, const V& in, size_t first) {

@@ -13,14 +13,10 @@ using V = std::vector<Tensor>;
 
 namespace {
 
-bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+using fwtest::starts_with;
 bool same(const Tensor& a, const Tensor& b) { return fwtest::compare(a, b, 0, 0).empty(); }
 
-fw::Scalar scalar(const FixArg& a) {
-  if (a.kind == FixArg::Kind::Bool) return fw::Scalar(a.b);
-  if (a.kind == FixArg::Kind::Int) return fw::Scalar(a.i);
-  return fw::Scalar(a.f);
-}
+fw::Scalar scalar(const FixArg& a) { return a.scalar(); }
 
 }  // namespace
 
