@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The main job: builds fw and runs the example that trains a model on generated data.
+# The main job: builds fw and trains an MLP classifier (fw::nn + optim + DataLoader) on generated data.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-cmake --build build -j"$(nproc)" --target logistic_regression
-./build/examples/logistic_regression "$@"
+cmake --build build -j"$(nproc)" --target mlp_classifier
+./build/examples/mlp_classifier "$@"
