@@ -9,10 +9,14 @@ cd "$(dirname "$0")/.."
 rounds="${1:-3}"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
-if ! dpkg-query -W -f='${Status}' libtorch-dev 2>/dev/null | grep -q "install ok installed"; then
-  echo "compare: installing the peer (libtorch-dev)"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libtorch-dev >/dev/null
-fi
+# The peer: libtorch plus OpenBLAS (with Debian's default reference BLAS, libtorch's sgemm runs
+# at a few GFLOP/s, which would make any comparison meaningless).
+for pkg in libtorch-dev libopenblas0-openmp; do
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+    echo "compare: installing $pkg for the peer"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$pkg" >/dev/null
+  fi
+done
 scripts/setup.sh >/dev/null
 cmake --build build --target fw >/dev/null
 src=../shared/bench/bench_api.cpp
