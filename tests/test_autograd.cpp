@@ -248,3 +248,14 @@ TEST(Autograd, ComplexAndStridedOpsPassGradcheck) {
     return variable_list{v[0].as_strided({3, 3}, {1, 1}, 1) * fw::arange(9, fw::kDouble).view({3, 3})};
   }, {x});
 }
+
+TEST(Autograd, TransposedWeightGradIsContiguous) {
+  Tensor x = leaf({4, 3}, -1, 1, 21), w = leaf({5, 3}, -1, 1, 22), b = leaf({5}, -1, 1, 23);
+  fw::addmm(b, x, w.t()).pow(2).sum().backward();
+  Tensor y = fw::addmm(b, x, w.t()).detach();
+  Tensor expect_w = fw::mm((y * 2).t(), x.detach());
+  EXPECT_TRUE(w.grad().is_contiguous());
+  FW_EXPECT_CLOSE(w.grad(), expect_w);
+  FW_EXPECT_CLOSE(x.grad(), fw::mm(y * 2, w.detach()));
+  FW_EXPECT_CLOSE(b.grad(), (y * 2).sum({0}));
+}
