@@ -73,7 +73,7 @@ void max_pool_meta(const OpCall& c, Metas& m) {
 template <class T>
 void max_pool_plane(const T* x, T* y, int64_t* idx, const Pool2d& g) {
   // Windows that never leave the plane (no padding, no dilation, no ceil overhang): no bound
-  // checks in the inner loops (the common case, e.g. all of W5.s pools).
+  // checks in the inner loops (the common case, e.g. all of W5's pools).
   bool inside = g.ph == 0 && g.pw == 0 && g.dh == 1 && g.dw == 1 && (g.oh - 1) * g.sh + g.kh <= g.ih &&
                 (g.ow - 1) * g.sw + g.kw <= g.iw;
   if (inside && g.oh > 0 && g.ow > 0) {
