@@ -218,9 +218,15 @@ unsigned Tensor::register_hook_fn(std::function<Tensor(const Tensor&)> hook) con
 void Tensor::retain_grad() const {
   FW_CHECK(requires_grad(), "[retain_grad] can't retain_grad on Tensor that has requires_grad=False");
   if (is_leaf() || retains_grad()) return;
-  impl_->autograd->retains_grad = true;
-  intrusive_ptr<TensorImpl> self = impl_;
-  register_hook_fn([self](const Tensor& g) {
+  auto& meta = *impl_->autograd;
+  meta.retains_grad = true;
+  meta.alive = std::make_shared<char>(0);
+  // The node owns the hook and the tensor owns the node: the hook must not own the tensor. The
+  // token dies with the tensor's autograd meta, and then the hook does nothing.
+  std::weak_ptr<void> token = meta.alive;
+  TensorImpl* self = impl_.get();
+  register_hook_fn([token, self](const Tensor& g) {
+    if (token.expired()) return Tensor();
     auto& m = *self->autograd;
     AutoGradMode off(false);
     m.grad = m.grad ? (Tensor(m.grad) + g).impl() : g.detach().clone().impl();

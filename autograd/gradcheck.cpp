@@ -47,17 +47,25 @@ Jacobians numerical(const fn_t& fn, const variable_list& inputs, const std::vect
   Jacobians J(base.size(), std::vector<Tensor>(diff.size()));
   for (size_t k = 0; k < diff.size(); k++) {
     Tensor x = inputs[diff[k]].detach();
-    Tensor flat = x.contiguous().view({-1});
-    FW_CHECK(x.is_contiguous(), "[gradcheck] inputs must be contiguous");
-    double* p = flat.data_ptr<double>();
+    double* data = x.data_ptr<double>();
+    // Element e in logical (row-major) order, wherever the input's strides put it.
+    auto element = [&](int64_t e) -> double& {
+      int64_t off = 0;
+      for (int64_t d = x.dim() - 1; d >= 0; d--) {
+        off += (e % x.size(d)) * x.stride(d);
+        e /= x.size(d);
+      }
+      return data[off];
+    };
     for (size_t o = 0; o < base.size(); o++) J[o][k] = zeros({x.numel(), base[o].numel()}, kDouble);
     for (int64_t e = 0; e < x.numel(); e++) {
-      double orig = p[e];
-      p[e] = orig + eps;
+      double& v = element(e);
+      double orig = v;
+      v = orig + eps;
       variable_list plus = output_values(fn, inputs);
-      p[e] = orig - eps;
+      v = orig - eps;
       variable_list minus = output_values(fn, inputs);
-      p[e] = orig;
+      v = orig;
       for (size_t o = 0; o < base.size(); o++)
         J[o][k][e].copy_(((plus[o].to(kDouble) - minus[o].to(kDouble)) / (2 * eps)).reshape({-1}));
     }

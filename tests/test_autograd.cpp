@@ -259,3 +259,24 @@ TEST(Autograd, TransposedWeightGradIsContiguous) {
   FW_EXPECT_CLOSE(x.grad(), fw::mm(y * 2, w.detach()));
   FW_EXPECT_CLOSE(b.grad(), (y * 2).sum({0}));
 }
+
+TEST(Autograd, GradcheckTakesNonContiguousInputs) {
+  Tensor base = leaf({4, 3});
+  Tensor xt = base.detach().t().requires_grad_(true);  // a leaf with transposed strides
+  ASSERT_FALSE(xt.is_contiguous());
+  check("transposed leaf", [](const variable_list& v) { return variable_list{(v[0] * v[0]).cumsum(1)}; }, {xt});
+}
+
+TEST(Autograd, RetainGradDoesNotKeepItsTensorAlive) {
+  Tensor x = fw::ones({3}).requires_grad_();
+  Tensor y = x * 2;
+  {
+    Tensor h = x * 3;
+    h.retain_grad();
+    y = y + h;
+  }
+  // h is gone while its node lives on in y's graph: the hook must neither keep h alive nor
+  // touch its freed autograd fields.
+  y.sum().backward();
+  FW_EXPECT_CLOSE(x.grad(), fw::full({3}, 5.0f));
+}

@@ -56,6 +56,7 @@ struct AutogradMeta {
   std::shared_ptr<autograd::Node> grad_fn;
   std::weak_ptr<autograd::Node> grad_accumulator;  // leaves: where their gradient is summed
   std::vector<std::function<Tensor(const Tensor&)>> leaf_hooks;
+  std::shared_ptr<void> alive;  // retain_grad's hook holds a weak_ptr to it (no ownership cycle)
   uint32_t output_nr = 0;
 };
 
