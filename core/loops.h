@@ -86,6 +86,20 @@ void run_loop(const StridedLoop<N>& L, const Body& body, int64_t grain = kGrainS
   });
 }
 
+// out[i] = v for every element (never reads out: its memory may be uninitialised).
+template <class T>
+void fill_loop(const Tensor& out, T v) {
+  auto L = make_loop<1>({&out});
+  run_loop<1>(L, [&](char** p, const int64_t* s, int64_t n) {
+    if (s[0] == sizeof(T)) {
+      T* o = reinterpret_cast<T*>(p[0]);
+      for (int64_t i = 0; i < n; i++) o[i] = v;
+    } else {
+      for (int64_t i = 0; i < n; i++) *reinterpret_cast<T*>(p[0] + i * s[0]) = v;
+    }
+  });
+}
+
 // out[i] = f(a[i]) with R = output type, T = input type.
 template <class R, class T, class F>
 void unary_loop(const Tensor& out, const Tensor& a, const F& f) {

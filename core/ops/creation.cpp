@@ -40,7 +40,7 @@ void fill_kernel(const OpCall& c, Outs& o) {
     T v;
     if constexpr (is_low_float_v<T>) v = T(c.a.s0.toFloat());
     else v = c.a.s0.to<T>();
-    unary_loop<T, T>(out, out, [v](T) { return v; });
+    fill_loop<T>(out, v);
   });
 }
 
