@@ -15,3 +15,15 @@ if(dnnl_FOUND)
   target_compile_definitions(fw_dnnl INTERFACE FW_HAVE_DNNL)
   message(STATUS "fw: oneDNN ${dnnl_VERSION} found, float32 convolutions use it")
 endif()
+# FFTW3 (libfftw3-dev): single and double precision FFTs behind core/ops/fft.cpp. Its headers
+# stay out of fw's public headers.
+find_path(FFTW3_INCLUDE_DIR fftw3.h REQUIRED)
+find_library(FFTW3F_LIBRARY fftw3f REQUIRED)
+find_library(FFTW3_LIBRARY fftw3 REQUIRED)
+add_library(fw_fftw INTERFACE)
+target_include_directories(fw_fftw SYSTEM INTERFACE ${FFTW3_INCLUDE_DIR})
+target_link_libraries(fw_fftw INTERFACE ${FFTW3F_LIBRARY} ${FFTW3_LIBRARY})
+# libsndfile (libsndfile1-dev) for fw::audio::load/save/info; libpng for fw-audio plot.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(SNDFILE REQUIRED IMPORTED_TARGET sndfile)
+find_package(PNG REQUIRED)

@@ -1,0 +1,12 @@
+// fw audio: TorchAudio's building blocks and Kaldi-compatible features, built from fw ops.
+//   fw::audio::load/save/info            audio files through libsndfile (fw/audio/io.h)
+//   fw::audio::functional                torchaudio.functional (fw/audio/functional.h)
+//   fw::audio::transforms                torchaudio.transforms as nn Modules (fw/audio/transforms.h)
+//   fw::audio::kaldi                     torchaudio.compliance.kaldi, batched (fw/audio/kaldi.h)
+// FFTs (fw::fft::*, fw::stft/istft) are core ops declared in fw/fft.h.
+#pragma once
+#include "fw/fw.h"
+#include "fw/audio/io.h"
+#include "fw/audio/functional.h"
+#include "fw/audio/transforms.h"
+#include "fw/audio/kaldi.h"

@@ -1,0 +1,4 @@
+#pragma once
+#include "fw/fw.h"
+
+namespace fw::audio {}
