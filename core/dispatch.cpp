@@ -189,36 +189,35 @@ DimVec broadcast_shapes(IntArrayRef a, IntArrayRef b, const char* op) {
   return out;
 }
 
-static int category(ScalarType t) {
-  if (t == kBool) return 0;
-  if (is_integral(t)) return 1;
-  if (is_floating_point(t)) return 2;
-  return 3;
+// PyTorch's combine_categories: the higher-priority class wins unless the lower one is of a
+// higher category; a complex lower class keeps a floating higher class's precision
+// (float64 + complex64 -> complex128, float32 + complex128 -> complex64).
+static ScalarType combine(std::optional<ScalarType> higher, std::optional<ScalarType> lower) {
+  if (!higher) return *lower;
+  if (!lower) return *higher;
+  ScalarType h = *higher, l = *lower;
+  if (is_complex(h)) return h;
+  if (is_complex(l)) {
+    // toComplexType; float16 would give complex32, which fw lacks: complex64 as promote_types.
+    if (is_floating_point(h)) return h == kHalf ? kComplexFloat : to_complex_type(h);
+    return l;
+  }
+  if (is_floating_point(h)) return h;
+  if (h == kBool || is_floating_point(l)) return promote_types(h, l);
+  return h;
 }
 
 ScalarType result_type(ArrayRef<Tensor> ts, const Scalar* scalar) {
   // Three priority classes, as PyTorch: dimensioned tensors, 0-dim tensors, wrapped numbers.
-  std::optional<ScalarType> dimd, zerod;
+  std::optional<ScalarType> dimd, zerod, wrapped;
   for (auto& t : ts) {
     auto& slot = t.dim() > 0 ? dimd : zerod;
     slot = slot ? promote_types(*slot, t.dtype()) : t.dtype();
   }
-  ScalarType r;
-  if (dimd) {
-    r = *dimd;
-    if (zerod && category(*zerod) > category(r)) r = promote_types(r, *zerod);
-  } else if (zerod) {
-    r = *zerod;
-  } else {
-    FW_ASSERT(scalar);
-    return scalar->type();
-  }
-  if (scalar && category(scalar->type()) > category(r)) {
-    ScalarType st = scalar->type();
-    if (category(st) == 2) r = is_floating_point(r) ? r : get_default_dtype();
-    else r = promote_types(r, st);
-  }
-  return r;
+  if (scalar) wrapped = scalar->type();
+  FW_ASSERT(dimd || zerod || wrapped);
+  if (!zerod && !wrapped) return *dimd;
+  return combine(dimd, combine(zerod, wrapped));
 }
 
 bool can_cast(ScalarType from, ScalarType to) {

@@ -48,20 +48,20 @@ float Half::to_float(uint16_t h) {
 }
 
 size_t element_size(ScalarType t) {
-  static constexpr size_t sz[] = {1, 1, 1, 2, 4, 8, 2, 2, 4, 8, 8};
+  static constexpr size_t sz[] = {1, 1, 1, 2, 4, 8, 2, 2, 4, 8, 8, 16};
   FW_CHECK(t < ScalarType::NumTypes, "[dtype] invalid scalar type ", int(t));
   return sz[int(t)];
 }
 
 const char* dtype_name(ScalarType t) {
   static const char* n[] = {"Bool", "Byte", "Char", "Short", "Int", "Long",
-                            "Half", "BFloat16", "Float", "Double", "ComplexFloat"};
+                            "Half", "BFloat16", "Float", "Double", "ComplexFloat", "ComplexDouble"};
   return t < ScalarType::NumTypes ? n[int(t)] : "Undefined";
 }
 
 const char* dtype_str(ScalarType t) {
   static const char* n[] = {"bool", "uint8", "int8", "int16", "int32", "int64",
-                            "float16", "bfloat16", "float32", "float64", "complex64"};
+                            "float16", "bfloat16", "float32", "float64", "complex64", "complex128"};
   return t < ScalarType::NumTypes ? n[int(t)] : "undefined";
 }
 
@@ -71,7 +71,12 @@ ScalarType promote_types(ScalarType a, ScalarType b) {
   if (a == b) return a;
   if (a == kBool) return b;
   if (b == kBool) return a;
-  if (is_complex(a) || is_complex(b)) return kComplexFloat;
+  if (is_complex(a) || is_complex(b)) {
+    // PyTorch's table: complex128 if either side is complex128 or float64, else complex64
+    // (float16 with complex64 gives complex64 too; fw has no complex32).
+    bool wide = a == kComplexDouble || b == kComplexDouble || a == kDouble || b == kDouble;
+    return wide ? kComplexDouble : kComplexFloat;
+  }
   bool fa = is_floating_point(a), fb = is_floating_point(b);
   if (fa && fb) {
     if ((a == kHalf && b == kBFloat16) || (a == kBFloat16 && b == kHalf)) return kFloat;
@@ -85,6 +90,18 @@ ScalarType promote_types(ScalarType a, ScalarType b) {
     return o == kInt8 ? kInt16 : o;
   }
   return a > b ? a : b;
+}
+
+ScalarType to_complex_type(ScalarType t) {
+  switch (t) {
+    case kBFloat16:  // bfloat16 has float32's range (PyTorch maps it to complex64)
+    case kFloat:
+    case kComplexFloat: return kComplexFloat;
+    case kDouble:
+    case kComplexDouble: return kComplexDouble;
+    case kHalf: detail::throw_error("[to_complex_type] the complex type of float16 is complex32, which fw does not support");
+    default: detail::throw_error("[to_complex_type] Unknown Complex ScalarType for ", dtype_name(t));
+  }
 }
 
 static std::atomic<ScalarType> g_default_dtype{kFloat};

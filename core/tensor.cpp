@@ -13,7 +13,7 @@ ScalarType Scalar::type() const {
     case Tag::Bool: return kBool;
     case Tag::Int: return kLong;
     case Tag::Double: return get_default_dtype();
-    default: return kComplexFloat;
+    default: return to_complex_type(get_default_dtype());
   }
 }
 
@@ -58,7 +58,7 @@ Scalar Tensor::item() const {
     T v = *static_cast<const T*>(data_ptr());
     if constexpr (std::is_same_v<T, bool>) return Scalar(v);
     else if constexpr (std::is_integral_v<T>) return Scalar(int64_t(v));
-    else if constexpr (std::is_same_v<T, complex64>) return Scalar(v);
+    else if constexpr (is_complex_v<T>) return Scalar(v);
     else return Scalar(double(v));
   });
 }

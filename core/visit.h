@@ -22,7 +22,16 @@ decltype(auto) visit_float(ScalarType t, const char* op, F&& f) {
 template <class F>
 decltype(auto) visit_float_complex(ScalarType t, const char* op, F&& f) {
   switch (t) {
-    FW_VISIT_CASE(Float, float) FW_VISIT_CASE(Double, double) FW_VISIT_CASE(ComplexFloat, complex64)
+    FW_VISIT_CASE(Float, float) FW_VISIT_CASE(Double, double)
+    FW_VISIT_CASE(ComplexFloat, complex64) FW_VISIT_CASE(ComplexDouble, complex128)
+    default: unsupported_dtype(op, t);
+  }
+}
+// complex64 / complex128 only (kernels that take complex inputs apart).
+template <class F>
+decltype(auto) visit_complex(ScalarType t, const char* op, F&& f) {
+  switch (t) {
+    FW_VISIT_CASE(ComplexFloat, complex64) FW_VISIT_CASE(ComplexDouble, complex128)
     default: unsupported_dtype(op, t);
   }
 }
@@ -49,7 +58,8 @@ decltype(auto) visit_all(ScalarType t, const char* op, F&& f) {
   switch (t) {
     FW_VISIT_CASE(Bool, bool) FW_VISIT_CASE(UInt8, uint8_t) FW_VISIT_CASE(Int8, int8_t)
     FW_VISIT_CASE(Int16, int16_t) FW_VISIT_CASE(Int32, int32_t) FW_VISIT_CASE(Int64, int64_t)
-    FW_VISIT_CASE(Float, float) FW_VISIT_CASE(Double, double) FW_VISIT_CASE(ComplexFloat, complex64)
+    FW_VISIT_CASE(Float, float) FW_VISIT_CASE(Double, double)
+    FW_VISIT_CASE(ComplexFloat, complex64) FW_VISIT_CASE(ComplexDouble, complex128)
     default: unsupported_dtype(op, t);
   }
 }
@@ -60,7 +70,8 @@ decltype(auto) visit_storage(ScalarType t, const char* op, F&& f) {
     FW_VISIT_CASE(Bool, bool) FW_VISIT_CASE(UInt8, uint8_t) FW_VISIT_CASE(Int8, int8_t)
     FW_VISIT_CASE(Int16, int16_t) FW_VISIT_CASE(Int32, int32_t) FW_VISIT_CASE(Int64, int64_t)
     FW_VISIT_CASE(Half, Half) FW_VISIT_CASE(BFloat16, BFloat16)
-    FW_VISIT_CASE(Float, float) FW_VISIT_CASE(Double, double) FW_VISIT_CASE(ComplexFloat, complex64)
+    FW_VISIT_CASE(Float, float) FW_VISIT_CASE(Double, double)
+    FW_VISIT_CASE(ComplexFloat, complex64) FW_VISIT_CASE(ComplexDouble, complex128)
     default: unsupported_dtype(op, t);
   }
 }

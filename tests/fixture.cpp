@@ -16,7 +16,8 @@ fw::ScalarType parse_dtype(const std::string& s) {
   static const std::map<std::string, fw::ScalarType> m = {
       {"bool", fw::kBool},       {"uint8", fw::kByte},      {"int8", fw::kChar},       {"int16", fw::kShort},
       {"int32", fw::kInt},       {"int64", fw::kLong},      {"float16", fw::kHalf},    {"bfloat16", fw::kBFloat16},
-      {"float32", fw::kFloat},   {"float64", fw::kDouble},  {"complex64", fw::kComplexFloat}};
+      {"float32", fw::kFloat},   {"float64", fw::kDouble},  {"complex64", fw::kComplexFloat},
+      {"complex128", fw::kComplexDouble}};
   auto it = m.find(s);
   if (it == m.end()) throw std::runtime_error("fixture: unknown dtype " + s);
   return it->second;
@@ -51,7 +52,7 @@ fw::Tensor read_tensor(std::istream& is, fw::ScalarType dt) {
     s2.push_back(2);
     fw::Tensor t = fw::empty(s2, fw::kDouble);
     std::copy(v.begin(), v.end(), t.data_ptr<double>());
-    return fw::view_as_complex(t.to(fw::kFloat)).clone();
+    return fw::view_as_complex(t.to(fw::to_real_value_type(dt))).clone();
   }
   fw::Tensor t = fw::empty(sizes, fw::kDouble);
   std::copy(v.begin(), v.end(), t.data_ptr<double>());
@@ -148,7 +149,7 @@ void default_tolerance(fw::ScalarType t, double* rtol, double* atol) {
     case fw::kHalf: *rtol = 1e-3; *atol = 1e-5; break;
     case fw::kBFloat16: *rtol = 1.6e-2; *atol = 1e-5; break;
     case fw::kFloat: case fw::kComplexFloat: *rtol = 1.3e-6; *atol = 1e-5; break;
-    case fw::kDouble: *rtol = 1e-7; *atol = 1e-7; break;
+    case fw::kDouble: case fw::kComplexDouble: *rtol = 1e-7; *atol = 1e-7; break;
     default: *rtol = 0; *atol = 0;
   }
 }

@@ -179,20 +179,26 @@ void ternary_kernel(const OpCall& c, Outs& o) {
   if (!r.is_same(o[0])) o[0].copy_(r);
 }
 
+// complex(real, imag) / polar(abs, angle): two float32 or two float64 tensors -> complex64 or
+// complex128 (PyTorch; fw has no complex32, so float16 is rejected).
 void complex_meta(const OpCall& c, Metas& m) {
-  for (auto& t : c.in)
-    FW_CHECK(t.dtype() == kFloat, "[", c.def.name, "] expected both inputs to be float32 tensors, got ",
-             dtype_str(t.dtype()));
-  m.push_back({broadcast_shapes(c.in[0].sizes(), c.in[1].sizes(), c.def.name), kComplexFloat});
+  ScalarType a = c.in[0].dtype(), b = c.in[1].dtype();
+  FW_CHECK((a == kFloat || a == kDouble) && (b == kFloat || b == kDouble), "[", c.def.name,
+           "] Expected both inputs to be Float or Double tensors but got ", dtype_name(a), " and ", dtype_name(b));
+  FW_CHECK(a == b, "[", c.def.name, "] Expected object of scalar type ", dtype_name(a), " but got scalar type ",
+           dtype_name(b), " for second argument");
+  m.push_back({broadcast_shapes(c.in[0].sizes(), c.in[1].sizes(), c.def.name), to_complex_type(a)});
 }
 template <bool Polar>
 void complex_kernel(const OpCall& c, Outs& o) {
   auto L = make_loop<3>({&o[0], &c.in[0], &c.in[1]});
-  run_loop<3>(L, [](char** p, const int64_t* s, int64_t n) {
-    for (int64_t i = 0; i < n; i++) {
-      float x = *reinterpret_cast<const float*>(p[1] + i * s[1]), y = *reinterpret_cast<const float*>(p[2] + i * s[2]);
-      *reinterpret_cast<complex64*>(p[0] + i * s[0]) = Polar ? std::polar(x, y) : complex64(x, y);
-    }
+  visit_float(c.in[0].dtype(), c.def.name, [&]<class R>() {
+    run_loop<3>(L, [](char** p, const int64_t* s, int64_t n) {
+      for (int64_t i = 0; i < n; i++) {
+        R x = *reinterpret_cast<const R*>(p[1] + i * s[1]), y = *reinterpret_cast<const R*>(p[2] + i * s[2]);
+        *reinterpret_cast<std::complex<R>*>(p[0] + i * s[0]) = Polar ? std::polar(x, y) : std::complex<R>(x, y);
+      }
+    });
   });
 }
 

@@ -36,7 +36,8 @@ void visit_width(ScalarType t, F&& f) {
     case 1: return f.template operator()<uint8_t>();
     case 2: return f.template operator()<uint16_t>();
     case 4: return f.template operator()<uint32_t>();
-    default: return f.template operator()<uint64_t>();
+    case 8: return f.template operator()<uint64_t>();
+    default: return f.template operator()<complex128>();  // 16 bytes
   }
 }
 
@@ -135,7 +136,7 @@ int64_t count_nonzero_elems(const Tensor& t) {
   auto L = make_loop<1>({&t});
   visit_storage(t.dtype(), "nonzero", [&]<class T>() {
     run_loop<1>(L, [&](char** p, const int64_t* s, int64_t m) {
-      for (int64_t i = 0; i < m; i++) count += convert<bool>(load<T>(p[0] + i * s[0]));
+      for (int64_t i = 0; i < m; i++) count += is_nonzero(load<T>(p[0] + i * s[0]));
     }, kSerial);
   });
   return count;
@@ -333,7 +334,7 @@ void nonzero_kernel(const OpCall& c, Outs& o) {
     DimVec pos(nd, 0);
     int64_t w = 0;
     for (int64_t i = 0; i < x.numel() && w < total; i++) {
-      if (convert<bool>(p[i])) {
+      if (is_nonzero(p[i])) {
         for (int64_t d = 0; d < nd; d++) out[w * nd + d] = pos[d];
         w++;
       }

@@ -9,6 +9,7 @@
 // thread; big ones run one after the other with Eigen's own threads.
 #include <algorithm>
 
+#include "core/convert.h"
 #include "core/op.h"
 #include "core/ops/gemm.h"
 #include "core/parallel.h"
@@ -154,7 +155,7 @@ void dot_meta(const OpCall& c, Metas& m) {
 // Float dots accumulate in double, complex in complex<double>, integers in their own type.
 template <class T>
 using DotAcc = std::conditional_t<std::is_floating_point_v<T>, double,
-                                  std::conditional_t<std::is_same_v<T, complex64>, std::complex<double>, T>>;
+                                  std::conditional_t<is_complex_v<T>, std::complex<double>, T>>;
 
 void dot_kernel(const OpCall& c, Outs& o) {
   ScalarType t = c.in[0].dtype();

@@ -160,7 +160,7 @@ namespace {
 
 template <class T>
 using sum_acc_t = std::conditional_t<std::is_floating_point_v<T>, double,
-                                     std::conditional_t<std::is_same_v<T, complex64>, std::complex<double>, int64_t>>;
+                                     std::conditional_t<is_complex_v<T>, std::complex<double>, int64_t>>;
 
 template <class T>
 struct SumRed {
@@ -304,7 +304,7 @@ struct CountRed {
 
 template <class T>
 T narrow_acc(const sum_acc_t<T>& a) {
-  if constexpr (std::is_same_v<T, complex64>) return complex64(float(a.real()), float(a.imag()));
+  if constexpr (is_complex_v<T>) return T(real_value_t<T>(a.real()), real_value_t<T>(a.imag()));
   else return T(a);
 }
 

@@ -19,7 +19,7 @@ constexpr uint32_t kUnbiased = 2;
 // Chan's formula merges two partial results.
 template <class T>
 struct WelfordRed {
-  static constexpr bool kCplx = std::is_same_v<T, complex64>;
+  static constexpr bool kCplx = is_complex_v<T>;
   struct acc_t {
     double n = 0, mr = 0, mi = 0, m2 = 0;
   };
@@ -57,7 +57,7 @@ struct WelfordRed {
   }
 };
 
-ScalarType real_of(ScalarType t) { return is_complex(t) ? kFloat : t; }
+ScalarType real_of(ScalarType t) { return to_real_value_type(t); }
 
 void check_var_dtype(const Tensor& t, const char* op) {
   FW_CHECK(is_floating_point(t.dtype()) || is_complex(t.dtype()), "[", op,
@@ -83,14 +83,14 @@ void var_kernel(const OpCall& c, Outs& o) {
   Tensor ym = o.size() > 1 ? out_buffer(o[1], xt) : Tensor();
   visit_float_complex(xt, c.def.name, [&]<class T>() {
     using Red = WelfordRed<T>;
-    using R = std::conditional_t<Red::kCplx, float, T>;
+    using R = real_value_t<T>;
     R* v = yv.data_ptr<R>();
     T* mp = ym.defined() ? ym.data_ptr<T>() : nullptr;
     run_reduce<T>(x, g, Red{}, [&](int64_t i, const typename Red::acc_t& a) {
       v[i] = R(a.m2 / std::max(a.n - double(corr), 0.0));
       if (mp) {
         double mr = a.n > 0 ? a.mr : NAN, mi = a.n > 0 ? a.mi : NAN;
-        if constexpr (Red::kCplx) mp[i] = T(float(mr), float(mi));
+        if constexpr (Red::kCplx) mp[i] = T(R(mr), R(mi));
         else mp[i] = T(mr);
       }
     });
@@ -177,7 +177,7 @@ enum class NormKind { Zero, One, Two, Inf, NegInf, P };
 
 template <class T>
 double mag(T x) {
-  if constexpr (std::is_same_v<T, complex64>) return std::abs(std::complex<double>(x));
+  if constexpr (is_complex_v<T>) return std::abs(std::complex<double>(x));
   else return std::abs(double(x));
 }
 
@@ -188,7 +188,7 @@ struct NormRed {
   double p;
   acc_t init() const { return K == NormKind::NegInf ? INFINITY : 0.0; }
   void step(acc_t& a, T x, int64_t) const {
-    if constexpr (K == NormKind::Two && std::is_same_v<T, complex64>) {
+    if constexpr (K == NormKind::Two && is_complex_v<T>) {
       a += double(x.real()) * x.real() + double(x.imag()) * x.imag();
     } else if constexpr (K == NormKind::Two) {
       a += double(x) * double(x);
@@ -221,7 +221,7 @@ void norm_meta(const OpCall& c, Metas& m) {
 
 template <class T, NormKind K>
 void run_norm(const Tensor& x, const ReduceGeom& g, double p, const Tensor& y) {
-  using R = std::conditional_t<std::is_same_v<T, complex64>, float, T>;
+  using R = real_value_t<T>;
   NormRed<T, K> r{p};
   reduce_to<T>(x, g, r, y, [&r](double a) { return R(r.finish(a)); });
 }
@@ -266,7 +266,7 @@ void isclose_kernel(const OpCall& c, Outs& o) {
   visit_all(xt, "isclose", [&]<class T>() {
     binary_loop<bool, T>(o[0], a, b, [=](T x, T y) {
       if (x == y) return true;
-      if constexpr (std::is_same_v<T, complex64>) {
+      if constexpr (is_complex_v<T>) {
         double d = std::abs(std::complex<double>(x) - std::complex<double>(y));
         return std::isfinite(d) && d <= atol + rtol * std::abs(std::complex<double>(y));
       } else {

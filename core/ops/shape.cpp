@@ -263,7 +263,7 @@ void view_as_real_meta(const OpCall& c, Metas& m) {
            dtype_str(c.in[0].dtype()));
   DimVec s(c.in[0].sizes());
   s.push_back(2);
-  m.push_back({s, kFloat});
+  m.push_back({s, to_real_value_type(c.in[0].dtype())});
 }
 void view_as_real_kernel(const OpCall& c, Outs& o) {
   const Tensor& t = c.in[0];
@@ -272,13 +272,14 @@ void view_as_real_kernel(const OpCall& c, Outs& o) {
   s.push_back(2);
   st.push_back(1);
   Tensor v = make_view(t, s, st, t.storage_offset() * 2);
-  v.impl()->dtype = kFloat;
+  v.impl()->dtype = to_real_value_type(t.dtype());
   v.impl()->refresh();
   o[0] = v;
 }
 void view_as_complex_meta(const OpCall& c, Metas& m) {
   const Tensor& t = c.in[0];
-  FW_CHECK(t.dtype() == kFloat, "[view_as_complex] is only supported for float32 tensors, but got a tensor of scalar type: ",
+  FW_CHECK(t.dtype() == kFloat || t.dtype() == kDouble,
+           "[view_as_complex] is only supported for float and double tensors, but got a tensor of scalar type: ",
            dtype_name(t.dtype()));
   FW_CHECK(t.dim() > 0 && t.sizes().back() == 2, "[view_as_complex] Tensor must have a last dimension of size 2, got ",
            t.sizes());
@@ -288,7 +289,7 @@ void view_as_complex_meta(const OpCall& c, Metas& m) {
   FW_CHECK(t.storage_offset() % 2 == 0, "[view_as_complex] Tensor must have a storage_offset divisible by 2");
   DimVec s(t.sizes());
   s.pop_back();
-  m.push_back({s, kComplexFloat});
+  m.push_back({s, to_complex_type(t.dtype())});
 }
 void view_as_complex_kernel(const OpCall& c, Outs& o) {
   const Tensor& t = c.in[0];
@@ -297,7 +298,7 @@ void view_as_complex_kernel(const OpCall& c, Outs& o) {
   st.pop_back();
   for (auto& x : st) x /= 2;
   Tensor v = make_view(t, s, st, t.storage_offset() / 2);
-  v.impl()->dtype = kComplexFloat;
+  v.impl()->dtype = to_complex_type(t.dtype());
   v.impl()->refresh();
   o[0] = v;
 }

@@ -221,7 +221,7 @@ void scan_meta(const OpCall& c, Metas& m) {
 
 template <class T>
 using scan_acc_t = std::conditional_t<std::is_floating_point_v<T>, double,
-                                      std::conditional_t<std::is_same_v<T, complex64>, std::complex<double>, int64_t>>;
+                                      std::conditional_t<is_complex_v<T>, std::complex<double>, int64_t>>;
 
 template <bool Prod, class A>
 A scan_op(A a, A x) {
@@ -231,7 +231,7 @@ A scan_op(A a, A x) {
 
 template <class A, class W>
 W narrow_to(const A& a) {
-  if constexpr (std::is_same_v<W, complex64>) return complex64(float(a.real()), float(a.imag()));
+  if constexpr (is_complex_v<W>) return W(real_value_t<W>(a.real()), real_value_t<W>(a.imag()));
   else return W(a);
 }
 

@@ -19,7 +19,7 @@ namespace {
 // How an op maps input dtypes to compute and output dtypes.
 enum class UK {
   Float,      // integers promote to the default float; float/double
-  FloatC,     // as Float, and complex64 too
+  FloatC,     // as Float, and complex64 / complex128 too
   Same,       // any real dtype, result keeps it (bool allowed)
   Signed,     // as Same, but bool is rejected (neg)
   Rounding,   // as Same; integer inputs come back unchanged
@@ -130,14 +130,16 @@ void def_unary(OpDef& d, const char* functor, bool differentiable = true) {
 template <bool Angle>
 void cplx_real_meta(const OpCall& c, Metas& m) {
   ScalarType t = c.in[0].dtype();
-  ScalarType r = is_complex(t) ? kFloat : (Angle ? float_of(t) : t);
+  ScalarType r = is_complex(t) ? to_real_value_type(t) : (Angle ? float_of(t) : t);
   m.push_back({DimVec(c.in[0].sizes()), r});
 }
 template <bool Angle>
 void cplx_real_kernel(const OpCall& c, Outs& o) {
   const Tensor& in = c.in[0];
   if (is_complex(in.dtype())) {
-    unary_loop<float, complex64>(o[0], in, [](complex64 v) { return Angle ? std::arg(v) : std::abs(v); });
+    visit_complex(in.dtype(), c.def.name, [&]<class C>() {
+      unary_loop<real_value_t<C>, C>(o[0], in, [](C v) { return Angle ? std::arg(v) : std::abs(v); });
+    });
     return;
   }
   if constexpr (Angle) {
@@ -158,7 +160,7 @@ void same_meta(const OpCall& c, Metas& m) { m.push_back({DimVec(c.in[0].sizes())
 
 void conj_kernel(const OpCall& c, Outs& o) {
   if (is_complex(c.in[0].dtype()))
-    unary_loop<complex64, complex64>(o[0], c.in[0], [](complex64 v) { return std::conj(v); });
+    visit_complex(c.in[0].dtype(), "conj", [&]<class C>() { unary_loop<C, C>(o[0], c.in[0], [](C v) { return std::conj(v); }); });
   else
     o[0].copy_(c.in[0]);
 }
@@ -167,7 +169,7 @@ void conj_kernel(const OpCall& c, Outs& o) {
 template <int Part>
 void part_meta(const OpCall& c, Metas& m) {
   FW_CHECK(Part == 0 || is_complex(c.in[0].dtype()), "[imag] imag is not implemented for tensors with non-complex dtypes.");
-  m.push_back({DimVec(c.in[0].sizes()), is_complex(c.in[0].dtype()) ? kFloat : c.in[0].dtype()});
+  m.push_back({DimVec(c.in[0].sizes()), to_real_value_type(c.in[0].dtype())});
 }
 template <int Part>
 void part_kernel(const OpCall& c, Outs& o) {
@@ -179,7 +181,7 @@ void part_kernel(const OpCall& c, Outs& o) {
   DimVec st(t.strides());
   for (auto& s : st) s *= 2;
   Tensor v = make_view(t, t.sizes(), st, t.storage_offset() * 2 + Part);
-  v.impl()->dtype = kFloat;
+  v.impl()->dtype = to_real_value_type(t.dtype());
   o[0] = v;
 }
 

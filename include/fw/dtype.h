@@ -37,10 +37,11 @@ struct BFloat16 {
 };
 
 using complex64 = std::complex<float>;
+using complex128 = std::complex<double>;
 
 // The order is part of the promotion table in dtype.cpp.
 enum class ScalarType : int8_t {
-  Bool, UInt8, Int8, Int16, Int32, Int64, Half, BFloat16, Float, Double, ComplexFloat,
+  Bool, UInt8, Int8, Int16, Int32, Int64, Half, BFloat16, Float, Double, ComplexFloat, ComplexDouble,
   NumTypes
 };
 using Dtype = ScalarType;
@@ -65,6 +66,8 @@ constexpr ScalarType kDouble = ScalarType::Double;
 constexpr ScalarType kFloat64 = ScalarType::Double;
 constexpr ScalarType kComplexFloat = ScalarType::ComplexFloat;
 constexpr ScalarType kComplex64 = ScalarType::ComplexFloat;
+constexpr ScalarType kComplexDouble = ScalarType::ComplexDouble;
+constexpr ScalarType kComplex128 = ScalarType::ComplexDouble;
 
 // Size of one element in bytes.
 size_t element_size(ScalarType t);
@@ -77,9 +80,18 @@ std::ostream& operator<<(std::ostream& os, ScalarType t);
 inline bool is_floating_point(ScalarType t) {
   return t == kHalf || t == kBFloat16 || t == kFloat || t == kDouble;
 }
-inline bool is_complex(ScalarType t) { return t == kComplexFloat; }
+inline bool is_complex(ScalarType t) { return t == kComplexFloat || t == kComplexDouble; }
 inline bool is_integral(ScalarType t, bool include_bool = false) {
   return (t >= kUInt8 && t <= kInt64) || (include_bool && t == kBool);
+}
+// The complex dtype with t's value type (PyTorch's toComplexType): float32 and bfloat16 ->
+// complex64, float64 -> complex128; complex dtypes map to themselves. fw has no complex32, so
+// float16 throws, as do integral dtypes.
+ScalarType to_complex_type(ScalarType t);
+// The value type of a complex dtype (PyTorch's toRealValueType): complex64 -> float32,
+// complex128 -> float64; real dtypes map to themselves.
+inline ScalarType to_real_value_type(ScalarType t) {
+  return t == kComplexFloat ? kFloat : t == kComplexDouble ? kDouble : t;
 }
 // The smallest type both a and b convert to without losing category (PyTorch's table).
 ScalarType promote_types(ScalarType a, ScalarType b);
@@ -100,5 +112,6 @@ template <> struct CppToType<BFloat16> { static constexpr ScalarType value = kBF
 template <> struct CppToType<float> { static constexpr ScalarType value = kFloat; };
 template <> struct CppToType<double> { static constexpr ScalarType value = kDouble; };
 template <> struct CppToType<complex64> { static constexpr ScalarType value = kComplexFloat; };
+template <> struct CppToType<complex128> { static constexpr ScalarType value = kComplexDouble; };
 
 }  // namespace fw

@@ -52,7 +52,8 @@ class Scalar {
     return tag_ == Tag::Complex ? std::complex<double>(v_.c[0], v_.c[1]) : std::complex<double>(toDouble(), 0);
   }
   template <class T> T to() const;
-  // The dtype a wrapped number of this kind gets: Bool, Long, default float, complex.
+  // The dtype a wrapped number of this kind gets: Bool, Long, the default float dtype, or its
+  // complex counterpart (complex64, or complex128 when the default is float64).
   ScalarType type() const;
   Scalar operator-() const;
 
@@ -65,6 +66,7 @@ template <class T>
 inline T Scalar::to() const {
   if constexpr (std::is_same_v<T, bool>) return toBool();
   else if constexpr (std::is_same_v<T, complex64>) return complex64(toComplexDouble());
+  else if constexpr (std::is_same_v<T, complex128>) return toComplexDouble();
   else if constexpr (std::is_integral_v<T>) return T(toLong());
   else if constexpr (std::is_same_v<T, double>) return toDouble();
   else return T(float(toDouble()));

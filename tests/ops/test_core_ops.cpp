@@ -230,11 +230,17 @@ FW_OP_TEST(addcdiv) {
 }
 FW_OP_TEST(complex) {
   t.run = [](const FixCase& c) { return V{fw::complex(c.in[0], c.in[1])}; };
-  t.error([] { fw::complex(fw::ones({2}, fw::kDouble), fw::ones({2}, fw::kDouble)); }, "[complex] expected both inputs to be float32 tensors");
+  t.error([] { fw::complex(fw::ones({2}, fw::kDouble), fw::ones({2}, fw::kFloat)); },
+          "[complex] Expected object of scalar type Double but got scalar type Float for second argument");
+  t.error([] { fw::complex(fw::ones({2}, fw::kHalf), fw::ones({2}, fw::kHalf)); },
+          "[complex] Expected both inputs to be Float or Double tensors but got Half and Half");
 }
 FW_OP_TEST(polar) {
   t.run = [](const FixCase& c) { return V{fw::polar(c.in[0], c.in[1])}; };
-  t.error([] { fw::polar(fw::ones({2}, fw::kLong), fw::ones({2})); }, "[polar] expected both inputs to be float32 tensors");
+  t.error([] { fw::polar(fw::ones({2}, fw::kLong), fw::ones({2})); },
+          "[polar] Expected both inputs to be Float or Double tensors but got Long and Float");
+  t.error([] { fw::polar(fw::ones({2}), fw::ones({2}, fw::kDouble)); },
+          "[polar] Expected object of scalar type Float but got scalar type Double for second argument");
 }
 
 // ---- creation
@@ -343,6 +349,8 @@ FW_OP_TEST(view_as_real) {
 FW_OP_TEST(view_as_complex) {
   t.run = [](const FixCase& c) { return V{fw::view_as_complex(c.in[0])}; };
   t.error([] { fw::view_as_complex(fw::ones({2, 3})); }, "[view_as_complex] Tensor must have a last dimension of size 2");
+  t.error([] { fw::view_as_complex(fw::ones({2, 2}, fw::kLong)); },
+          "[view_as_complex] is only supported for float and double tensors, but got a tensor of scalar type: Long");
 }
 FW_OP_TEST(view_dtype) {
   t.run = [](const FixCase& c) { return V{c.in[0].view(c.args[0].dtype)}; };
