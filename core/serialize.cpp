@@ -279,6 +279,10 @@ void save(const TensorMap& tensors, const std::string& path, const MetadataMap& 
     FW_CHECK(json::valid_utf8(name), ctx, ": tensor name is not valid UTF-8");
     FW_CHECK(t.defined(), ctx, ": tensor '", name, "' is undefined");
     FW_CHECK(t.is_cpu(), ctx, ": tensor '", name, "' is not on the CPU");
+    // safetensors has no 128-bit complex code (C64 is its only complex dtype).
+    FW_CHECK(t.dtype() != kComplexDouble, ctx, ": tensor '", name,
+             "' has dtype complex128, which the safetensors format cannot store (its only complex dtype is C64, "
+             "complex64); save fw::view_as_real(t) (float64 with a last dimension of 2) or t.to(fw::kComplexFloat)");
     flat.emplace_back(name, t.detach().contiguous());
   }
   for (const auto& [k, v] : metadata)

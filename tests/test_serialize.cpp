@@ -155,6 +155,27 @@ TEST_F(Serialize, FailedSaveLeavesTheOldFile) {
   EXPECT_EQ(files, 0);
 }
 
+// safetensors has no complex128 code: save refuses before touching the file and names the
+// tensor and the dtype; the float64 view_as_real round-trips losslessly instead.
+TEST_F(Serialize, Complex128IsRefusedWithAClearError) {
+  auto old = fw::arange(3, fw::kFloat);
+  fw::save(old, path("c.safetensors"));
+  std::string before = read_bytes(path("c.safetensors"));
+  auto z = fw::zeros({2, 3}, fw::kComplexDouble);
+  z.view_as_real().copy_(fw::randn({2, 3, 2}, fw::kDouble));
+  try {
+    fw::save({{"w", old}, {"spectrum", z}}, path("c.safetensors"));
+    FAIL();
+  } catch (const fw::Error& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("c.safetensors"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("'spectrum' has dtype complex128"), std::string::npos) << msg;
+  }
+  EXPECT_EQ(read_bytes(path("c.safetensors")), before);
+  fw::save({{"spectrum", fw::view_as_real(z)}}, path("c.safetensors"));
+  expect_bitwise(fw::view_as_complex(fw::load(path("c.safetensors")).at("spectrum")), z, "complex128 as float64");
+}
+
 // ---- interop with Python's safetensors (tests/fixtures/gen_safetensors.py)
 
 namespace {

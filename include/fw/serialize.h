@@ -6,7 +6,8 @@
 // Note [safetensors files]: an 8-byte little-endian header length N, N bytes of JSON
 // {"name": {"dtype", "shape", "data_offsets"}, "__metadata__": {string: string}} padded with
 // spaces to 8-byte alignment, then the raw little-endian data. complex64 is stored as "C64"
-// (safetensors >= 0.6 knows it). Writes are atomic: a temp file next to the target is written,
+// (safetensors >= 0.6 knows it); the format has no complex128 code, so saving a complex128
+// tensor throws (save its view_as_real instead). Writes are atomic: a temp file next to the target is written,
 // fsynced and renamed over it, so a crash leaves either the old or the new complete file (a
 // killed writer may leave a "<name>.tmp.XXXXXX" file behind). Loads validate everything before
 // touching memory; every problem throws fw::Error naming the file.
