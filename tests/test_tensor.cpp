@@ -18,7 +18,8 @@ fw::ScalarType dtype_of(const std::string& s) {
   static const std::map<std::string, fw::ScalarType> m = {
       {"bool", fw::kBool},     {"uint8", fw::kByte},     {"int8", fw::kChar},      {"int16", fw::kShort},
       {"int32", fw::kInt},     {"int64", fw::kLong},     {"float16", fw::kHalf},   {"bfloat16", fw::kBFloat16},
-      {"float32", fw::kFloat}, {"float64", fw::kDouble}, {"complex64", fw::kComplexFloat}};
+      {"float32", fw::kFloat}, {"float64", fw::kDouble}, {"complex64", fw::kComplexFloat},
+      {"complex128", fw::kComplexDouble}};
   return m.at(s);
 }
 
@@ -72,6 +73,140 @@ TEST(Promotion, OpsFollowTheRules) {
   EXPECT_EQ((fw::ones({2}, fw::kHalf) * fw::ones({}, fw::kDouble)).dtype(), fw::kHalf);
   EXPECT_EQ((fw::ones({2}, fw::kHalf) * fw::ones({2}, fw::kBFloat16)).dtype(), fw::kFloat);
   EXPECT_EQ((fw::ones({2}, fw::kByte) + fw::ones({2}, fw::kChar)).dtype(), fw::kShort);
+}
+
+// Restores the default dtype when a test that changes it ends (or fails).
+struct DefaultDtypeGuard {
+  fw::ScalarType saved = fw::get_default_dtype();
+  ~DefaultDtypeGuard() { fw::set_default_dtype(saved); }
+};
+
+TEST(Promotion, ComplexDoubleAndTheDefaultComplexDtype) {
+  // toComplexType / toRealValueType
+  EXPECT_EQ(fw::to_complex_type(fw::kFloat), fw::kComplexFloat);
+  EXPECT_EQ(fw::to_complex_type(fw::kBFloat16), fw::kComplexFloat);
+  EXPECT_EQ(fw::to_complex_type(fw::kDouble), fw::kComplexDouble);
+  EXPECT_EQ(fw::to_complex_type(fw::kComplexFloat), fw::kComplexFloat);
+  EXPECT_EQ(fw::to_complex_type(fw::kComplexDouble), fw::kComplexDouble);
+  EXPECT_THROW(fw::to_complex_type(fw::kHalf), fw::Error);  // complex32: not an fw dtype
+  EXPECT_THROW(fw::to_complex_type(fw::kLong), fw::Error);
+  EXPECT_EQ(fw::to_real_value_type(fw::kComplexDouble), fw::kDouble);
+  EXPECT_EQ(fw::to_real_value_type(fw::kComplexFloat), fw::kFloat);
+  EXPECT_EQ(fw::to_real_value_type(fw::kInt), fw::kInt);
+  // Category rules keep the tensor's precision: torch.result_type in 1.13.
+  fw::Scalar j(std::complex<double>(0, 1));
+  EXPECT_EQ((fw::ones({2}, fw::kDouble) * j).dtype(), fw::kComplexDouble);
+  EXPECT_EQ((fw::ones({2}, fw::kFloat) * j).dtype(), fw::kComplexFloat);
+  EXPECT_EQ((fw::ones({2}, fw::kFloat) + fw::ones({}, fw::kComplexDouble)).dtype(), fw::kComplexFloat);
+  EXPECT_EQ((fw::ones({2}, fw::kInt) + fw::ones({}, fw::kComplexDouble)).dtype(), fw::kComplexDouble);
+  EXPECT_EQ((fw::ones({2}, fw::kComplexFloat) + fw::ones({2}, fw::kDouble)).dtype(), fw::kComplexDouble);
+  EXPECT_EQ((fw::ones({}, fw::kComplexFloat) + fw::ones({}, fw::kDouble)).dtype(), fw::kComplexDouble);
+  EXPECT_EQ((fw::ones({2}, fw::kComplexFloat) + fw::ones({}, fw::kComplexDouble)).dtype(), fw::kComplexFloat);
+  EXPECT_EQ(j.type(), fw::kComplexFloat);
+  {
+    // torch.set_default_dtype(torch.float64) makes Python complex numbers complex128.
+    DefaultDtypeGuard g;
+    fw::set_default_dtype(fw::kDouble);
+    EXPECT_EQ(j.type(), fw::kComplexDouble);
+    EXPECT_EQ((fw::ones({2}, fw::kInt) * j).dtype(), fw::kComplexDouble);
+    EXPECT_EQ((fw::ones({2}, fw::kFloat) * j).dtype(), fw::kComplexFloat);
+    EXPECT_EQ(fw::scalar_tensor(j).dtype(), fw::kComplexDouble);
+  }
+  EXPECT_EQ(fw::scalar_tensor(j).dtype(), fw::kComplexFloat);
+}
+
+TEST(Tensor, ComplexDoubleBasics) {
+  using C = std::complex<double>;
+  EXPECT_EQ(fw::element_size(fw::kComplexDouble), 16u);
+  EXPECT_STREQ(fw::dtype_name(fw::kComplex128), "ComplexDouble");
+  EXPECT_STREQ(fw::dtype_str(fw::kComplexDouble), "complex128");
+  EXPECT_TRUE(fw::is_complex(fw::kComplexDouble));
+  EXPECT_FALSE(fw::is_floating_point(fw::kComplexDouble));
+  // Values that float32 cannot hold survive: 1 + 1e-12.
+  const C v0(1 + 1e-12, -2.5), v1(0.1, 3);
+  Tensor z = fw::tensor(std::vector<C>{v0, v1});
+  ASSERT_EQ(z.dtype(), fw::kComplexDouble);
+  EXPECT_EQ(z[0].item<C>(), v0);
+  EXPECT_TRUE(z[1].item().isComplex());
+  EXPECT_EQ(z[1].item().toComplexDouble(), v1);
+  EXPECT_EQ(z[0].item<std::complex<float>>(), std::complex<float>(1, -2.5f));
+  EXPECT_EQ(z.data_ptr<C>()[1], v1);
+  EXPECT_THROW(z.data_ptr<std::complex<float>>(), fw::Error);
+
+  // view_as_real: a float64 view with a trailing dim of 2 over the same storage, and back.
+  Tensor r = fw::view_as_real(z);
+  EXPECT_EQ(r.dtype(), fw::kDouble);
+  EXPECT_EQ(r.sizes().vec(), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(r.strides().vec(), (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(r.data_ptr(), z.data_ptr());
+  EXPECT_EQ(r[0][0].item<double>(), 1 + 1e-12);
+  r[1][1] = 7.0;
+  EXPECT_EQ(z[1].item<C>(), C(0.1, 7));
+  Tensor back = fw::view_as_complex(r);
+  EXPECT_EQ(back.dtype(), fw::kComplexDouble);
+  EXPECT_EQ(back.data_ptr(), z.data_ptr());
+  EXPECT_TRUE(fw::equal(back, z));
+  Tensor zt = fw::view_as_real(fw::tensor(std::vector<C>{v0, v1, v0, v1}).view({2, 2}).t());
+  EXPECT_EQ(zt.strides().vec(), (std::vector<int64_t>{2, 4, 1}));
+  EXPECT_EQ(fw::real(z).dtype(), fw::kDouble);
+  EXPECT_EQ(fw::imag(z)[0].item<double>(), -2.5);
+  EXPECT_EQ(fw::imag(z).data_ptr(), static_cast<char*>(z.data_ptr()) + 8);
+
+  // to(): complex64 rounds each part; real dtypes, bool included, take the real part (torch 1.13:
+  // torch.tensor([1j]).bool() is False), while nonzero and truth tests look at both parts.
+  Tensor c64 = z.to(fw::kComplexFloat);
+  EXPECT_EQ(c64.dtype(), fw::kComplexFloat);
+  EXPECT_EQ(c64[0].item<C>(), C(1, -2.5));
+  EXPECT_EQ(c64.to(fw::kComplexDouble)[1].item<C>(), C(double(0.1f), 7));
+  EXPECT_EQ(z.to(fw::kDouble)[0].item<double>(), 1 + 1e-12);
+  EXPECT_EQ(z.to(fw::kLong)[0].item<int64_t>(), 1);
+  Tensor flags = fw::tensor(std::vector<C>{C(0, 0), C(0, -1), C(2, 0)}).to(fw::kBool);
+  EXPECT_TRUE(fw::equal(flags, fw::tensor({false, false, true})));
+  EXPECT_EQ(fw::nonzero(fw::tensor(std::vector<C>{C(0, 0), C(0, -1), C(2, 0)})).numel(), 2);
+  EXPECT_TRUE(fw::tensor(std::vector<C>{C(0, -1)}).item<bool>());
+  Tensor up = fw::arange(3, fw::kDouble).to(fw::kComplexDouble);
+  EXPECT_EQ(up[2].item<C>(), C(2, 0));
+
+  // fill_, zeros/ones and arithmetic in double precision.
+  Tensor f = fw::empty({3}, fw::kComplexDouble);
+  f.fill_(C(0.1, 0.2));
+  EXPECT_EQ(f[2].item<C>(), C(0.1, 0.2));
+  EXPECT_EQ(fw::full({2}, C(1, -1), fw::kComplexDouble)[1].item<C>(), C(1, -1));
+  EXPECT_EQ(fw::ones({2}, fw::kComplexDouble)[0].item<C>(), C(1, 0));
+  // (FMA contraction may differ between fw and this file: compare to 1e-15 relative.)
+  auto near = [](C a, C b) { return std::abs(a - b) <= 1e-15 * std::max(1.0, std::abs(b)); };
+  EXPECT_PRED2(near, (z * z)[0].item<C>(), v0 * v0);
+  EXPECT_PRED2(near, (z / C(0, 2))[0].item<C>(), v0 / C(0, 2));
+  EXPECT_EQ((z - 1)[0].item<C>(), v0 - 1.0);
+  EXPECT_PRED2(near, z.sum().item<C>(), v0 + C(0.1, 7));
+  EXPECT_PRED2(near, z.mean().item<C>(), (v0 + C(0.1, 7)) / 2.0);
+  EXPECT_EQ(z.mean().dtype(), fw::kComplexDouble);
+  EXPECT_EQ(fw::abs(z).dtype(), fw::kDouble);
+  EXPECT_DOUBLE_EQ(fw::abs(z)[0].item<double>(), std::abs(v0));
+  EXPECT_DOUBLE_EQ(fw::angle(z)[0].item<double>(), std::arg(v0));
+  EXPECT_EQ(fw::conj(z)[0].item<C>(), std::conj(v0));
+  EXPECT_EQ(fw::complex(fw::real(z), fw::imag(z)).dtype(), fw::kComplexDouble);
+  EXPECT_EQ(fw::polar(fw::ones({1}, fw::kDouble), fw::zeros({1}, fw::kDouble)).dtype(), fw::kComplexDouble);
+  Tensor m = fw::matmul(z.view({1, 2}), z.view({2, 1}));
+  EXPECT_EQ(m.dtype(), fw::kComplexDouble);
+  EXPECT_PRED2(near, m.item<C>(), v0 * v0 + C(0.1, 7) * C(0.1, 7));
+  EXPECT_EQ(fw::cat({c64, z}).dtype(), fw::kComplexDouble);
+  EXPECT_EQ(fw::cat({c64, z})[3].item<C>(), C(0.1, 7));
+
+  // In-place casts follow can_cast; ops without complex kernels name the dtype.
+  Tensor d = fw::zeros({2}, fw::kDouble);
+  EXPECT_THROW(d.add_(z), fw::Error);
+  Tensor zc = z.clone();
+  zc.add_(fw::ones({2}, fw::kDouble));
+  EXPECT_EQ(zc[0].item<C>(), v0 + 1.0);
+  try {
+    fw::lt(z, z);
+    FAIL();
+  } catch (const fw::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("[lt] not implemented for dtype complex128"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(fw::sort(z), fw::Error);
+  EXPECT_THROW(fw::maximum(z, z), fw::Error);
 }
 
 TEST(Views, ShareStorageAndSeeWrites) {
@@ -232,6 +367,19 @@ TEST(Printing, LibtorchLayout) {
   o3 << fw::ones({2, 1, 2});
   EXPECT_NE(o3.str().find("(1,.,.) = "), std::string::npos);
   EXPECT_NE(o3.str().find("[ CPUFloatType{2,1,2} ]"), std::string::npos);
+}
+
+// Complex tensors print as their view_as_real (values with both parts, like complex64 today).
+TEST(Printing, ComplexDouble) {
+  Tensor z = fw::tensor(std::vector<std::complex<double>>{{1, 2}, {-0.5, 0.25}});
+  std::ostringstream os, ref;
+  os << z;
+  ref << fw::view_as_real(z);
+  EXPECT_EQ(os.str(), ref.str());
+  EXPECT_EQ(os.str(), " 1.0000  2.0000\n-0.5000  0.2500\n[ CPUDoubleType{2,2} ]");
+  std::ostringstream o2;
+  o2 << fw::scalar_tensor(fw::Scalar(std::complex<double>(1e-9, 3)), fw::kComplexDouble).item();
+  EXPECT_EQ(o2.str(), "(1e-09,3)");
 }
 
 TEST(Allocator, ReusesFreedBlocks) {
