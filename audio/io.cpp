@@ -22,6 +22,8 @@
 #include <optional>
 #include <random>
 
+#include "fw/ops.h"
+
 namespace fw::audio {
 namespace {
 

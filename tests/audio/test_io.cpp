@@ -20,6 +20,7 @@
 #include <random>
 
 #include "fw/audio/io.h"
+#include "fw/fw.h"
 
 namespace fs = std::filesystem;
 namespace au = fw::audio;
@@ -489,6 +490,15 @@ TEST_F(AudioIO, ErrorsNameOpAndPath) {
   std::string flac = read_bytes(kDir + "s16.flac");
   write_bytes(tmp("cut.flac"), flac.substr(0, flac.size() / 2));
   EXPECT_TRUE(throws_with([&] { au::load(tmp("cut.flac")); }, {"[audio::load]", tmp("cut.flac")}));
+
+  // A FLAC STREAMINFO that claims 2^36 - 1 frames: info reports the claim; load decodes what
+  // is there, without allocating for the claim, and then reports the shortfall.
+  std::string claim = flac;
+  claim[21] = char(claim[21] | 0x0F);
+  for (int i = 22; i < 26; ++i) claim[size_t(i)] = char(0xFF);
+  write_bytes(tmp("claim.flac"), claim);
+  EXPECT_EQ(au::info(tmp("claim.flac")).num_frames, (int64_t(1) << 36) - 1);
+  EXPECT_TRUE(throws_with([&] { au::load(tmp("claim.flac")); }, {"[audio::load]", tmp("claim.flac"), "decoded 4000 of"}));
 
   // Arguments.
   const std::string s16 = kDir + "s16.wav";
