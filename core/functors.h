@@ -156,12 +156,15 @@ FW_FN2(Copysign, std::copysign(a, b))
 FW_FN2(Xlogy, a == T(0) && b == b ? T(0) : a * std::log(b))
 #undef FW_FN2
 
-struct Add {  // a + alpha * b
-  double alpha;
+struct Add {  // a + alpha * b; alpha_im is the imaginary part of a complex alpha
+  double alpha, alpha_im = 0;
   template <class T> FW_HD T operator()(T a, T b) const {
     if constexpr (std::is_same_v<T, bool>) return a || (alpha != 0 && b);
     else if constexpr (std::is_integral_v<T>) return T(a + T(int64_t(alpha)) * b);
-    else return alpha == 1 ? a + b : a + T(alpha) * b;
+    else if constexpr (is_cplx<T>::value) {
+      using R = typename T::value_type;
+      return alpha == 1 && alpha_im == 0 ? a + b : a + T(R(alpha), R(alpha_im)) * b;
+    } else return alpha == 1 ? a + b : a + T(alpha) * b;
   }
 };
 struct DivTrunc {

@@ -227,8 +227,8 @@ TEST(Autograd, GradcheckCatchesAWrongGradient) {
 
 TEST(Autograd, ComplexAndStridedOpsPassGradcheck) {
   Tensor a = leaf({3}, 0.5, 2, 11), t = leaf({3}, -1, 1, 12);
-  // Complex intermediates in float32 (complex64 is fw's only complex dtype): compare with a
-  // float64 reference through the same real-valued function instead of finite differences.
+  // complex64 intermediates (float32 parts): compare with a float64 reference through the same
+  // real-valued function instead of finite differences (complex128 gets gradcheck below).
   auto f = [](const Tensor& x, const Tensor& y) {
     Tensor z = fw::polar(x.to(fw::kFloat), y.to(fw::kFloat));
     Tensor w = fw::complex(fw::real(z) * 2, fw::imag(z) + 1);
@@ -247,6 +247,56 @@ TEST(Autograd, ComplexAndStridedOpsPassGradcheck) {
   check("as_strided overlapping windows", [](const variable_list& v) {
     return variable_list{v[0].as_strided({3, 3}, {1, 1}, 1) * fw::arange(9, fw::kDouble).view({3, 3})};
   }, {x});
+}
+
+// complex128 intermediates between float64 inputs and outputs: gradcheck compares with finite
+// differences directly, which checks PyTorch's convention (grad = dL/dRe + i dL/dIm, vjps
+// multiply by conjugates) for every op on the way.
+TEST(Autograd, Complex128PassesGradcheck) {
+  Tensor a = leaf({3}, 0.5, 2, 31), b = leaf({3}, -1, 1, 32);
+  using F = std::function<variable_list(const variable_list&)>;
+  std::vector<std::pair<const char*, F>> cases = {
+      {"complex, view_as_real", [](const variable_list& v) {
+         Tensor z = fw::complex(v[0], v[1]);
+         EXPECT_EQ(z.dtype(), fw::kComplexDouble);
+         return variable_list{fw::view_as_real(z)};
+       }},
+      {"view_as_complex of a float64 pair", [](const variable_list& v) {
+         Tensor z = fw::view_as_complex(fw::stack({v[0], v[1]}, -1));
+         return variable_list{fw::view_as_real(z * 3), fw::real(z) - fw::imag(z)};
+       }},
+      {"real to complex128 cast", [](const variable_list& v) {
+         Tensor z = v[0].to(fw::kComplexDouble) + fw::complex(fw::zeros_like(v[1]), v[1]);
+         return variable_list{fw::view_as_real(z), fw::real(z.to(fw::kComplexDouble) * 2)};
+       }},
+      {"mul, div, add/sub with complex alpha", [](const variable_list& v) {
+         Tensor z = fw::complex(v[0], v[1]), w = fw::complex(v[1], v[0] + 1);
+         Tensor r = fw::add(z * w, z / w, std::complex<double>(0.5, -2));
+         return variable_list{fw::view_as_real(fw::sub(r, w, std::complex<double>(1, 1)) * std::complex<double>(0, 3))};
+       }},
+      {"float64 tensor with complex scalars", [](const variable_list& v) {
+         return variable_list{fw::view_as_real(v[0] * std::complex<double>(0.5, 2) - v[1] / std::complex<double>(1, -1))};
+       }},
+      {"exp, log, sqrt, reciprocal", [](const variable_list& v) {
+         Tensor z = fw::complex(v[0], v[1]);
+         return variable_list{fw::view_as_real(fw::exp(z) + fw::log(z) + fw::sqrt(z) + fw::reciprocal(z))};
+       }},
+      {"sin, cos, tan, sinh, cosh, tanh", [](const variable_list& v) {
+         Tensor z = fw::complex(v[0] * 0.5, v[1] * 0.5);
+         return variable_list{
+             fw::view_as_real(fw::sin(z) + fw::cos(z) + fw::tan(z) + fw::sinh(z) + fw::cosh(z) + fw::tanh(z))};
+       }},
+      {"polar, abs, angle, conj", [](const variable_list& v) {
+         Tensor z = fw::polar(v[0], v[1]);
+         return variable_list{fw::abs(z * z + 1), fw::angle(z), fw::view_as_real(fw::conj(z) * z.neg())};
+       }},
+      {"sum, mean, matmul, dot", [](const variable_list& v) {
+         Tensor z = fw::complex(v[0], v[1]), w = fw::complex(v[1], v[0]);
+         Tensor m = fw::matmul(z.view({3, 1}), w.view({1, 3}));
+         return variable_list{fw::view_as_real(m.sum({0}) + m.mean() + fw::dot(z, w))};
+       }},
+  };
+  for (auto& [name, fn] : cases) check(name, fn, {a, b});
 }
 
 TEST(Autograd, TransposedWeightGradIsContiguous) {

@@ -178,6 +178,9 @@ TEST(Tensor, ComplexDoubleBasics) {
   EXPECT_PRED2(near, (z * z)[0].item<C>(), v0 * v0);
   EXPECT_PRED2(near, (z / C(0, 2))[0].item<C>(), v0 / C(0, 2));
   EXPECT_EQ((z - 1)[0].item<C>(), v0 - 1.0);
+  EXPECT_PRED2(near, fw::add(z, z, C(0, 2))[0].item<C>(), v0 + C(0, 2) * v0);  // complex alpha
+  EXPECT_PRED2(near, fw::sub(z, C(1, 1), C(0, 1))[1].item<C>(), C(0.1, 7) - C(0, 1) * C(1, 1));
+  EXPECT_THROW(fw::add(fw::ones({2}, fw::kDouble), fw::ones({2}, fw::kDouble), C(0, 1)), fw::Error);
   EXPECT_PRED2(near, z.sum().item<C>(), v0 + C(0.1, 7));
   EXPECT_PRED2(near, z.mean().item<C>(), (v0 + C(0.1, 7)) / 2.0);
   EXPECT_EQ(z.mean().dtype(), fw::kComplexDouble);

@@ -37,6 +37,9 @@ ScalarType compute_type(const OpCall& c) {
     FW_CHECK(t != kBool, "[", op, "] Subtraction, the `-` operator, with two bool tensors is not supported. "
              "Use the `^` or `logical_xor()` operator instead.");
   }
+  if (K == BK::Arith || K == BK::Sub)
+    FW_CHECK(is_complex(t) || !c.a.s1.isComplex(), "[", op,
+             "] For non-complex input tensors, argument alpha must not be a complex number.");
   if (K == BK::TrueDiv || K == BK::Float) t = float_of(t);
   if (K == BK::Float || K == BK::MinMax || K == BK::IntDiv)
     FW_CHECK(!is_complex(t), "[", op, "] not implemented for dtype ", dtype_str(t));
@@ -55,7 +58,7 @@ void binary_meta(const OpCall& c, Metas& m) {
 }
 
 template <class F> F make_fn(const OpAttrs&) { return F{}; }
-template <> fn::Add make_fn(const OpAttrs& a) { return {a.s1.toDouble()}; }
+template <> fn::Add make_fn(const OpAttrs& a) { return {a.s1.toDouble(), a.s1.toComplexDouble().imag()}; }
 
 Tensor rhs_tensor(const OpCall& c, ScalarType ct) {
   if (!(c.a.flags & kScalarRhs)) return cast(c.in[1], ct);
@@ -215,11 +218,21 @@ OpAttrs alpha_attrs(const Scalar& alpha) {
 }
 
 // ---- vjp helpers. A scalar right operand appears as a 0-dim tensor b and gets no gradient.
+// Complex inputs follow PyTorch's convention (grad = dL/dRe + i dL/dIm): a vjp multiplies by
+// the conjugate of the derivative; cj is free for real tensors and scalars.
+Tensor cj(const Tensor& t) { return t.is_complex() ? fw::conj(t) : t; }
+Scalar cj(const Scalar& s) { return s.isComplex() ? Scalar(std::conj(s.toComplexDouble())) : s; }
+// A scalar right operand as a 0-dim tensor; a complex one with a real tensor keeps its
+// imaginary part (the complex dtype result_type gives the pair).
+Tensor scalar_operand(const Scalar& s, ScalarType t) {
+  if (s.isComplex() && !is_complex(t)) t = t == kDouble ? kComplexDouble : kComplexFloat;
+  return fw::scalar_tensor(s, t);
+}
 #define VJP_BINARY(ga_expr, gb_expr)                                                    \
   do {                                                                                  \
     const Tensor& gy = g[0];                                                            \
     const Tensor& a = c.in[0];                                                          \
-    Tensor b = c.in.size() > 1 ? c.in[1] : fw::scalar_tensor(c.a.s0, a.dtype());         \
+    Tensor b = c.in.size() > 1 ? c.in[1] : scalar_operand(c.a.s0, a.dtype());            \
     if (c.needs[0]) r[0] = sum_to((ga_expr), a.sizes());                                 \
     if (c.in.size() > 1 && c.needs[1]) r[1] = sum_to((gb_expr), b.sizes());              \
   } while (0)
@@ -242,21 +255,21 @@ Tensor minmax_grad(const Tensor& gy, const Tensor& x, const Tensor& y, bool max_
 
 FW_DEFINE_OP(add) {
   def_binary<fn::Add, BK::Arith>(d, "Add");
-  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_BINARY(gy, gy * c.a.s1); };
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_BINARY(gy, gy * cj(c.a.s1)); };
   d.vjp_reads_in = false;
 }
 FW_DEFINE_OP(sub) {
   def_binary<fn::Add, BK::Sub>(d, "Add");
-  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_BINARY(gy, gy * c.a.s1); };
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_BINARY(gy, gy * cj(c.a.s1)); };
   d.vjp_reads_in = false;
 }
 FW_DEFINE_OP(mul) {
   def_binary<fn::Mul, BK::Arith>(d, "Mul");
-  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_BINARY(gy * b, gy * a); };
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_BINARY(gy * cj(b), gy * cj(a)); };
 }
 FW_DEFINE_OP(div) {
   def_binary<fn::Div, BK::TrueDiv>(d, "Div");
-  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_BINARY(gy / b, -gy * a / (b * b)); };
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_BINARY(gy / cj(b), -gy * cj(a / (b * b))); };
 }
 FW_DEFINE_OP(div_trunc) { def_binary<fn::DivTrunc, BK::IntDiv>(d, "DivTrunc", false); }
 FW_DEFINE_OP(div_floor) { def_binary<fn::DivFloor, BK::IntDiv>(d, "DivFloor", false); }

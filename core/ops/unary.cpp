@@ -186,6 +186,15 @@ void part_kernel(const OpCall& c, Outs& o) {
 }
 
 // ---- vjp helpers (public ops only, so gradients are themselves differentiable)
+// Complex inputs follow PyTorch's convention (grad = dL/dRe + i dL/dIm): the vjp of a
+// holomorphic f is g * conj(f'(z)); cj is free for real tensors.
+Tensor cj(const Tensor& t) { return t.is_complex() ? fw::conj(t) : t; }
+// d|x|: sign(x) for real x, x / |x| (0 at 0) for complex x (PyTorch's sgn).
+Tensor sgn(const Tensor& x) {
+  if (!x.is_complex()) return fw::sign(x);
+  Tensor a = fw::abs(x);
+  return x / fw::where(a == 0, fw::ones_like(a), a);
+}
 #define VJP_UNARY(expr)                                 \
   do {                                                  \
     const Tensor& gy = g[0];                            \
@@ -230,7 +239,7 @@ Tensor clamp_grad(const VjpCtx& c, const Tensor& gy, const Tensor& x) {
 
 FW_DEFINE_OP(exp) {
   def_unary<fn::Exp, UK::FloatC>(d, "Exp");
-  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * y); }; d.vjp_uses_out = true;
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * cj(y)); }; d.vjp_uses_out = true;
 }
 FW_DEFINE_OP(exp2) {
   def_unary<fn::Exp2, UK::Float>(d, "Exp2");
@@ -242,7 +251,7 @@ FW_DEFINE_OP(expm1) {
 }
 FW_DEFINE_OP(log) {
   def_unary<fn::Log, UK::FloatC>(d, "Log");
-  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy / x); };
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy / cj(x)); };
 }
 FW_DEFINE_OP(log2) {
   def_unary<fn::Log2, UK::Float>(d, "Log2");
@@ -258,7 +267,7 @@ FW_DEFINE_OP(log1p) {
 }
 FW_DEFINE_OP(sqrt) {
   def_unary<fn::Sqrt, UK::FloatC>(d, "Sqrt");
-  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy / (y * 2)); }; d.vjp_uses_out = true;
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy / (cj(y) * 2)); }; d.vjp_uses_out = true;
 }
 FW_DEFINE_OP(rsqrt) {
   def_unary<fn::Rsqrt, UK::Float>(d, "Rsqrt");
@@ -266,7 +275,7 @@ FW_DEFINE_OP(rsqrt) {
 }
 FW_DEFINE_OP(abs) {
   d.meta = abs_meta; d.cpu = cplx_real_kernel<false>; d.functor = "Abs";
-  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * fw::sign(x)); };
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * sgn(x)); };
 }
 FW_DEFINE_OP(neg) {
   def_unary<fn::Neg, UK::Signed>(d, "Neg");
@@ -305,19 +314,19 @@ FW_DEFINE_OP(frac) {
 }
 FW_DEFINE_OP(reciprocal) {
   def_unary<fn::Reciprocal, UK::FloatC>(d, "Reciprocal");
-  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(-gy * y * y); }; d.vjp_uses_out = true;
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(-gy * cj(y * y)); }; d.vjp_uses_out = true;
 }
 FW_DEFINE_OP(sin) {
   def_unary<fn::Sin, UK::FloatC>(d, "Sin");
-  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * fw::cos(x)); };
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * cj(fw::cos(x))); };
 }
 FW_DEFINE_OP(cos) {
   def_unary<fn::Cos, UK::FloatC>(d, "Cos");
-  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(-gy * fw::sin(x)); };
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(-gy * cj(fw::sin(x))); };
 }
 FW_DEFINE_OP(tan) {
   def_unary<fn::Tan, UK::FloatC>(d, "Tan");
-  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * (y * y + 1)); }; d.vjp_uses_out = true;
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * cj(y * y + 1)); }; d.vjp_uses_out = true;
 }
 FW_DEFINE_OP(asin) {
   def_unary<fn::Asin, UK::Float>(d, "Asin");
@@ -333,15 +342,15 @@ FW_DEFINE_OP(atan) {
 }
 FW_DEFINE_OP(sinh) {
   def_unary<fn::Sinh, UK::FloatC>(d, "Sinh");
-  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * fw::cosh(x)); };
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * cj(fw::cosh(x))); };
 }
 FW_DEFINE_OP(cosh) {
   def_unary<fn::Cosh, UK::FloatC>(d, "Cosh");
-  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * fw::sinh(x)); };
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * cj(fw::sinh(x))); };
 }
 FW_DEFINE_OP(tanh) {
   def_unary<fn::Tanh, UK::FloatC>(d, "Tanh");
-  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * (1 - y * y)); }; d.vjp_uses_out = true;
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * cj(1 - y * y)); }; d.vjp_uses_out = true;
 }
 FW_DEFINE_OP(sigmoid) {
   def_unary<fn::Sigmoid, UK::Float>(d, "Sigmoid");
