@@ -408,6 +408,27 @@ TEST(Random, SeededStreamsAreIndependentOfThreads) {
   EXPECT_FALSE(fw::equal(b, c));
 }
 
+// Complex random tensors draw both parts (torch): rand parts in [0, 1), randn parts with
+// variance 1/2, normal(mean, std) parts with the mean and std / sqrt(2).
+TEST(Random, ComplexDrawsBothParts) {
+  fw::manual_seed(2);
+  for (auto t : {fw::kComplexFloat, fw::kComplexDouble}) {
+    Tensor u = fw::view_as_real(fw::rand({100000}, t));
+    EXPECT_NEAR(u.select(1, 0).mean().item<double>(), 0.5, 0.01);
+    EXPECT_NEAR(u.select(1, 1).mean().item<double>(), 0.5, 0.01);
+    EXPECT_GE(u.min().item<double>(), 0.0);
+    EXPECT_LT(u.max().item<double>(), 1.0);
+    Tensor n = fw::view_as_real(fw::normal(2, 3, {100000}, t));
+    EXPECT_NEAR(n.select(1, 1).mean().item<double>(), 2.0, 0.05);
+    EXPECT_NEAR(n.select(1, 0).std().item<double>(), 3 * M_SQRT1_2, 0.05);
+    EXPECT_NEAR(n.select(1, 1).std().item<double>(), 3 * M_SQRT1_2, 0.05);
+    EXPECT_NEAR(fw::view_as_real(fw::randn({100000}, t)).std().item<double>(), M_SQRT1_2, 0.01);
+    Tensor v = fw::view_as_real(fw::empty({100000}, t).uniform_(2, 3));
+    EXPECT_NEAR(v.select(1, 1).mean().item<double>(), 2.5, 0.01);
+    EXPECT_GE(v.min().item<double>(), 2.0);
+  }
+}
+
 TEST(Random, Moments) {
   fw::manual_seed(1);
   Tensor n = fw::randn({200000}, fw::kDouble);

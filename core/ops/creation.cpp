@@ -109,13 +109,17 @@ void random_fill(Tensor& out, const char* op, Gen gen) {
   });
 }
 
+// Complex outputs draw both parts (PyTorch fills view_as_real): uniform parts in [lo, hi),
+// normal parts with the mean and std / sqrt(2), so |z - mean| has variance std^2.
 void uniform_kernel(const OpCall& c, Outs& o) {
   double lo = c.a.f0, hi = c.a.f1;
-  random_fill(o[0], "uniform", [=](uint64_t s, uint64_t i, int64_t) { return lo + (hi - lo) * philox_uniform(s, i); });
+  Tensor out = o[0].is_complex() ? view_as_real(o[0]) : o[0];
+  random_fill(out, "uniform", [=](uint64_t s, uint64_t i, int64_t) { return lo + (hi - lo) * philox_uniform(s, i); });
 }
 void normal_kernel(const OpCall& c, Outs& o) {
-  double mean = c.a.f0, sd = c.a.f1;
-  random_fill(o[0], "normal", [=](uint64_t s, uint64_t i, int64_t) { return mean + sd * philox_normal(s, i); });
+  double mean = c.a.f0, sd = o[0].is_complex() ? c.a.f1 * M_SQRT1_2 : c.a.f1;
+  Tensor out = o[0].is_complex() ? view_as_real(o[0]) : o[0];
+  random_fill(out, "normal", [=](uint64_t s, uint64_t i, int64_t) { return mean + sd * philox_normal(s, i); });
 }
 void randint_kernel(const OpCall& c, Outs& o) {
   int64_t lo = c.a.i0, hi = c.a.i1;
@@ -324,7 +328,8 @@ Tensor randn(IntArrayRef size, const TensorOptions& o) { return normal(0, 1, siz
 Tensor normal(double mean, double std, IntArrayRef size, const TensorOptions& o) {
   FW_CHECK(std >= 0, "[normal] expects std >= 0.0, but found std ", std);
   OpAttrs a = shape_attrs(size, o);
-  FW_CHECK(is_floating_point(a.dtype), "[normal] expected a floating point dtype, got ", dtype_str(a.dtype));
+  FW_CHECK(is_floating_point(a.dtype) || is_complex(a.dtype), "[normal] expected a floating point or complex dtype, got ",
+           dtype_str(a.dtype));
   a.f0 = mean;
   a.f1 = std;
   return finish(dispatch1(OpId::normal, {}, a), o);
@@ -355,7 +360,8 @@ Tensor bernoulli(const Tensor& t, double p) {
 
 Tensor& Tensor::uniform_(double from, double to) {
   FW_CHECK(from <= to, "[uniform_] expects to return a [from, to) range, but found from=", from, " > to=", to);
-  copy_(rand(sizes(), dtype()).mul(to - from).add(from));
+  // complex: both parts in [from, to), as torch
+  copy_(rand(sizes(), dtype()).mul(to - from).add(is_complex() ? Scalar(std::complex<double>(from, from)) : Scalar(from)));
   return *this;
 }
 Tensor& Tensor::normal_(double mean, double std) { return copy_(normal(mean, std, sizes(), dtype())); }
