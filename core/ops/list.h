@@ -9,7 +9,8 @@
 #include "core/ops/index_list.h"
 #include "core/ops/linalg_list.h"
 #include "core/ops/nn_list.h"
+#include "core/ops/fft_list.h"
 
 #define FW_OPS(X)                                                                  \
   FW_OPS_CREATION(X) FW_OPS_UNARY(X) FW_OPS_BINARY(X) FW_OPS_SHAPE(X) FW_OPS_MOVEMENT(X) FW_OPS_REDUCE(X) \
-  FW_OPS_INDEX(X) FW_OPS_LINALG(X) FW_OPS_NN(X)
+  FW_OPS_INDEX(X) FW_OPS_LINALG(X) FW_OPS_NN(X) FW_OPS_FFT(X)

@@ -12,3 +12,4 @@
 #include "fw/data.h"
 #include "fw/utils.h"
 #include "fw/serialize.h"
+#include "fw/fft.h"
