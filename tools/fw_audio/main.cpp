@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <iostream>
@@ -286,6 +287,9 @@ int main_impl(const std::vector<std::string>& args, std::string* sub) {
 }  // namespace fwaudio
 
 int main(int argc, char** argv) {
+  // One process per command: FFTW's measured plans (hundreds of ms for the first few sizes) cost
+  // more than they save here. FW_FFTW_ESTIMATE=0 in the environment brings them back.
+  ::setenv("FW_FFTW_ESTIMATE", "1", /*overwrite=*/0);
   std::vector<std::string> args(argv + 1, argv + argc);
   std::string sub;
   auto fail = [&](const std::string& msg, int code) {
