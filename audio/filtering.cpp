@@ -17,6 +17,7 @@
 
 #include "core/parallel.h"
 #include "fw/audio/filtering.h"
+#include "fw/fft.h"
 
 namespace fw::audio::functional {
 
@@ -486,6 +487,16 @@ Tensor convolve(const Tensor& x_in, const Tensor& y_in, const std::string& mode)
   DimVec os = lead;
   os.push_back(out.size(-1));
   return apply_mode(out.reshape(os.ref()), xl, yl, mode);
+}
+
+Tensor fftconvolve(const Tensor& x, const Tensor& y, const std::string& mode) {
+  check_convolve(x, y, mode, "fftconvolve");
+  FW_CHECK(is_filter_dtype(x.dtype()) && is_filter_dtype(y.dtype()),
+           "[audio::fftconvolve] Expected float32 or float64 operands, got ", dtype_str(x.dtype()), " and ",
+           dtype_str(y.dtype()));
+  int64_t xl = x.size(-1), yl = y.size(-1), n = xl + yl - 1;
+  Tensor r = fft::irfft(fft::rfft(x, n) * fft::rfft(y, n), n);
+  return apply_mode(r, xl, yl, mode);
 }
 
 // ---- dither

@@ -105,7 +105,7 @@ inline V load(const T* p) {
 // phases (Note [polyphase loop]).
 template <class T>
 void polyphase_streams(const T* x, const T* k, T* out, int64_t rows, int64_t len, int64_t o, int64_t n, int64_t width,
-               int64_t target) {
+                       int64_t target) {
   const int64_t L = 2 * width + o;
   // Each phase's taps from its first to its last nonzero one: values and (stream, offset) positions.
   std::vector<int64_t> first(n + 1), lo(n);
@@ -255,8 +255,10 @@ void polyphase_lanes(const T* x, const T* k, T* out, int64_t rows, int64_t len, 
       const int64_t nt = jhi[g] - jlo[g], i0 = g * kVl, lanes = std::min(kVl, n - i0);
       auto store = [&](int64_t f, const Vec& v) {
         int64_t cnt = std::min(lanes, target - (f * n + i0));
-        if (cnt == kVl) std::memcpy(orow + f * n + i0, &v, sizeof(Vec));
-        else if (cnt > 0) std::memcpy(orow + f * n + i0, &v, size_t(cnt) * sizeof(T));
+        if (cnt == kVl)
+          std::memcpy(orow + f * n + i0, &v, sizeof(Vec));
+        else if (cnt > 0)
+          std::memcpy(orow + f * n + i0, &v, size_t(cnt) * sizeof(T));
       };
       int64_t f = fa;
       for (; f + kFr <= fb; f += kFr) {
