@@ -197,8 +197,9 @@ std::optional<std::string> OptionSet::get_opt_string(const std::string& name) co
 }
 
 std::string OptionSet::describe() const {
-  std::vector<std::pair<std::string, std::string>> rows;
-  size_t width = 0;
+  // "  --name=TYPE" then the help at column kCol, or on the next line when the name is long.
+  constexpr size_t kCol = 32;
+  std::ostringstream os;
   for (const auto& o : opts_) {
     std::string lhs = "  --" + o.name;
     switch (o.kind) {
@@ -214,12 +215,12 @@ std::string OptionSet::describe() const {
         for (size_t i = 0; i < o.choices.size(); i++) lhs.append(i ? "|" : "=").append(o.choices[i]);
         break;
     }
-    std::string rhs = o.help + " (default " + o.def + ")";
-    width = std::max(width, lhs.size());
-    rows.emplace_back(lhs, rhs);
+    if (o.nullable) lhs += "|none";
+    os << lhs;
+    if (lhs.size() + 2 > kCol) os << "\n" << std::string(kCol, ' ');
+    else os << std::string(kCol - lhs.size(), ' ');
+    os << o.help << " (default " << o.def << ")\n";
   }
-  std::ostringstream os;
-  for (const auto& [l, r] : rows) os << l << std::string(width + 2 - l.size(), ' ') << r << "\n";
   return os.str();
 }
 

@@ -73,7 +73,7 @@ void command_usage(std::ostream& os, const Command& c, const OptionSet& opts) {
             "rate; .npy and ark: outputs hold (channels, samples) on the [-1, 1] scale.\n";
       break;
   }
-  os << "\n" << kInOut << "\noptions:\n" << opts.describe() << "  --help" << std::string(4, ' ')
+  os << "\n" << kInOut << "\noptions:\n" << opts.describe() << "  --help" << std::string(24, ' ')
      << "print this help\n";
 }
 
@@ -82,7 +82,7 @@ void plot_usage(std::ostream& os, const OptionSet& opts) {
         "Draws the log-mel spectrogram (MelSpectrogram, then AmplitudeToDB) of one channel of IN (an audio\n"
         "file) with a time axis in seconds and a frequency axis in Hz, as an RGB PNG of --width x --height\n"
         "pixels.\n\noptions:\n"
-     << opts.describe() << "  --help    print this help\n";
+     << opts.describe() << "  --help" << std::string(24, ' ') << "print this help\n";
 }
 
 // The error text as one line.
