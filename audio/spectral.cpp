@@ -68,13 +68,10 @@ Tensor spectrogram(const Tensor& waveform, int64_t pad, const Tensor& window, in
   spec = spec.reshape(with_tail(lead, spec, 2));
   if (normalized.mode == SpecNormalized::Window) spec = spec / window.pow(2.0).sum().sqrt();
   if (!power) return spec;
-  if (*power == 1.0) return spec.abs();
-  if (*power == 2.0) {
-    // |z|^2 as re^2 + im^2: one pass, and no sqrt-then-square rounding.
-    Tensor ri = fw::view_as_real(spec);
-    return (ri * ri).sum({-1});
-  }
-  return spec.abs().pow(*power);
+  // |z| over the FFT's own (frames, freq) memory order, then the (freq, frames) view again.
+  Tensor mag = spec.transpose(-1, -2).abs().transpose(-1, -2);
+  if (*power == 1.0) return mag;
+  return mag.pow(*power);
 }
 
 Tensor inverse_spectrogram(const Tensor& spectrogram, std::optional<int64_t> length, int64_t pad, const Tensor& window,

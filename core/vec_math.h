@@ -17,6 +17,7 @@ struct VecF32 {
   template <> struct VecF32<fn::F> { static constexpr bool value = true; static void run(const float* x, float* y, int64_t n); };
 FW_VEC_DECL(Exp) FW_VEC_DECL(Log) FW_VEC_DECL(Tanh) FW_VEC_DECL(Sigmoid) FW_VEC_DECL(Erf)
 FW_VEC_DECL(Gelu) FW_VEC_DECL(GeluTanh) FW_VEC_DECL(Silu)
+FW_VEC_DECL(Log10) FW_VEC_DECL(Log2) FW_VEC_DECL(Log1p) FW_VEC_DECL(Expm1) FW_VEC_DECL(Sin) FW_VEC_DECL(Cos)
 #undef FW_VEC_DECL
 
 }  // namespace fw::detail

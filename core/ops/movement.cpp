@@ -354,7 +354,18 @@ Tensor pad(const Tensor& x, IntArrayRef pad, const std::string& mode, double val
   for (int64_t j = 0; j < k; j++) {
     int64_t d = x.dim() - 1 - j, l = pad[2 * j], r = pad[2 * j + 1];
     check_pad_dim(x, mode, d, l, r);
-    y = y.index_select(d, pad_map(mode, x.sizes()[d], l, r));
+    const int64_t n = x.sizes()[d];
+    Tensor map = pad_map(mode, n, l, r);
+    if (l >= 0 && r >= 0) {
+      // Only the borders gather; the interior is one copy by cat (long signals: stft's centring).
+      std::vector<Tensor> parts;
+      if (l > 0) parts.push_back(y.index_select(d, map.narrow(0, 0, l).contiguous()));
+      parts.push_back(y);
+      if (r > 0) parts.push_back(y.index_select(d, map.narrow(0, l + n, r).contiguous()));
+      y = parts.size() == 1 ? y.clone() : fw::cat(parts, d);
+    } else {
+      y = y.index_select(d, map);
+    }
   }
   return y;
 }

@@ -1,0 +1,49 @@
+// W6 (and the resample targets of the audio issue): fw's MelSpectrogram, MFCC, Kaldi fbank on 60 s
+// of 16 kHz audio and resampling 60 s of 44.1 kHz / 48 kHz audio to 16 kHz. Prints one line per
+// workload, "name median_ms", for benchmarks/audio/compare.sh, which runs torchaudio on the same
+// shapes (bench_torchaudio.py) alternately and prints the ratios.
+#include <fw/audio.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace {
+
+double median_ms(const std::function<void()>& f, int reps) {
+  for (int i = 0; i < 3; i++) f();
+  std::vector<double> t;
+  for (int i = 0; i < reps; i++) {
+    auto a = std::chrono::steady_clock::now();
+    f();
+    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int reps = argc > 1 ? std::atoi(argv[1]) : 20;
+  fw::manual_seed(0);
+  namespace T = fw::audio::transforms;
+  fw::NoGradGuard no_grad;
+  fw::Tensor x16 = fw::randn({1, 16000 * 60}) * 0.1;
+  fw::Tensor x44 = fw::randn({1, 44100 * 60}) * 0.1;
+  fw::Tensor x48 = fw::randn({1, 48000 * 60}) * 0.1;
+  T::MelSpectrogram mel;
+  T::MFCC mfcc;
+  T::Resample r44(T::ResampleOptions().orig_freq(44100).new_freq(16000));
+  T::Resample r48(T::ResampleOptions().orig_freq(48000).new_freq(16000));
+  fw::Tensor xk = x16 * 32768.0;
+  std::printf("melspectrogram %.3f\n", median_ms([&] { mel(x16); }, reps));
+  std::printf("mfcc %.3f\n", median_ms([&] { mfcc(x16); }, reps));
+  std::printf("kaldi_fbank %.3f\n", median_ms([&] { fw::audio::kaldi::fbank(xk); }, reps));
+  std::printf("resample_44k_16k %.3f\n", median_ms([&] { r44(x44); }, reps / 2 + 1));
+  std::printf("resample_48k_16k %.3f\n", median_ms([&] { r48(x48); }, reps / 2 + 1));
+  return 0;
+}

@@ -1,0 +1,38 @@
+"""The torchaudio side of benchmarks/audio/compare.sh: same workloads and output format as
+bench_audio.cpp ("name median_ms"). Run with Debian's python3-torchaudio."""
+import sys
+import time
+
+import torch
+import torchaudio.compliance.kaldi as K
+import torchaudio.transforms as T
+
+reps = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+torch.set_num_threads(int(sys.argv[2]) if len(sys.argv) > 2 else 2)
+torch.manual_seed(0)
+
+
+def median_ms(f, n):
+    for _ in range(3):
+        f()
+    t = []
+    for _ in range(n):
+        a = time.perf_counter()
+        f()
+        t.append((time.perf_counter() - a) * 1e3)
+    t.sort()
+    return t[len(t) // 2]
+
+
+with torch.no_grad():
+    x16 = torch.randn(1, 16000 * 60) * 0.1
+    x44 = torch.randn(1, 44100 * 60) * 0.1
+    x48 = torch.randn(1, 48000 * 60) * 0.1
+    mel, mfcc = T.MelSpectrogram(), T.MFCC()
+    r44, r48 = T.Resample(44100, 16000), T.Resample(48000, 16000)
+    xk = x16 * 32768.0
+    print(f"melspectrogram {median_ms(lambda: mel(x16), reps):.3f}")
+    print(f"mfcc {median_ms(lambda: mfcc(x16), reps):.3f}")
+    print(f"kaldi_fbank {median_ms(lambda: K.fbank(xk), reps):.3f}")
+    print(f"resample_44k_16k {median_ms(lambda: r44(x44), reps // 2 + 1):.3f}")
+    print(f"resample_48k_16k {median_ms(lambda: r48(x48), reps // 2 + 1):.3f}")
