@@ -11,11 +11,17 @@
 // only ~2 lpw o / base consecutive taps of its 2 width + o, which the polyphase loop exploits.
 //
 // Note [polyphase loop]
-// torchaudio runs the kernel as conv1d(stride o) over all taps. Without autograd, fw instead splits a
-// block of frames of the padded input into its o polyphase streams s_r[m] = xp[(f0 + m) o + r]; then
-// for each phase i and each nonzero tap j, out_i[m] += k[i][j] * s_{j mod o}[m + j div o] is one
-// contiguous multiply-add over the block (SIMD across frames, no horizontal sums). When the waveform or
-// the kernel requires grad, the conv1d formulation runs instead and autograd differentiates it.
+// torchaudio runs the kernel as conv1d(stride o) over all 2 width + o taps. Without autograd, fw runs
+// only each phase's span of nonzero taps, vectorised one of two ways (no horizontal sums in either):
+//  - many phases (n >= half a SIMD vector, e.g. 44.1k -> 16k: n = 160): consecutive phases are the
+//    lanes of a vector, out[f n + i0 ...] = sum_j xp[f o + j] (broadcast) * k[i0 ...][j]; input read
+//    and output written in place (polyphase_lanes);
+//  - few phases (e.g. 48k -> 16k: n = 1): a block of frames of the padded input is split into its o
+//    polyphase streams s_r[m] = xp[(f0 + m) o + r]; then for each phase i and tap j,
+//    out_i[m] += k[i][j] s_{j mod o}[m + j div o] is one contiguous multiply-add across frames
+//    (polyphase_streams).
+// When the waveform or the kernel requires grad, the conv1d formulation runs instead and autograd
+// differentiates it.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -414,10 +420,11 @@ Tensor resample(const Tensor& waveform, int64_t orig_freq, int64_t new_freq, int
   FW_CHECK(orig_freq > 0 && new_freq > 0,
            "[audio::resample] Original frequency and desired frequency should be positive, got orig_freq=", orig_freq,
            ", new_freq=", new_freq);
-  FW_CHECK(waveform.defined() && (waveform.dtype() == kFloat || waveform.dtype() == kDouble),
-           "[audio::resample] Expected floating point type (float32 or float64) for waveform tensor, but received ",
-           waveform.defined() ? dtype_str(waveform.dtype()) : "an undefined tensor", ".");
+  FW_CHECK(waveform.defined(), "[audio::resample] waveform is undefined");
   if (orig_freq == new_freq) return waveform;
+  FW_CHECK(waveform.dtype() == kFloat || waveform.dtype() == kDouble,
+           "[audio::resample] Expected floating point type (float32 or float64) for waveform tensor, but received ",
+           dtype_str(waveform.dtype()), ".");
   int64_t gcd = std::gcd(orig_freq, new_freq);
   auto [kernel, width] = sinc_resample_kernel(orig_freq, new_freq, gcd, lowpass_filter_width, rolloff,
                                               resampling_method, beta, waveform.dtype());
