@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "fw/audio/io.h"
@@ -111,13 +112,17 @@ std::vector<Utterance> inputs(const std::string& in) {
 }
 
 std::pair<Tensor, int64_t> load_audio(const Utterance& u, bool from_scp) {
+  const std::string who = from_scp ? u.utt + ": " : std::string();
+  Tensor w;
+  int64_t sr = 0;
   try {
-    auto [w, sr] = fw::audio::load(u.path);
-    if (w.dim() == 1) w = w.unsqueeze(0);
-    return {w, sr};
+    std::tie(w, sr) = fw::audio::load(u.path);
   } catch (const std::exception& e) {
-    throw Failure((from_scp ? u.utt + ": " : std::string()) + "cannot read " + u.path + ": " + one_line(e.what()));
+    throw Failure(who + "cannot read " + u.path + ": " + one_line(e.what()));
   }
+  if (w.dim() == 1) w = w.unsqueeze(0);
+  if (w.sizes()[1] == 0) throw Failure(who + u.path + " has no samples");
+  return {w, sr};
 }
 
 bool ends_with(const std::string& s, const std::string& suffix) {
