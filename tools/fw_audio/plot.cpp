@@ -178,17 +178,17 @@ Image render_spectrogram(const fw::Tensor& values, const SpectrogramAxes& axes, 
       break;
     }
   }
-  // The mel scale leaves room at the low end: add the half steps that fit between their neighbours.
+  // The mel scale leaves room at the low end: add the 1-2-5 values (100, 200, 500, 1k, 2k, ...)
+  // that keep their distance from every label already there.
   if (fstep > 0) {
-    const double half = fstep / 2;
-    std::vector<Tick> extra;
-    for (double f = std::ceil(axes.f_min / fstep - 1e-9) * fstep + half; f < axes.f_max; f += fstep) {
+    for (int i = 3 * 3; i < 3 * 9; i++) {
+      double f = nice_step(i);
+      if (f <= axes.f_min || f > axes.f_max) continue;
       int y = freq_y(f);
       bool fits = true;
       for (const auto& t : fticks) fits = fits && std::abs(t.pos - y) >= gh + gap;
-      if (fits) extra.push_back({y, freq_label(f, half)});
+      if (fits) fticks.push_back({y, freq_label(f, f)});
     }
-    fticks.insert(fticks.end(), extra.begin(), extra.end());
   }
   int label_w = text_width(unit_f, s);
   for (const auto& t : fticks) label_w = std::max(label_w, text_width(t.label, s));
