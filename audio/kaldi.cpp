@@ -152,11 +152,8 @@ Tensor finish(Tensor f, const Framed& r, bool subtract_mean) {
   return f.reshape(shape);
 }
 
-// |rfft|^2 of the frames (B, m, padded/2 + 1) as re^2 + im^2.
-Tensor power_spectrum(const Tensor& frames) {
-  Tensor ri = fw::view_as_real(fw::fft::rfft(frames));
-  return (ri * ri).sum({-1});
-}
+// |rfft|^2 of the frames, (B, m, padded/2 + 1), as torchaudio computes it.
+Tensor power_spectrum(const Tensor& frames) { return fw::fft::rfft(frames).abs().pow(2.0); }
 
 }  // namespace
 

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# W6 and the resampling targets: fw (bench_audio.cpp) against torchaudio (bench_torchaudio.py,
+# Debian python3-torchaudio) on the same shapes, run alternately on 2 threads; prints one table
+# (torchaudio time / fw time; > 1 means fw is faster). Usage: benchmarks/audio/compare.sh [rounds]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+rounds="${1:-3}"
+out="$(mktemp -d)"
+trap 'rm -rf "$out"' EXIT
+if ! /usr/bin/python3 -c "import torchaudio" 2>/dev/null; then
+  echo "compare: installing python3-torchaudio for the peer"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-torchaudio >/dev/null
+fi
+scripts/setup.sh >/dev/null
+cmake --build build --target fw_bench_audio >/dev/null
+echo "rounds: $rounds  threads: 2  $(date -u +%F)  torchaudio $(/usr/bin/python3 -c 'import torchaudio; print(torchaudio.__version__)')"
+for r in $(seq "$rounds"); do
+  /usr/bin/python3 benchmarks/audio/bench_torchaudio.py 10 2 | sed "s/^/torchaudio /" >> "$out/all.txt"
+  OMP_NUM_THREADS=2 build/benchmarks/fw_bench_audio 10 | sed "s/^/fw /" >> "$out/all.txt"
+done
+python3 - "$out/all.txt" <<'PY'
+import sys, statistics, collections
+vals = collections.defaultdict(lambda: collections.defaultdict(list))
+for line in open(sys.argv[1]):
+    who, name, v = line.split()[:3]
+    vals[name][who].append(float(v))
+print(f"{'workload (60 s of audio)':28s} {'torchaudio ms':>14s} {'fw ms':>10s} {'fw speedup':>11s}")
+for name in vals:
+    t, f = statistics.median(vals[name]["torchaudio"]), statistics.median(vals[name]["fw"])
+    print(f"{name:28s} {t:14.2f} {f:10.2f} {t / f:10.2f}x")
+PY
