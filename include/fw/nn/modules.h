@@ -9,3 +9,4 @@
 #include "fw/nn/modules/linear.h"
 #include "fw/nn/modules/normalization.h"
 #include "fw/nn/modules/pooling.h"
+#include "fw/nn/modules/rnn.h"
