@@ -73,18 +73,45 @@ void step(Cell k, const Tensor& gi, Tensor& h, Tensor& c, const Tensor& whh_t, c
     rnn_step(k, gi, h, whh_t);
 }
 
+// Note [time steps of the input projection]
+// The input gates of all T steps come from one product, gi (T, B, G). Taking step t as gi.select(0, t)
+// would make backward cost O(T^2): the vjp of each select is a zero-padded (T, B, G) tensor. Halving
+// the time range recursively (narrow views) down to single steps costs O(T log T) instead: each
+// level's vjps together write about 2 T B G values. Without autograd, plain selects are used.
+void split_steps(const Tensor& g, int64_t start, std::vector<Tensor>& out) {
+  const int64_t n = g.size(0);
+  if (n == 1) {
+    out[size_t(start)] = g.select(0, 0);
+    return;
+  }
+  const int64_t half = n / 2;
+  split_steps(g.narrow(0, 0, half), start, out);
+  split_steps(g.narrow(0, half, n - half), start + half, out);
+}
+
+std::vector<Tensor> time_steps(const Tensor& gi) {
+  const int64_t T = gi.size(0);
+  std::vector<Tensor> steps(static_cast<size_t>(T));
+  if (gi.requires_grad() && is_grad_enabled())
+    split_steps(gi, 0, steps);
+  else
+    for (int64_t t = 0; t < T; t++) steps[size_t(t)] = gi.select(0, t);
+  return steps;
+}
+
 // One layer in one direction over the time-major sequence x (T, B, I). h (and c): the initial state
 // (B, H), replaced by the final one. Returns the outputs (T, B, H) in time order.
 Tensor run_direction(Cell k, const Tensor& x, Tensor& h, Tensor& c, const Tensor& w_ih, const Tensor& w_hh,
                      const Tensor& b_ih, const Tensor& b_hh, bool reverse) {
   const int64_t T = x.size(0);
   if (T == 0) return empty({0, x.size(1), h.size(1)}, x.options());
-  Tensor gi = input_gates(k, x, w_ih, b_ih, b_hh);  // one product for the whole sequence
+  // One product for the whole sequence; see Note [time steps of the input projection].
+  std::vector<Tensor> gi = time_steps(input_gates(k, x, w_ih, b_ih, b_hh));
   Tensor whh_t = w_hh.t();
   std::vector<Tensor> out(static_cast<size_t>(T));
   for (int64_t s = 0; s < T; s++) {
     const int64_t t = reverse ? T - 1 - s : s;
-    step(k, gi.select(0, t), h, c, whh_t, b_hh);
+    step(k, gi[size_t(t)], h, c, whh_t, b_hh);
     out[size_t(t)] = h;
   }
   return stack(out, 0);
