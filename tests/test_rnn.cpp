@@ -255,6 +255,40 @@ TEST(Rnn, GradientsMatchPyTorch) {
   }
 }
 
+TEST(Rnn, LongSequenceGradientsEqualACellLoop) {
+  // 37 steps (an odd length, so the recursive halving of the input projection is uneven) in both
+  // directions: gradients equal those of an LSTMCell stepped over the sequence with the same weights.
+  fw::manual_seed(7);
+  nn::LSTM layer(nn::LSTMOptions(3, 4).bidirectional(true));
+  nn::LSTMCell fwd(3, 4), bwd(3, 4);
+  {
+    fw::NoGradGuard ng;
+    auto named = layer->named_parameters();
+    for (auto [cell, suffix] : {std::pair{&fwd, ""}, std::pair{&bwd, "_reverse"}}) {
+      (*cell)->weight_ih.copy_(named[std::string("weight_ih_l0") + suffix]);
+      (*cell)->weight_hh.copy_(named[std::string("weight_hh_l0") + suffix]);
+      (*cell)->bias_ih.copy_(named[std::string("bias_ih_l0") + suffix]);
+      (*cell)->bias_hh.copy_(named[std::string("bias_hh_l0") + suffix]);
+    }
+  }
+  const int64_t T = 37;
+  fw::Tensor x = fw::randn({T, 2, 3}).requires_grad_(), g = fw::randn({T, 2, 8});
+  fw::Tensor y = std::get<0>(layer(x));
+  auto gx = fw::autograd::grad({(y * g).sum()}, {x, layer->named_parameters()["weight_ih_l0"]});
+
+  fw::Tensor x2 = x.detach().clone().requires_grad_();
+  std::vector<fw::Tensor> yf(T), yb(T);
+  fw::Tensor h = fw::zeros({2, 4}), c = fw::zeros({2, 4});
+  for (int64_t t = 0; t < T; t++) std::tie(h, c) = fwd(x2[t], std::make_tuple(h, c)), yf[size_t(t)] = h;
+  h = fw::zeros({2, 4}), c = fw::zeros({2, 4});
+  for (int64_t t = T - 1; t >= 0; t--) std::tie(h, c) = bwd(x2[t], std::make_tuple(h, c)), yb[size_t(t)] = h;
+  fw::Tensor y2 = fw::cat({fw::stack(yf, 0), fw::stack(yb, 0)}, 2);
+  FW_EXPECT_CLOSE(y, y2, 1e-5, 1e-6);
+  auto gx2 = fw::autograd::grad({(y2 * g).sum()}, {x2, fwd->weight_ih});
+  FW_EXPECT_CLOSE(gx[0], gx2[0], 1e-4, 1e-5);
+  FW_EXPECT_CLOSE(gx[1], gx2[1], 1e-4, 1e-5);
+}
+
 TEST(Rnn, GradcheckFloat64) {
   fw::manual_seed(1);
   // Functional forms, with the parameters among the checked inputs.
