@@ -1,42 +1,55 @@
-// parallel_for over an index range with a grain size, on OpenMP; exceptions cross the region.
+// parallel_for over an index range with a grain size, on fw's thread pool; exceptions cross the
+// region. See Note [Thread pool] in core/parallel.cpp.
 #pragma once
 #include <omp.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <exception>
+#include <mutex>
 
 namespace fw::detail {
 
-// Work smaller than this many elements stays on one thread (thread start-up costs ~1-2 us).
+// Work smaller than this many elements stays on one thread (waking a worker costs ~1-2 us).
 constexpr int64_t kGrainSize = 32768;
+
+// Runs fn(ctx, t) for every t in [0, n_tasks) on the calling thread and the pool's workers
+// (each task exactly once, in any order, on any participant); returns when all have finished.
+// fn must not throw. Calls from several threads at once run the later ones serially.
+void run_tasks(int n_tasks, void (*fn)(void*, int), void* ctx);
+// True while the calling thread runs a task of run_tasks (nested regions run serially).
+bool in_parallel_region();
+// The thread count parallel regions use: fw::set_num_threads / OMP_NUM_THREADS.
+inline int max_threads() { return omp_get_max_threads(); }
 
 template <class F>
 void parallel_for(int64_t begin, int64_t end, int64_t grain, const F& f) {
   int64_t n = end - begin;
   if (n <= 0) return;
-  int max_t = omp_get_max_threads();
-  if (n <= grain || max_t == 1 || omp_in_parallel()) {
+  int max_t = max_threads();
+  if (n <= grain || max_t == 1 || in_parallel_region()) {
     f(begin, end);
     return;
   }
-  int nt = int(std::min<int64_t>(max_t, (n + grain - 1) / grain));
-  std::exception_ptr err;
-#pragma omp parallel num_threads(nt)
-  {
-    int t = omp_get_thread_num(), nth = omp_get_num_threads();
-    int64_t chunk = (n + nth - 1) / nth;
-    int64_t b = begin + t * chunk, e = std::min(end, b + chunk);
-    if (b < e) {
-      try {
-        f(b, e);
-      } catch (...) {
-#pragma omp critical(fw_parallel_error)
-        if (!err) err = std::current_exception();
-      }
+  const int nt = int(std::min<int64_t>(max_t, (n + grain - 1) / grain));
+  struct Ctx {
+    const F* f;
+    int64_t begin, end, chunk;
+    std::mutex mu;
+    std::exception_ptr err;
+  } ctx{&f, begin, end, (n + nt - 1) / nt, {}, {}};
+  run_tasks(nt, [](void* p, int t) {
+    Ctx& c = *static_cast<Ctx*>(p);
+    int64_t b = c.begin + t * c.chunk, e = std::min(c.end, b + c.chunk);
+    if (b >= e) return;
+    try {
+      (*c.f)(b, e);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(c.mu);
+      if (!c.err) c.err = std::current_exception();
     }
-  }
-  if (err) std::rethrow_exception(err);
+  }, &ctx);
+  if (ctx.err) std::rethrow_exception(ctx.err);
 }
 
 }  // namespace fw::detail

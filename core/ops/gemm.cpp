@@ -1,15 +1,20 @@
 // Note [GEMM through Eigen]
-// Eigen 3.4's blocked GEMM (AVX-512 kernels with -march=native, OpenMP over column blocks)
-// measured ~350 GFLOP/s for 1024^3 float32 on this 2-core machine, ahead of OpenBLAS. Tensors
+// Eigen 3.4's blocked GEMM (AVX-512 kernels with -march=native) measured ~350 GFLOP/s for
+// 1024^3 float32 on this 2-core machine, ahead of OpenBLAS. Eigen runs single-threaded here
+// (EIGEN_DONT_PARALLELIZE): large products are split into row or column blocks on fw's thread
+// pool (Note [Thread pool]), whose workers sleep instead of spinning when the machine is busy. Tensors
 // are mapped, never copied, when one of their strides is 1: a row-major Map for unit column
 // stride, a column-major Map for unit row stride (a transposed view). Eigen packs panels
 // itself, so both layouts run at the same speed. The four layout pairs are instantiated once
 // per dtype in this file only, keeping Eigen out of every other translation unit.
 #include "core/ops/gemm.h"
 
+#include "core/parallel.h"
+
 // GCC 12 reports false maybe-uninitialized warnings inside Eigen's AVX-512 packet code.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#define EIGEN_DONT_PARALLELIZE
 #include <Eigen/Core>
 #pragma GCC diagnostic pop
 #include <algorithm>
@@ -80,10 +85,35 @@ void gemm(int64_t m, int64_t n, int64_t k, T alpha, MatArg<T> a, MatArg<T> b, T 
   int ob = layout_of(b, k, n, ldb);
   if (ob < 0) ob = (pack(b, k, n, bbuf), layout_of(b, k, n, ldb));
   constexpr int R = Eigen::RowMajor, C = Eigen::ColMajor;
-  if (oa == 0 && ob == 0) eigen_gemm<T, R, R>(m, n, k, alpha, a.data, lda, b.data, ldb, beta, c, ldc);
-  else if (oa == 0) eigen_gemm<T, R, C>(m, n, k, alpha, a.data, lda, b.data, ldb, beta, c, ldc);
-  else if (ob == 0) eigen_gemm<T, C, R>(m, n, k, alpha, a.data, lda, b.data, ldb, beta, c, ldc);
-  else eigen_gemm<T, C, C>(m, n, k, alpha, a.data, lda, b.data, ldb, beta, c, ldc);
+  // Rows [i0, i1) x columns [j0, j1) of C; A's rows and B's columns start at the block's corner.
+  auto block = [&](int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+    const T* ap = a.data + (oa == 0 ? i0 * lda : i0);
+    const T* bp = b.data + (ob == 0 ? j0 : j0 * ldb);
+    T* cp = c + i0 * ldc + j0;
+    const int64_t mm = i1 - i0, nn = j1 - j0;
+    if (oa == 0 && ob == 0) eigen_gemm<T, R, R>(mm, nn, k, alpha, ap, lda, bp, ldb, beta, cp, ldc);
+    else if (oa == 0) eigen_gemm<T, R, C>(mm, nn, k, alpha, ap, lda, bp, ldb, beta, cp, ldc);
+    else if (ob == 0) eigen_gemm<T, C, R>(mm, nn, k, alpha, ap, lda, bp, ldb, beta, cp, ldc);
+    else eigen_gemm<T, C, C>(mm, nn, k, alpha, ap, lda, bp, ldb, beta, cp, ldc);
+  };
+  // Split the longer side of C into one block per thread, in multiples of 64 (Eigen's panels),
+  // once the product is worth waking a worker for (~0.25 ms of work).
+  const int64_t flops = m * n * k;
+  const int nt = max_threads();
+  if (nt == 1 || flops < (int64_t(1) << 21) || in_parallel_region()) {
+    block(0, m, 0, n);
+    return;
+  }
+  const bool rows = m >= n;
+  const int64_t len = rows ? m : n;
+  const int64_t step = std::max<int64_t>(64, ((len + nt - 1) / nt + 63) / 64 * 64);
+  parallel_for(0, (len + step - 1) / step, 1, [&](int64_t b0, int64_t b1) {
+    for (int64_t bi = b0; bi < b1; bi++) {
+      int64_t lo = bi * step, hi = std::min(len, lo + step);
+      if (rows) block(lo, hi, 0, n);
+      else block(0, m, lo, hi);
+    }
+  });
 }
 
 template void gemm<float>(int64_t, int64_t, int64_t, float, MatArg<float>, MatArg<float>, float, float*, int64_t);

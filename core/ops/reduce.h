@@ -197,7 +197,7 @@ void reduce_cols(const Red& r, typename Red::acc_t* acc, const T* p, int64_t len
 
 inline int64_t reduce_splits(int64_t tasks, int64_t n_red) {
   int64_t nt = omp_get_max_threads();
-  if (tasks >= nt || n_red < 2 * kGrainSize || omp_in_parallel()) return 1;
+  if (tasks >= nt || n_red < 2 * kGrainSize || in_parallel_region() || omp_in_parallel()) return 1;
   return std::min<int64_t>(nt, n_red / kGrainSize);
 }
 
