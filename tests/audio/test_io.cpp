@@ -1,18 +1,20 @@
 // fw::audio::info / load / save against torchaudio 0.13 (files and reference values from
 // tests/fixtures/audio/io/gen_io.py), round trips, errors, and a bounded fuzz loop.
 //
-// The fuzz test is also meant to run under ASan/UBSan (a slow full build, done by hand):
+// ctest's audio_io_asan runs this suite with audio/io.cpp and the test under ASan/UBSan. For a
+// fully sanitized build (libfw too; slow) and a longer fuzz run with another seed:
 //   cmake -S . -B build-b-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFW_BUILD_BENCHMARKS=OFF \
 //     -DFW_BUILD_EXAMPLES=OFF -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer" \
 //     -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=address,undefined
 //   ninja -C build-b-asan fw_audio_tests
-//   ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-//     build-b-asan/tests/fw_audio_tests --gtest_filter='AudioIO*'
+//   ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 FW_AUDIO_FUZZ_SECONDS=60 \
+//     FW_AUDIO_FUZZ_SEED=7 build-b-asan/tests/fw_audio_tests --gtest_filter='AudioIO*'
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -607,7 +609,11 @@ TEST_F(AudioIO, FuzzHeadersAndData) {
     corpus.push_back(f);
   }
 
-  std::mt19937_64 rng(12345);
+  // Environment overrides for longer runs by hand; the default keeps the suite at ~2.5 s.
+  const char* env_s = std::getenv("FW_AUDIO_FUZZ_SECONDS");
+  const char* env_seed = std::getenv("FW_AUDIO_FUZZ_SEED");
+  const double seconds = env_s ? std::atof(env_s) : 2.5;
+  std::mt19937_64 rng(env_seed ? std::strtoull(env_seed, nullptr, 10) : 12345);
   auto pick = [&](uint64_t n) { return n ? rng() % n : 0; };
   const uint32_t specials[] = {0, 1, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0xFFFF, 0x10000};
   const std::string path = tmp("fuzz.bin");
@@ -638,7 +644,8 @@ TEST_F(AudioIO, FuzzHeadersAndData) {
   };
   for (const auto& c : corpus) run_one(c);  // the corpus itself, unmutated
   const auto t0 = std::chrono::steady_clock::now();
-  while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(2500) && iters < 200000) {
+  const auto budget = std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() - t0 < budget && (env_s || iters < 200000)) {
     std::string b = corpus[pick(corpus.size())];
     const int n_mut = 1 + int(pick(4));
     for (int m = 0; m < n_mut && !b.empty(); ++m) {
