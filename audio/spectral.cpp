@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "fw/audio/functional.h"
+#include "core/parallel.h"
 #include "fw/fw.h"
 
 namespace fw::audio::functional {
@@ -46,6 +47,29 @@ Tensor triangular_filterbank(const Tensor& all_freqs, const Tensor& f_pts) {
   return fw::maximum(fw::zeros({1}), fw::minimum(down, up));
 }
 
+// re^2 + im^2 of a (..., freq, frames) complex view whose memory is (..., frames, freq), in one
+// pass over that memory (no autograd: the differentiable path is abs().pow(2)). Equal to
+// torchaudio's |z|^2 to an ulp or two.
+Tensor power_spectrum(const Tensor& spec) {
+  Tensor z = spec.transpose(-1, -2).contiguous();  // a view of the FFT output: no copy
+  Tensor out = fw::empty(z.sizes(), to_real_value_type(z.dtype()));
+  const int64_t n = z.numel();
+  if (z.dtype() == kComplexFloat) {
+    const float* x = reinterpret_cast<const float*>(z.data_ptr());
+    float* y = out.data_ptr<float>();
+    detail::parallel_for(0, n, 1 << 15, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; i++) y[i] = x[2 * i] * x[2 * i] + x[2 * i + 1] * x[2 * i + 1];
+    });
+  } else {
+    const double* x = reinterpret_cast<const double*>(z.data_ptr());
+    double* y = out.data_ptr<double>();
+    detail::parallel_for(0, n, 1 << 15, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; i++) y[i] = x[2 * i] * x[2 * i] + x[2 * i + 1] * x[2 * i + 1];
+    });
+  }
+  return out.transpose(-1, -2);
+}
+
 }  // namespace
 
 SpecNormalized::SpecNormalized(const std::string& s) {
@@ -68,6 +92,8 @@ Tensor spectrogram(const Tensor& waveform, int64_t pad, const Tensor& window, in
   spec = spec.reshape(with_tail(lead, spec, 2));
   if (normalized.mode == SpecNormalized::Window) spec = spec / window.pow(2.0).sum().sqrt();
   if (!power) return spec;
+  if (*power == 2.0 && !(spec.requires_grad() && fw::is_grad_enabled()) && normalized.mode != SpecNormalized::Window)
+    return power_spectrum(spec);
   // |z| over the FFT's own (frames, freq) memory order, then the (freq, frames) view again.
   Tensor mag = spec.transpose(-1, -2).abs().transpose(-1, -2);
   if (*power == 1.0) return mag;
@@ -162,7 +188,7 @@ Tensor create_dct(int64_t n_mfcc, int64_t n_mels, std::optional<std::string> nor
 Tensor amplitude_to_DB(const Tensor& x, double multiplier, double amin, double db_multiplier,
                        std::optional<double> top_db) {
   Tensor db = fw::log10(fw::clamp(x, amin)) * multiplier;
-  db = db - multiplier * db_multiplier;
+  if (db_multiplier != 0.0) db = db - multiplier * db_multiplier;  // ref 1.0 (the default): exactly 0
   if (top_db) {
     FW_CHECK(x.dim() >= 2, "[audio::amplitude_to_DB] top_db needs a (..., freq, time) input, got shape ", x.sizes());
     DimVec shape(db.sizes());

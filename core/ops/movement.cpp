@@ -196,17 +196,18 @@ void unfold_kernel(const OpCall& c, Outs& o) {
   o[0] = make_view(c.in[0], s, st, c.in[0].storage_offset());
 }
 
-// Source position of each output position of one padded dim (pad modes other than constant).
-// Circular padding crops first and wraps around the cropped range, as PyTorch does.
-Tensor pad_map(const std::string& mode, int64_t n, int64_t l, int64_t r) {
-  Tensor map = make_tensor({n + l + r}, kLong);
+// Source position of output positions [from, from + count) of one padded dim (pad modes other
+// than constant). Circular padding crops first and wraps around the cropped range, as PyTorch does.
+Tensor pad_map(const std::string& mode, int64_t n, int64_t l, int64_t r, int64_t from, int64_t count) {
+  Tensor map = make_tensor({count}, kLong);
   int64_t* p = map.data_ptr<int64_t>();
-  int64_t crop = std::max<int64_t>(0, -l), kept = n - crop - std::max<int64_t>(0, -r);
-  for (int64_t i = 0; i < n + l + r; i++) {
-    int64_t q = i - l;
-    if (mode == "reflect") p[i] = q < 0 ? -q : q >= n ? 2 * (n - 1) - q : q;
-    else if (mode == "replicate") p[i] = std::clamp<int64_t>(q, 0, n - 1);
-    else p[i] = crop + ((i - std::max<int64_t>(0, l)) % kept + kept) % kept;
+  const int m = mode == "reflect" ? 0 : mode == "replicate" ? 1 : 2;
+  const int64_t crop = std::max<int64_t>(0, -l), kept = n - crop - std::max<int64_t>(0, -r);
+  for (int64_t j = 0; j < count; j++) {
+    const int64_t i = from + j, q = i - l;
+    if (m == 0) p[j] = q < 0 ? -q : q >= n ? 2 * (n - 1) - q : q;
+    else if (m == 1) p[j] = std::clamp<int64_t>(q, 0, n - 1);
+    else p[j] = crop + ((i - std::max<int64_t>(0, l)) % kept + kept) % kept;
   }
   return map;
 }
@@ -355,16 +356,15 @@ Tensor pad(const Tensor& x, IntArrayRef pad, const std::string& mode, double val
     int64_t d = x.dim() - 1 - j, l = pad[2 * j], r = pad[2 * j + 1];
     check_pad_dim(x, mode, d, l, r);
     const int64_t n = x.sizes()[d];
-    Tensor map = pad_map(mode, n, l, r);
     if (l >= 0 && r >= 0) {
       // Only the borders gather; the interior is one copy by cat (long signals: stft's centring).
       std::vector<Tensor> parts;
-      if (l > 0) parts.push_back(y.index_select(d, map.narrow(0, 0, l).contiguous()));
+      if (l > 0) parts.push_back(y.index_select(d, pad_map(mode, n, l, r, 0, l)));
       parts.push_back(y);
-      if (r > 0) parts.push_back(y.index_select(d, map.narrow(0, l + n, r).contiguous()));
+      if (r > 0) parts.push_back(y.index_select(d, pad_map(mode, n, l, r, l + n, r)));
       y = parts.size() == 1 ? y.clone() : fw::cat(parts, d);
     } else {
-      y = y.index_select(d, map);
+      y = y.index_select(d, pad_map(mode, n, l, r, 0, n + l + r));
     }
   }
   return y;
