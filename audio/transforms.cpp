@@ -5,6 +5,8 @@
 #include <numeric>
 
 #include "fw/audio/filtering.h"
+#include "core/parallel.h"
+#include "core/visit.h"
 #include "fw/fw.h"
 
 namespace fw::audio::transforms {
@@ -92,9 +94,61 @@ void MelScaleImpl::reset() {
   fb = register_buffer("fb", F::melscale_fbanks(options.n_stft(), options.f_min(), f_max, options.n_mels(),
                                                 options.sample_rate(), options.norm(), options.mel_scale()));
 }
+// Note [Banded mel projection]
+// A mel filter bank is banded: filter j is nonzero only on a short run of frequency bins, so the
+// dense (frames x freq) x (freq x n_mels) product spends nearly all its multiply-adds on zeros
+// (201 x 128 weights, ~400 nonzero for torchaudio's defaults). Without autograd, MelScale finds
+// each filter's nonzero run in the current fb and takes only those dot products; the dense
+// matmul stays for gradients, for complex or odd inputs, and for banks that are not sparse.
+namespace {
+Tensor banded_projection(const Tensor& spec, const Tensor& fb) {
+  const int64_t F = fb.sizes()[0], M = fb.sizes()[1];
+  Tensor fbt = fb.to(spec.dtype()).t().contiguous();  // (M, F)
+  std::vector<int64_t> lo(static_cast<size_t>(M)), hi(static_cast<size_t>(M));
+  int64_t nnz = 0;
+  fw::detail::visit_float(spec.dtype(), "MelScale", [&]<class T>() {
+    const T* w = fbt.data_ptr<T>();
+    for (int64_t j = 0; j < M; j++) {
+      int64_t a = 0, b = F;
+      while (a < F && w[j * F + a] == T(0)) a++;
+      while (b > a && w[j * F + b - 1] == T(0)) b--;
+      lo[size_t(j)] = a;
+      hi[size_t(j)] = b;
+      nnz += b - a;
+    }
+  });
+  if (nnz * 4 > F * M) return project(spec, fb.to(spec.dtype()));
+  // spec is (..., F, T); its rows of F bins are contiguous when it is the usual transposed view.
+  Tensor rows = spec.transpose(-1, -2).contiguous();  // (..., T, F)
+  DimVec osz(rows.sizes());
+  osz.back() = M;
+  Tensor out = fw::empty(osz, spec.dtype());
+  const int64_t R = rows.numel() / std::max<int64_t>(F, 1);
+  fw::detail::visit_float(spec.dtype(), "MelScale", [&]<class T>() {
+    const T* x = rows.data_ptr<T>();
+    const T* w = fbt.data_ptr<T>();
+    T* y = out.data_ptr<T>();
+    fw::detail::parallel_for(0, R, std::max<int64_t>(1, 16384 / std::max<int64_t>(nnz, 1)), [&](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; r++) {
+        const T* xr = x + r * F;
+        for (int64_t j = 0; j < M; j++) {
+          T acc = 0;
+          for (int64_t f = lo[size_t(j)]; f < hi[size_t(j)]; f++) acc += xr[f] * w[j * F + f];
+          y[r * M + j] = acc;
+        }
+      }
+    });
+  });
+  return out.transpose(-1, -2);
+}
+}  // namespace
+
 Tensor MelScaleImpl::forward(const Tensor& specgram) {
   FW_CHECK(specgram.dim() >= 2 && specgram.sizes()[specgram.dim() - 2] == fb.sizes()[0],
            "[audio::MelScale] expected (..., ", fb.sizes()[0], ", time), got shape ", specgram.sizes());
+  const bool grad = fw::is_grad_enabled() && (specgram.requires_grad() || fb.requires_grad());
+  if (!grad && (specgram.dtype() == kFloat || specgram.dtype() == kDouble) && fb.dim() == 2)
+    return banded_projection(specgram, fb);
   return project(specgram, fb);
 }
 

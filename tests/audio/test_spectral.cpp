@@ -410,3 +410,26 @@ TEST(AudioTransforms, InverseMelScaleRecoversProjection) {
   EXPECT_GE(back.min().item<double>(), 0.0);
   EXPECT_TRUE(fw::allclose(mel(back), m, 0.02, 0.02));
 }
+
+TEST(AudioTransforms, BandedMelProjectionEqualsMatmul) {
+  fw::manual_seed(12);
+  for (auto dt : {fw::kFloat, fw::kDouble}) {
+    Tensor spec = fw::rand({2, 201, 37}, dt);
+    T::MelScale mel(T::MelScaleOptions().n_mels(64));
+    mel->to(dt);
+    Tensor dense = fw::matmul(spec.transpose(-1, -2), mel->fb).transpose(-1, -2);
+    Tensor banded;
+    {
+      fw::NoGradGuard ng;  // the banded path
+      banded = mel(spec);
+      // A transposed (non-contiguous) input and a user-replaced dense bank take the same care.
+      EXPECT_TRUE(fw::allclose(mel(spec.transpose(-1, -2).contiguous().transpose(-1, -2)), banded, 1e-6, 1e-6));
+    }
+    EXPECT_TRUE(fw::allclose(banded, dense, 1e-5, 1e-6)) << dt;
+    Tensor x = spec.clone().requires_grad_(true);  // the differentiable path
+    EXPECT_TRUE(fw::allclose(mel(x), dense, 1e-5, 1e-6));
+    mel->fb.copy_(fw::rand({201, 64}, dt));
+    fw::NoGradGuard ng;
+    EXPECT_TRUE(fw::allclose(mel(spec), fw::matmul(spec.transpose(-1, -2), mel->fb).transpose(-1, -2), 1e-5, 1e-5));
+  }
+}
