@@ -81,6 +81,17 @@ inline std::string close(const fw::Tensor& actual, const fw::Tensor& expected, d
   return fwtest::compare(a.to(e.dtype()).contiguous(), e, rtol, std::max(atol_min, atol_scale * mag));
 }
 
+// The message of the fw::Error that f throws, or "no error".
+template <class F>
+std::string error_of(F f) {
+  try {
+    f();
+  } catch (const fw::Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
 }  // namespace fwtest::audio
 
 #define FW_AUDIO_EXPECT_CLOSE(c, actual, expected, ...)                                   \

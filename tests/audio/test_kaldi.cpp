@@ -177,14 +177,7 @@ TEST(AudioKaldi, DitherIsRandomButSmall) {
 }
 
 TEST(AudioKaldi, Errors) {
-  auto msg = [](auto f) {
-    try {
-      f();
-    } catch (const fw::Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
+  auto msg = [](auto f) { return fwtest::audio::error_of(f); };
   Tensor x = fw::randn({1, 4000});
   EXPECT_NE(msg([&] { K::fbank(x, K::FbankOptions().window_type("hann")); }).find("Invalid window type hann"),
             std::string::npos);

@@ -132,14 +132,7 @@ TEST(AudioFft, Gradcheck) {
 }
 
 TEST(AudioFft, Errors) {
-  auto msg = [](auto f) {
-    try {
-      f();
-    } catch (const fw::Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
+  auto msg = [](auto f) { return fwtest::audio::error_of(f); };
   EXPECT_NE(msg([] { fw::fft::rfft(fw::ones({4}), 0); }).find("Invalid number of data points (0)"), std::string::npos);
   EXPECT_NE(msg([] { fw::fft::rfft(fw::complex(fw::ones({4}), fw::ones({4}))); }).find("rfft expects a real input"),
             std::string::npos);
