@@ -76,6 +76,36 @@ void max_pool_plane(const T* x, T* y, int64_t* idx, const Pool2d& g) {
   // checks in the inner loops (the common case, e.g. all of W5's pools).
   bool inside = g.ph == 0 && g.pw == 0 && g.dh == 1 && g.dw == 1 && (g.oh - 1) * g.sh + g.kh <= g.ih &&
                 (g.ow - 1) * g.sw + g.kw <= g.iw;
+  if (inside && g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2) {
+    // 2x2 stride 2 (VGG-style): branch-free selects over the four taps, which vectorise. Same
+    // choice as the general loop: a later tap wins when strictly greater or NaN.
+    for (int64_t oh = 0; oh < g.oh; oh++) {
+      const T* r0 = x + 2 * oh * g.iw;
+      const T* r1 = r0 + g.iw;
+      T* yo = y + oh * g.ow;
+      int64_t* io = idx + oh * g.ow;
+      const int64_t base = 2 * oh * g.iw;
+      for (int64_t ow = 0; ow < g.ow; ow++) {
+        T best = r0[2 * ow];
+        int64_t bi = base + 2 * ow;
+        T v = r0[2 * ow + 1];
+        bool take = v > best || v != v;
+        best = take ? v : best;
+        bi = take ? base + 2 * ow + 1 : bi;
+        v = r1[2 * ow];
+        take = v > best || v != v;
+        best = take ? v : best;
+        bi = take ? base + g.iw + 2 * ow : bi;
+        v = r1[2 * ow + 1];
+        take = v > best || v != v;
+        best = take ? v : best;
+        bi = take ? base + g.iw + 2 * ow + 1 : bi;
+        yo[ow] = best;
+        io[ow] = bi;
+      }
+    }
+    return;
+  }
   if (inside && g.oh > 0 && g.ow > 0) {
     for (int64_t oh = 0; oh < g.oh; oh++)
       for (int64_t ow = 0; ow < g.ow; ow++) {
