@@ -105,6 +105,21 @@ variable_list OpNode::apply(variable_list&& grads, bool create_graph) {
   return result;
 }
 
+variable_list CopySlices::apply(variable_list&& grads, bool create_graph) {
+  Tensor g = std::move(grads[0]);
+  if (!g.defined()) return {Tensor(), Tensor()};
+  AutoGradMode mode(create_graph);
+  Tensor gc = g.contiguous();  // laid out like the contiguous base
+  Tensor mask = fw::ones(gc.sizes(), gc.dtype());
+  {
+    NoGradGuard ng;
+    mask.as_strided(sizes, strides, mask.storage_offset() + offset).fill_(0);
+  }
+  Tensor to_base = gc * mask;
+  Tensor to_result = gc.as_strided(sizes, strides, gc.storage_offset() + offset).clone();
+  return {to_base, to_result};
+}
+
 variable_list AccumulateGrad::apply(variable_list&& grads, bool create_graph) {
   Tensor g = std::move(grads[0]);
   if (!g.defined()) return {};
@@ -166,21 +181,66 @@ void record(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, Outs& outs) {
     m->requires_grad = true;
     m->grad_fn = node;
     m->output_nr = uint32_t(k);
-    m->is_view = d.kind == OpKind::View;
   }
   if (d.vjp_uses_out)
     for (size_t k = 0; k < outs.size(); k++) node->out.emplace_back().save(outs[k], true, node, uint32_t(k));
 }
 
 void check_inplace(const OpDef& d, const Tensor& out) {
+  if (out.impl()->view_base) {
+    Tensor base(out.impl()->view_base);
+    FW_CHECK(!(base.requires_grad() && base.is_leaf()), "[", d.name,
+             "_] a view of a leaf Variable that requires grad is being used in an in-place operation.");
+    FW_CHECK(base.is_contiguous() || !(base.requires_grad() || out.requires_grad()), "[", d.name,
+             "_] in-place writes through a view of a non-contiguous base tensor of shape ", base.sizes(),
+             " are not supported by fw's autograd; clone() the base first");
+    return;
+  }
   if (!out.requires_grad()) return;
   FW_CHECK(!out.is_leaf(), "[", d.name, "_] a leaf Variable that requires grad is being used in an in-place operation.");
-  FW_CHECK(!out.impl()->autograd->is_view, "[", d.name,
-           "_] in-place operations on a view of a tensor that requires grad are not supported by fw's autograd; "
-           "use the out-of-place op (or clone() the view first)");
 }
 
-const AutogradHooks hooks{record, check_inplace};
+// Note [In-place writes through views]
+// `base.narrow(0, 1, 2).mul_(w)` or `out.select(0, t).copy_(h)` change the base's values, so the
+// base's history must change too (PyTorch's CopySlices). fw records the in-place op out of place
+// (result r), writes r into the view, then
+//  - gives the base a CopySlices node: its gradient g splits into g with the view's elements
+//    zeroed (to the base's old history) and g at the view's elements (to r's history);
+//  - makes the view `as_strided(base, view geometry)` of the new base, so later uses of the view
+//    differentiate through the write as well.
+// Views are tracked by TensorImpl::view_base (set by the dispatcher for every view op). Other
+// views of the same base taken before the write keep their old history, as they would in PyTorch
+// before its lazy regeneration; re-take a view after writing through another one to differentiate
+// through both.
+void rebase_view(const Tensor& view, const Tensor& result) {
+  Tensor base(view.impl()->view_base);
+  if (!base.requires_grad() && !result.requires_grad()) {
+    fw::detail::rebind_grad(view, result);
+    return;
+  }
+  auto node = std::make_shared<CopySlices>();
+  node->seq_ = next_sequence_number();
+  node->outputs.push_back({DimVec(base.sizes()), base.dtype()});
+  node->pre_hooks.resize(1);
+  node->next_edges_.push_back(base.requires_grad() ? gradient_edge(base) : Node::Edge{});
+  node->next_edges_.push_back(result.requires_grad() ? gradient_edge(result) : Node::Edge{});
+  node->sizes = DimVec(view.sizes());
+  node->strides = DimVec(view.strides());
+  node->offset = view.storage_offset() - base.storage_offset();
+  auto& bm = base.impl()->autograd;
+  if (!bm) bm = std::make_unique<AutogradMeta>();
+  bm->requires_grad = true;
+  bm->grad_fn = node;
+  bm->output_nr = 0;
+  Tensor renewed;
+  {
+    AutoGradMode on(true);
+    renewed = base.as_strided(view.sizes(), view.strides(), view.storage_offset());
+  }
+  fw::detail::rebind_grad(view, renewed);
+}
+
+const AutogradHooks hooks{record, check_inplace, rebase_view};
 
 struct Install {
   Install() { fw::detail::g_autograd = &hooks; }

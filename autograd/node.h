@@ -58,6 +58,16 @@ struct AccumulateGrad : EngineNode {
   void release() override {}  // leaves outlive backward passes
 };
 
+// The history of a base after an in-place write through one of its views: base_new equals
+// base_old except on the view's elements, which now hold `result`. Gradient edges: 0 = base_old,
+// 1 = result (Note [In-place writes through views] in node.cpp).
+struct CopySlices : EngineNode {
+  DimVec sizes, strides;  // the view's geometry; offset relative to the (contiguous) base
+  int64_t offset = 0;
+  std::string name() const override { return "CopySlices"; }
+  variable_list apply(variable_list&& grads, bool create_graph) override;
+};
+
 // The edge a gradient for `t` flows into (its grad_fn, or its leaf accumulator).
 Node::Edge gradient_edge(const Tensor& t);
 uint64_t next_sequence_number();

@@ -74,6 +74,12 @@ Outs dispatch(OpId id, ArrayRef<Tensor> in, const OpAttrs& a) {
     for (auto& t : m) outs.push_back(make_tensor(t.sizes, t.dtype, dev));
   }
   d.cpu(c, outs);
+  if (d.kind == OpKind::View && !in.empty()) {
+    const auto& src = in[0].impl();
+    const intrusive_ptr<TensorImpl>& root = src->view_base ? src->view_base : src;
+    for (auto& o : outs)
+      if (o.defined() && o.impl()->storage == src->storage) o.impl()->view_base = root;
+  }
   if (FW_UNLIKELY(g_autograd != nullptr) && d.differentiable && tls().grad_enabled && any_requires_grad(in))
     g_autograd->record(id, in, a, outs);
   return outs;
@@ -94,7 +100,8 @@ void dispatch_into(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, const Tensor&
   check_inputs(d, in);
   FW_CHECK(out.defined(), "[", d.name, "] output tensor is undefined");
   if (FW_UNLIKELY(g_autograd != nullptr) && tls().grad_enabled &&
-      (any_requires_grad(in) || any_requires_grad(ArrayRef<Tensor>(&out, 1))))
+      (any_requires_grad(in) || any_requires_grad(ArrayRef<Tensor>(&out, 1)) ||
+       (out.impl()->view_base && out.impl()->view_base->autograd && out.impl()->view_base->autograd->requires_grad)))
     return dispatch_into_with_grad(d, id, in, a, out);
   OpCall c{d, in, a};
   Metas m;
@@ -140,9 +147,9 @@ const AutogradHooks* g_autograd = nullptr;
 // Note [In-place ops under autograd]
 // An in-place op on a tensor that takes part in autograd runs out of place (inputs that alias
 // the destination are cloned first, so their old values stay in the graph), writes the result
-// into the destination, and gives the destination the new result's grad_fn. Leaves that require
-// grad and views of tensors that require grad are rejected by the autograd hook, because their
-// gradient would otherwise be silently wrong.
+// into the destination, and gives the destination the new result's grad_fn. When the destination
+// is a view, the write also enters its base's history (Note [In-place writes through views] in
+// autograd/node.cpp). Leaves that require grad, and views of them, are rejected by the hook.
 static void dispatch_into_with_grad(const OpDef& d, OpId id, ArrayRef<Tensor> in, const OpAttrs& a, const Tensor& out) {
   g_autograd->check_inplace(d, out);
   std::vector<Tensor> ins;
@@ -157,7 +164,8 @@ static void dispatch_into_with_grad(const OpDef& d, OpId id, ArrayRef<Tensor> in
     const_cast<Tensor&>(out).copy_(r[0]);
   }
   bump_version(out, d.name);
-  rebind_grad(out, r[0]);
+  if (out.impl()->view_base) g_autograd->rebase_view(out, r[0]);
+  else rebind_grad(out, r[0]);
 }
 
 void rebind_grad(const Tensor& dst, const Tensor& src) {

@@ -124,8 +124,11 @@ Tensor sum_to(const Tensor& g, IntArrayRef shape);
 // Autograd's entry points into the door, installed by autograd/ (core does not depend on it).
 struct AutogradHooks {
   void (*record)(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, Outs& outs);
-  // Called before an in-place write into `out` (rejects leaves and views that need grad).
+  // Called before an in-place write into `out` (rejects leaves, and views of leaves, that need grad).
   void (*check_inplace)(const OpDef& d, const Tensor& out);
+  // After an in-place write of `result` into the view `view`: the base's history gains the write
+  // and the view becomes a view of the new base (Note [In-place writes through views]).
+  void (*rebase_view)(const Tensor& view, const Tensor& result);
 };
 extern const AutogradHooks* g_autograd;
 // Gives dst the autograd identity (requires_grad, grad_fn, output_nr) of src.

@@ -122,7 +122,8 @@ Tensor& Tensor::copy_(const Tensor& src, bool) {
              " is not broadcastable to the destination shape ", sizes());
     s = s.expand(sizes());
   }
-  if (FW_UNLIKELY(g_autograd != nullptr) && is_grad_enabled() && (s.requires_grad() || requires_grad())) {
+  const bool base_rg = impl()->view_base && impl()->view_base->autograd && impl()->view_base->autograd->requires_grad;
+  if (FW_UNLIKELY(g_autograd != nullptr) && is_grad_enabled() && (s.requires_grad() || requires_grad() || base_rg)) {
     g_autograd->check_inplace(op_def(OpId::copy), *this);
     Tensor r = s.to(dtype(), false, /*copy=*/true);
     {
@@ -130,7 +131,8 @@ Tensor& Tensor::copy_(const Tensor& src, bool) {
       copy_(r);
     }
     impl()->storage->last_writer = "copy_";
-    rebind_grad(*this, r);
+    if (impl()->view_base) g_autograd->rebase_view(*this, r);
+    else rebind_grad(*this, r);
     return *this;
   }
   // Overlapping source and destination with different layouts: go through a temporary.

@@ -51,7 +51,6 @@ constexpr int kStrided = 0;
 struct AutogradMeta {
   bool requires_grad = false;
   bool retains_grad = false;
-  bool is_view = false;  // output of a view op on a tensor that required grad
   intrusive_ptr<struct TensorImpl> grad;
   std::shared_ptr<autograd::Node> grad_fn;
   std::weak_ptr<autograd::Node> grad_accumulator;  // leaves: where their gradient is summed
@@ -68,6 +67,9 @@ struct TensorImpl : RefCounted {
   ScalarType dtype = kFloat;
   bool contiguous = true;
   std::unique_ptr<AutogradMeta> autograd;
+  // Set on outputs of view ops: the tensor whose storage they view (the root of a view chain).
+  // Autograd uses it to route in-place writes through a view into the base's history.
+  intrusive_ptr<TensorImpl> view_base;
   // Recomputes numel and the contiguity flag after sizes/strides change.
   void refresh();
   void* data() const {
