@@ -317,16 +317,25 @@ Tensor band_biquad(const Tensor& waveform, int64_t sample_rate, FilterArg centra
   return biquad(waveform, b0, 0.0, 0.0, 1.0, a1, a2);
 }
 
-Tensor bass_biquad(const Tensor& waveform, int64_t sample_rate, FilterArg gain, FilterArg central_freq, FilterArg Q) {
-  check_waveform(waveform, "bass_biquad");
-  check_rate(sample_rate, "bass_biquad");
+namespace {
+// The shelving filters' shared terms (RBJ cookbook, torchaudio's operation order).
+struct Shelf {
+  Tensor A, temp1, temp2, temp3;
+};
+Shelf shelf_terms(const Tensor& waveform, int64_t sample_rate, FilterArg gain, FilterArg central_freq, FilterArg Q,
+                  const char* op) {
+  check_waveform(waveform, op);
+  check_rate(sample_rate, op);
   ScalarType dt = waveform.dtype();
   Tensor w0 = omega(central_freq.as_tensor(dt), sample_rate);
   Tensor alpha = sin(w0) / 2 / Q.as_tensor(dt);
   Tensor A = exp(gain.as_tensor(dt) / 40 * std::log(10.0));
-  Tensor temp1 = 2 * sqrt(A) * alpha;
-  Tensor temp2 = (A - 1) * cos(w0);
-  Tensor temp3 = (A + 1) * cos(w0);
+  return {A, 2 * sqrt(A) * alpha, (A - 1) * cos(w0), (A + 1) * cos(w0)};
+}
+}  // namespace
+
+Tensor bass_biquad(const Tensor& waveform, int64_t sample_rate, FilterArg gain, FilterArg central_freq, FilterArg Q) {
+  auto [A, temp1, temp2, temp3] = shelf_terms(waveform, sample_rate, gain, central_freq, Q, "bass_biquad");
   Tensor b0 = A * ((A + 1) - temp2 + temp1);
   Tensor b1 = 2 * A * ((A - 1) - temp3);
   Tensor b2 = A * ((A + 1) - temp2 - temp1);
@@ -337,15 +346,7 @@ Tensor bass_biquad(const Tensor& waveform, int64_t sample_rate, FilterArg gain, 
 }
 
 Tensor treble_biquad(const Tensor& waveform, int64_t sample_rate, FilterArg gain, FilterArg central_freq, FilterArg Q) {
-  check_waveform(waveform, "treble_biquad");
-  check_rate(sample_rate, "treble_biquad");
-  ScalarType dt = waveform.dtype();
-  Tensor w0 = omega(central_freq.as_tensor(dt), sample_rate);
-  Tensor alpha = sin(w0) / 2 / Q.as_tensor(dt);
-  Tensor A = exp(gain.as_tensor(dt) / 40 * std::log(10.0));
-  Tensor temp1 = 2 * sqrt(A) * alpha;
-  Tensor temp2 = (A - 1) * cos(w0);
-  Tensor temp3 = (A + 1) * cos(w0);
+  auto [A, temp1, temp2, temp3] = shelf_terms(waveform, sample_rate, gain, central_freq, Q, "treble_biquad");
   Tensor b0 = A * ((A + 1) + temp2 + temp1);
   Tensor b1 = -2 * A * ((A - 1) + temp3);
   Tensor b2 = A * ((A + 1) + temp2 - temp1);
