@@ -181,6 +181,7 @@ void record(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, Outs& outs) {
     m->requires_grad = true;
     m->grad_fn = node;
     m->output_nr = uint32_t(k);
+    if (const auto& vb = o.impl()->view_base; vb && vb->autograd) m->view_gen = vb->autograd->rebase_gen;
   }
   if (d.vjp_uses_out)
     for (size_t k = 0; k < outs.size(); k++) node->out.emplace_back().save(outs[k], true, node, uint32_t(k));
@@ -209,9 +210,9 @@ void check_inplace(const OpDef& d, const Tensor& out) {
 //  - makes the view `as_strided(base, view geometry)` of the new base, so later uses of the view
 //    differentiate through the write as well.
 // Views are tracked by TensorImpl::view_base (set by the dispatcher for every view op). Other
-// views of the same base taken before the write keep their old history, as they would in PyTorch
-// before its lazy regeneration; re-take a view after writing through another one to differentiate
-// through both.
+// views of the same base that already had a history are re-derived from the base when next used
+// (gradient_edge compares generations). A view taken without grad from a base that had no history
+// then keeps none: it does not require grad (PyTorch would derive it from the base).
 void rebase_view(const Tensor& view, const Tensor& result) {
   Tensor base(view.impl()->view_base);
   if (!base.requires_grad() && !result.requires_grad()) {
@@ -232,12 +233,14 @@ void rebase_view(const Tensor& view, const Tensor& result) {
   bm->requires_grad = true;
   bm->grad_fn = node;
   bm->output_nr = 0;
+  bm->rebase_gen++;
   Tensor renewed;
   {
     AutoGradMode on(true);
     renewed = base.as_strided(view.sizes(), view.strides(), view.storage_offset());
   }
   fw::detail::rebind_grad(view, renewed);
+  view.impl()->autograd->view_gen = bm->rebase_gen;
 }
 
 const AutogradHooks hooks{record, check_inplace, rebase_view};
@@ -249,6 +252,18 @@ struct Install {
 }  // namespace
 
 Node::Edge gradient_edge(const Tensor& t) {
+  // A view whose base took a write through another view since the view's history was made is
+  // re-derived from the base's current history first (PyTorch regenerates such views lazily).
+  const auto& base = t.impl()->view_base;
+  if (base && base->autograd && t.impl()->autograd->view_gen != base->autograd->rebase_gen) {
+    Tensor b(base), renewed;
+    {
+      AutoGradMode on(true);
+      renewed = b.as_strided(t.sizes(), t.strides(), t.storage_offset());
+    }
+    fw::detail::rebind_grad(t, renewed);
+    t.impl()->autograd->view_gen = base->autograd->rebase_gen;
+  }
   auto& m = *t.impl()->autograd;
   if (m.grad_fn) return {m.grad_fn, m.output_nr};
   return {accumulator(t), 0};

@@ -87,3 +87,15 @@ TEST(AutogradViews, LeavesAndTheirViewsAreProtected) {
   }
   EXPECT_EQ(a[0].item<double>(), 2.0);
 }
+
+TEST(AutogradViews, OtherViewsOfTheBaseSeeTheWrite) {
+  Tensor a = vec({1, 2, 3}).requires_grad_(true);
+  Tensor c = vec({5, 7}).requires_grad_(true);
+  Tensor b = a * 1;
+  Tensor v1 = b.narrow(0, 0, 2);  // taken before the write, overlapping it at b[1]
+  b.narrow(0, 1, 2).mul_(c);      // b = [a0, a1 c0, a2 c1]
+  Tensor y = (v1 * vec({1, 10})).sum();  // a0 + 10 a1 c0
+  y.backward();
+  EXPECT_TRUE(same(a.grad(), vec({1, 50, 0})));
+  EXPECT_TRUE(same(c.grad(), vec({20, 0})));
+}

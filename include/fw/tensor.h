@@ -57,6 +57,8 @@ struct AutogradMeta {
   std::vector<std::function<Tensor(const Tensor&)>> leaf_hooks;
   std::shared_ptr<void> alive;  // retain_grad's hook holds a weak_ptr to it (no ownership cycle)
   uint32_t output_nr = 0;
+  uint32_t rebase_gen = 0;  // bases: how many writes through views their history has taken
+  uint32_t view_gen = 0;    // views: the base's rebase_gen their grad_fn was derived at
 };
 
 struct TensorImpl : RefCounted {
