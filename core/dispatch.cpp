@@ -101,7 +101,7 @@ void dispatch_into(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, const Tensor&
   FW_CHECK(out.defined(), "[", d.name, "] output tensor is undefined");
   if (FW_UNLIKELY(g_autograd != nullptr) && tls().grad_enabled &&
       (any_requires_grad(in) || any_requires_grad(ArrayRef<Tensor>(&out, 1)) ||
-       (out.impl()->view_base && out.impl()->view_base->autograd && out.impl()->view_base->autograd->requires_grad)))
+       base_requires_grad(out)))
     return dispatch_into_with_grad(d, id, in, a, out);
   OpCall c{d, in, a};
   Metas m;

@@ -133,6 +133,11 @@ struct AutogradHooks {
 extern const AutogradHooks* g_autograd;
 // Gives dst the autograd identity (requires_grad, grad_fn, output_nr) of src.
 void rebind_grad(const Tensor& dst, const Tensor& src);
+// True when t views a base that takes part in autograd (writes into t must enter its history).
+inline bool base_requires_grad(const Tensor& t) {
+  const auto& b = t.impl()->view_base;
+  return b && b->autograd && b->autograd->requires_grad;
+}
 
 // Thread-local switches read by the door.
 struct ThreadState {

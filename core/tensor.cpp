@@ -122,8 +122,8 @@ Tensor& Tensor::copy_(const Tensor& src, bool) {
              " is not broadcastable to the destination shape ", sizes());
     s = s.expand(sizes());
   }
-  const bool base_rg = impl()->view_base && impl()->view_base->autograd && impl()->view_base->autograd->requires_grad;
-  if (FW_UNLIKELY(g_autograd != nullptr) && is_grad_enabled() && (s.requires_grad() || requires_grad() || base_rg)) {
+  if (FW_UNLIKELY(g_autograd != nullptr) && is_grad_enabled() &&
+      (s.requires_grad() || requires_grad() || base_requires_grad(*this))) {
     g_autograd->check_inplace(op_def(OpId::copy), *this);
     Tensor r = s.to(dtype(), false, /*copy=*/true);
     {
