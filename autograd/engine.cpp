@@ -130,6 +130,8 @@ Tensor root_grad(const Tensor& t, const Tensor& g, const char* op) {
 
 variable_list grad(const variable_list& outputs, const variable_list& inputs, const variable_list& grad_outputs,
                    std::optional<bool> retain_graph, bool create_graph, bool allow_unused) {
+  FW_CHECK(fw::detail::tls().tracer == nullptr, "[autograd::grad] called inside a function being compiled by "
+           "fw::compile; compile the forward function and take gradients of its results outside it");
   FW_CHECK(grad_outputs.empty() || grad_outputs.size() == outputs.size(), "[autograd::grad] got ", grad_outputs.size(),
            " grad_outputs for ", outputs.size(), " outputs");
   std::vector<Node::Edge> roots;
@@ -158,6 +160,9 @@ variable_list grad(const variable_list& outputs, const variable_list& inputs, co
 
 void backward(const variable_list& tensors, const variable_list& grad_tensors, std::optional<bool> retain_graph,
               bool create_graph, const variable_list& inputs) {
+  FW_CHECK(fw::detail::tls().tracer == nullptr, "[backward] backward() was called inside a function being "
+           "compiled by fw::compile; compile the forward (or loss) function and call backward() and the optimizer "
+           "step outside it: the compiled forward's backward graph is compiled too");
   FW_CHECK(grad_tensors.empty() || grad_tensors.size() == tensors.size(), "[backward] got ", grad_tensors.size(),
            " gradients for ", tensors.size(), " tensors");
   std::vector<Node::Edge> roots;

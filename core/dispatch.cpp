@@ -61,6 +61,7 @@ static void check_inputs(const OpDef& d, ArrayRef<Tensor> in) {
 // recording hook in at the tls() check below and are filled in by their issues; both reuse
 // meta, so a shape error reads the same eager, traced or compiled.
 Outs dispatch(OpId id, ArrayRef<Tensor> in, const OpAttrs& a) {
+  if (void* tr = tls().tracer; FW_UNLIKELY(tr != nullptr)) return g_tracer->dispatch(tr, id, in, a);
   const OpDef& d = op_def(id);
   check_inputs(d, in);
   OpCall c{d, in, a};
@@ -96,6 +97,7 @@ static bool overlaps_differently(const Tensor& out, ArrayRef<Tensor> in) {
 }
 
 void dispatch_into(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, const Tensor& out) {
+  if (void* tr = tls().tracer; FW_UNLIKELY(tr != nullptr)) return g_tracer->dispatch_into(tr, id, in, a, out);
   const OpDef& d = op_def(id);
   check_inputs(d, in);
   FW_CHECK(out.defined(), "[", d.name, "] output tensor is undefined");
@@ -142,6 +144,15 @@ void bump_version(const Tensor& t, const char* writer) {
 }
 
 const AutogradHooks* g_autograd = nullptr;
+const TracerHooks* g_tracer = nullptr;
+
+void placeholder_data_access(const TensorImpl* t) {
+  void* tr = tls().tracer;
+  FW_CHECK(tr != nullptr && g_tracer != nullptr,
+           "[data_ptr] this tensor is a value traced by fw::compile and has no data outside its trace "
+           "(do not keep tensors created inside a compiled function's trace; use its results)");
+  g_tracer->materialize(tr, t);
+}
 
 
 // Note [In-place ops under autograd]

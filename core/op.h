@@ -139,10 +139,19 @@ inline bool base_requires_grad(const Tensor& t) {
   return b && b->autograd && b->autograd->requires_grad;
 }
 
+// fw::compile's entry points into the door, installed by jit/ while a trace runs on a thread
+// (core does not depend on jit). tls().tracer holds the active trace; the hooks receive it.
+struct TracerHooks {
+  Outs (*dispatch)(void* tracer, OpId id, ArrayRef<Tensor> in, const OpAttrs& a);
+  void (*dispatch_into)(void* tracer, OpId id, ArrayRef<Tensor> in, const OpAttrs& a, const Tensor& out);
+  void (*materialize)(void* tracer, const TensorImpl* t);  // data access on a placeholder
+};
+extern const TracerHooks* g_tracer;
+
 // Thread-local switches read by the door.
 struct ThreadState {
   bool grad_enabled = true;
-  void* tracer = nullptr;  // set by fw::compile's tracer
+  void* tracer = nullptr;  // the active fw::compile trace on this thread (hooks: g_tracer)
 };
 ThreadState& tls();
 

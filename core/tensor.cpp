@@ -122,6 +122,12 @@ Tensor& Tensor::copy_(const Tensor& src, bool) {
              " is not broadcastable to the destination shape ", sizes());
     s = s.expand(sizes());
   }
+  if (FW_UNLIKELY(tls().tracer != nullptr)) {  // fw::compile: recorded like any in-place op
+    OpAttrs a;
+    a.dtype = dtype();
+    dispatch_into(OpId::copy, {s}, a, *this);
+    return *this;
+  }
   if (FW_UNLIKELY(g_autograd != nullptr) && is_grad_enabled() &&
       (s.requires_grad() || requires_grad() || base_requires_grad(*this))) {
     g_autograd->check_inplace(op_def(OpId::copy), *this);
@@ -149,6 +155,14 @@ Tensor& Tensor::copy_(const Tensor& src, bool) {
 }
 
 Tensor& Tensor::fill_(const Scalar& v) {
+  if (FW_UNLIKELY(tls().tracer != nullptr)) {  // fw::compile: recorded like any in-place op
+    OpAttrs a;
+    a.s0 = v;
+    a.ints = DimVec(sizes());
+    a.dtype = dtype();
+    dispatch_into(OpId::fill, {}, a, *this);
+    return *this;
+  }
   if (FW_UNLIKELY(g_autograd != nullptr) && is_grad_enabled() && requires_grad()) {
     g_autograd->check_inplace(op_def(OpId::fill), *this);
     Tensor r = full({}, v, dtype()).expand(sizes());

@@ -18,6 +18,8 @@ struct StorageImpl : RefCounted {
   std::atomic<uint32_t> version{0};
   // Name of the last in-place op that wrote here (for autograd's error message).
   const char* last_writer = nullptr;
+  // A value traced by fw::compile: no memory until the trace materialises it (DESIGN.md §6).
+  bool placeholder = false;
   // Empty for memory from fw's caching allocator; otherwise called with data on release.
   std::function<void(void*)> deleter;
   StorageImpl(size_t n, Device d);                          // allocates from the caching allocator

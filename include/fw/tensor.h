@@ -61,6 +61,12 @@ struct AutogradMeta {
   uint32_t view_gen = 0;    // views: the base's rebase_gen their grad_fn was derived at
 };
 
+namespace detail {
+// Data access on a fw::compile placeholder (a traced value without memory yet): materialises it
+// through the active tracer (a graph break), or raises when no trace owns it.
+void placeholder_data_access(const struct TensorImpl* t);
+}  // namespace detail
+
 struct TensorImpl : RefCounted {
   intrusive_ptr<StorageImpl> storage;
   DimVec sizes, strides;
@@ -75,6 +81,7 @@ struct TensorImpl : RefCounted {
   // Recomputes numel and the contiguity flag after sizes/strides change.
   void refresh();
   void* data() const {
+    if (FW_UNLIKELY(storage->placeholder)) detail::placeholder_data_access(this);
     return static_cast<char*>(storage->data) + offset * int64_t(element_size(dtype));
   }
 };

@@ -1,0 +1,462 @@
+// fw::compile's engine: guards, the per-function cache of captures, recompiles, automatic dynamic
+// shapes and the eager fallback past the cache limit.
+//
+// Note [Guards and dynamic shapes]
+// A capture is valid for calls whose tensor arguments have the dtypes, ranks, sizes, strides and
+// requires_grad flags seen when it was traced, the same non-tensor arguments (by value) and the
+// same grad mode; captured tensors (parameters) must keep their dtype, sizes and requires_grad,
+// and a compiled module's parameter list must keep its identity. A miss traces again. When a
+// miss differs from an earlier capture only in some sizes, those dimensions become dynamic
+// (dynamic=nullopt) and the new capture is a family: a call with new sizes in dynamic dimensions
+// re-runs the tracer (meta only: microseconds per op) and reuses the family's kernels, whose
+// source takes every size as an argument, so no compiler runs; the family keeps a small map from
+// concrete sizes to built programs so repeated sizes replay directly. This gives what symbolic
+// sizes give (no recompilation per size) without symbolic shape arithmetic in every op's meta;
+// its cost is one trace per new size. Past cache_limit captures the function runs eagerly, with
+// one warning naming the guard that kept failing.
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+
+#include "core/op.h"
+#include "jit/log.h"
+#include "jit/program.h"
+#include "jit/tracer.h"
+
+namespace fw {
+
+CompileOptions& CompileOptions::backend(std::string b) {
+  FW_CHECK(b == "inductor" || b == "aot_eager" || b == "eager", "[fw::compile] unknown backend '", b,
+           "' (expected inductor, aot_eager or eager)");
+  backend_ = std::move(b);
+  return *this;
+}
+CompileOptions& CompileOptions::mode(std::string m) {
+  FW_CHECK(m == "default" || m == "max-autotune" || m == "reduce-overhead", "[fw::compile] unknown mode '", m,
+           "' (expected default, max-autotune or reduce-overhead)");
+  mode_ = std::move(m);
+  return *this;
+}
+CompileOptions& CompileOptions::dynamic(std::optional<bool> d) {
+  dynamic_ = d;
+  return *this;
+}
+CompileOptions& CompileOptions::fullgraph(bool f) {
+  fullgraph_ = f;
+  return *this;
+}
+CompileOptions& CompileOptions::cache_limit(int n) {
+  FW_CHECK(n >= 1, "[fw::compile] cache_limit must be at least 1, got ", n);
+  cache_limit_ = n;
+  return *this;
+}
+
+namespace jit {
+
+std::string Explanation::str() const {
+  std::ostringstream os;
+  os << "graphs: " << graph_count << ", graph breaks: " << breaks.size() << ", recompiles: " << recompiles << "\n";
+  for (size_t i = 0; i < graphs.size(); i++)
+    os << "--- graph " << i << " (" << ops_per_graph[i] << " ops)\n" << graphs[i];
+  for (auto& b : breaks) os << "break at " << b.op << ": " << b.reason << "\n";
+  os << "guards:\n";
+  for (auto& g : guards) os << "  " << g << "\n";
+  return os.str();
+}
+
+namespace log {
+unsigned enabled() {
+  static const unsigned mask = [] {
+    const char* e = std::getenv("FW_LOGS");
+    if (!e) return 0u;
+    std::string s(e);
+    unsigned m = 0;
+    std::stringstream ss(s);
+    for (std::string t; std::getline(ss, t, ',');) {
+      if (t == "all") m = ~0u;
+      else if (t == "graphs") m |= kGraphs;
+      else if (t == "guards") m |= kGuards;
+      else if (t == "recompiles") m |= kRecompiles;
+      else if (t == "breaks") m |= kBreaks;
+      else if (t == "fusion") m |= kFusion;
+      else if (t == "kernels") m |= kKernels;
+      else if (t == "perf") m |= kPerf;
+    }
+    return m;
+  }();
+  return mask;
+}
+void emit(const char* topic, const std::string& text) {
+  static std::mutex mu;
+  std::lock_guard<std::mutex> l(mu);
+  std::cerr << "[fw:" << topic << "] " << text;
+  if (text.empty() || text.back() != '\n') std::cerr << '\n';
+}
+}  // namespace log
+
+namespace detail {
+
+void key_bytes(std::string& k, const void* p, size_t n) { k.append(static_cast<const char*>(p), n); }
+
+namespace {
+
+struct TensorGuard {
+  ScalarType dtype;
+  DimVec sizes, strides;
+  bool requires_grad;
+  bool contiguous;
+  static TensorGuard of(const Tensor& t) {
+    return {t.dtype(), DimVec(t.sizes()), DimVec(t.strides()), t.requires_grad(), t.is_contiguous()};
+  }
+};
+
+std::string guard_str(const char* what, size_t i, const TensorGuard& g, const std::vector<char>* dyn) {
+  std::ostringstream os;
+  os << what << " " << i << ": dtype " << dtype_short(g.dtype) << ", sizes [";
+  for (size_t d = 0; d < g.sizes.size(); d++)
+    os << (d ? "," : "") << ((dyn && (*dyn)[d]) ? std::string("s") + std::to_string(d) : std::to_string(g.sizes[d]));
+  os << "], " << (dyn ? (g.contiguous ? "contiguous" : "non-contiguous") : "strides " + fw::detail::shape_str(g.strides))
+     << ", requires_grad " << (g.requires_grad ? "true" : "false");
+  return os.str();
+}
+
+struct Entry {
+  std::string key;
+  bool grad = true;
+  std::vector<TensorGuard> in;
+  std::vector<std::vector<char>> dyn;  // per input, per dim: size not guarded
+  bool dynamic = false;
+  bool retrace = false;  // broke or leaked: traced on every call
+  std::vector<size_t> lens;
+  std::shared_ptr<Program> program;
+  Graph graph;  // the capture (externals hold the captured tensors)
+  std::vector<TensorGuard> ext;
+  std::map<std::vector<int64_t>, std::pair<std::shared_ptr<Program>, Graph>> by_shape;  // dynamic family
+};
+
+}  // namespace
+
+struct CompiledFn::State {
+  CompileOptions opts;
+  std::string name;
+  std::mutex mu;
+  std::vector<std::unique_ptr<Entry>> entries;
+  std::vector<std::vector<char>> dyn;  // learned dynamic dims per input
+  std::function<std::vector<Tensor>()> tensor_list;
+  std::vector<const TensorImpl*> tensor_ids;
+  std::map<std::string, std::shared_ptr<Program>> segment_cache;  // graph text -> program
+  bool warned = false;
+  std::string last_miss;
+  Explanation expl;
+};
+
+namespace {
+std::mutex g_registry_mu;
+std::set<CompiledFn::State*>& registry() {
+  static std::set<CompiledFn::State*> r;
+  return r;
+}
+
+std::string miss_reason(const Entry& e, const std::vector<Tensor>& in, const std::string& key, bool grad) {
+  if (e.key != key) return "a non-tensor argument (or the arguments' structure) changed";
+  if (e.grad != grad) return std::string("grad mode changed to ") + (grad ? "enabled" : "disabled");
+  for (size_t i = 0; i < in.size(); i++) {
+    const TensorGuard& g = e.in[i];
+    const Tensor& t = in[i];
+    std::ostringstream os;
+    os << "input " << i << ": ";
+    if (t.dtype() != g.dtype) return os.str() + "dtype was " + dtype_short(g.dtype) + ", now " + dtype_short(t.dtype());
+    if (size_t(t.dim()) != g.sizes.size())
+      return os.str() + "rank was " + std::to_string(g.sizes.size()) + ", now " + std::to_string(t.dim());
+    for (int64_t d = 0; d < t.dim(); d++)
+      if (!e.dyn[i][d] && t.sizes()[d] != g.sizes[d])
+        return os.str() + "size of dim " + std::to_string(d) + " was " + std::to_string(g.sizes[d]) + ", now " +
+               std::to_string(t.sizes()[d]);
+    if (t.requires_grad() != g.requires_grad) return os.str() + "requires_grad changed";
+    if (!e.dynamic && !t.strides().equals(g.strides))
+      return os.str() + "strides were " + fw::detail::shape_str(g.strides) + ", now " + fw::detail::shape_str(t.strides());
+    if (e.dynamic && t.is_contiguous() != g.contiguous) return os.str() + "contiguity changed";
+  }
+  for (size_t j = 0; j < e.ext.size(); j++) {
+    const Tensor& t = e.graph.external_tensors[j];
+    const TensorGuard& g = e.ext[j];
+    if (t.dtype() != g.dtype || !t.sizes().equals(g.sizes) || t.requires_grad() != g.requires_grad)
+      return "captured tensor " + std::to_string(j) + " changed dtype, sizes or requires_grad";
+  }
+  return "";
+}
+
+bool matches(const Entry& e, const std::vector<Tensor>& in, const std::string& key, bool grad) {
+  if (e.key != key || e.grad != grad || e.in.size() != in.size()) return false;
+  for (size_t i = 0; i < in.size(); i++) {
+    const TensorGuard& g = e.in[i];
+    const TensorImpl* t = in[i].impl().get();
+    if (t->dtype != g.dtype || t->sizes.size() != g.sizes.size()) return false;
+    bool rg = t->autograd && t->autograd->requires_grad;
+    if (rg != g.requires_grad) return false;
+    if (e.dynamic) {
+      for (size_t d = 0; d < g.sizes.size(); d++)
+        if (!e.dyn[i][d] && t->sizes[d] != g.sizes[d]) return false;
+      if (t->contiguous != g.contiguous) return false;
+    } else {
+      if (!(t->sizes == g.sizes) || !(t->strides == g.strides)) return false;
+    }
+  }
+  for (size_t j = 0; j < e.ext.size(); j++) {
+    const TensorImpl* t = e.graph.external_tensors[j].impl().get();
+    const TensorGuard& g = e.ext[j];
+    bool rg = t->autograd && t->autograd->requires_grad;
+    if (t->dtype != g.dtype || !(t->sizes == g.sizes) || rg != g.requires_grad) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+CompiledFn::CompiledFn(CompileOptions o, std::string name) : s_(std::make_unique<State>()) {
+  s_->opts = std::move(o);
+  s_->name = std::move(name);
+  std::lock_guard<std::mutex> l(g_registry_mu);
+  registry().insert(s_.get());
+}
+
+CompiledFn::~CompiledFn() {
+  std::lock_guard<std::mutex> l(g_registry_mu);
+  registry().erase(s_.get());
+}
+
+void CompiledFn::guard_tensors(std::function<std::vector<Tensor>()> list) {
+  s_->tensor_list = std::move(list);
+  for (auto& t : s_->tensor_list()) s_->tensor_ids.push_back(t.impl().get());
+}
+
+Explanation CompiledFn::explain() const {
+  std::lock_guard<std::mutex> l(s_->mu);
+  return s_->expl;
+}
+
+namespace {
+
+struct Captured {
+  bool replayable = false;
+  Graph graph;
+  std::vector<Tensor> results;  // when not replayable: the real results of this call
+  std::vector<size_t> lens;
+};
+
+// Traces run(inputs). Segments that run during the trace (graph breaks) are built through the
+// function's segment cache.
+Captured capture(CompiledFn::State& s, const std::vector<Tensor>& inputs, const CompiledFn::Runner& run) {
+  auto seg_runner = [&s](Graph& g, ArrayRef<Tensor> ins) {
+    std::string text = g.dump();
+    std::shared_ptr<Program> p;
+    {
+      auto it = s.segment_cache.find(text);
+      if (it != s.segment_cache.end()) p = it->second;
+    }
+    if (!p) {
+      log::graphs(s.name, ": segment graph\n", text);
+      s.expl.graphs.push_back(text);
+      s.expl.ops_per_graph.push_back(int(g.nodes.size()));
+      s.expl.graph_count++;
+      p = build_program(g, s.opts);
+      if (s.segment_cache.size() > 256) s.segment_cache.clear();
+      s.segment_cache[text] = p;
+    }
+    return p->run(ins, g.external_tensors);
+  };
+  Tracer T(inputs, s.opts.fullgraph(), seg_runner);
+  Captured c;
+  std::vector<Tensor> outs;
+  {
+    Tracer::Scope scope(T);
+    outs = run(T.inputs(), c.lens);
+  }
+  c.replayable = T.finish(outs);
+  outs.clear();
+  for (auto& b : T.breaks()) s.expl.breaks.push_back({b.op, b.reason});
+  for (auto& n : T.escape_notes) {
+    s.expl.breaks.push_back({"escape", n});
+    log::breaks(s.name, ": ", n);
+  }
+  if (c.replayable) c.graph = std::move(T.graph());
+  else c.results = std::move(T.results());
+  return c;
+}
+
+std::vector<int64_t> shape_key(const std::vector<Tensor>& in) {
+  std::vector<int64_t> k;
+  for (auto& t : in) {
+    k.push_back(t.dim());
+    for (int64_t s : t.sizes()) k.push_back(s);
+    for (int64_t s : t.strides()) k.push_back(s);
+  }
+  return k;
+}
+
+}  // namespace
+
+CompiledFn::Result CompiledFn::call(const std::vector<Tensor>& inputs, const std::string& key, const Runner& run) {
+  Result r;
+  if (fw::detail::tls().tracer) {  // called inside another capture: trace through it
+    r.outs = run(inputs, r.lens);
+    return r;
+  }
+  State& s = *s_;
+  std::unique_lock<std::mutex> lock(s.mu);
+  bool grad = fw::detail::tls().grad_enabled;
+  if (s.tensor_list) {
+    std::vector<Tensor> ts = s.tensor_list();
+    bool same = ts.size() == s.tensor_ids.size();
+    for (size_t i = 0; same && i < ts.size(); i++) same = ts[i].impl().get() == s.tensor_ids[i];
+    if (!same) {
+      log::recompiles(s.name, ": the module's parameters or buffers were replaced; dropping ", s.entries.size(),
+                      " capture(s)");
+      s.entries.clear();
+      s.tensor_ids.clear();
+      for (auto& t : ts) s.tensor_ids.push_back(t.impl().get());
+    }
+  }
+  Entry* hit = nullptr;
+  for (auto& e : s.entries)
+    if (matches(*e, inputs, key, grad)) {
+      hit = e.get();
+      break;
+    }
+  if (hit && !hit->retrace && !hit->dynamic) {
+    std::shared_ptr<Program> p = hit->program;
+    r.lens = hit->lens;
+    Entry* e = hit;
+    lock.unlock();
+    r.outs = p->run(inputs, e->graph.external_tensors);
+    return r;
+  }
+  if (!hit) {
+    std::string why = s.entries.empty() ? "first call" : miss_reason(*s.entries.back(), inputs, key, grad);
+    if (int(s.entries.size()) >= s.opts.cache_limit()) {
+      if (!s.warned) {
+        s.warned = true;
+        std::cerr << "[fw::compile] warning: " << s.name << " hit cache_limit (" << s.opts.cache_limit()
+                  << "); running it eagerly from now on. The guard that kept failing: " << why << "\n";
+      }
+      lock.unlock();
+      r.outs = run(inputs, r.lens);
+      return r;
+    }
+    if (!s.entries.empty()) {
+      s.expl.recompiles++;
+      log::recompiles(s.name, ": recompiling (", why, ")");
+    }
+    // Automatic dynamic shapes: dims whose size changed against a capture of the same signature.
+    if (s.dyn.size() != inputs.size()) {
+      s.dyn.assign(inputs.size(), {});
+      for (size_t i = 0; i < inputs.size(); i++) s.dyn[i].assign(inputs[i].dim(), 0);
+    }
+    bool dynamic = false;
+    if (s.opts.dynamic() == true) {
+      for (size_t i = 0; i < inputs.size(); i++) s.dyn[i].assign(inputs[i].dim(), 1);
+      dynamic = true;
+    } else if (!s.opts.dynamic().has_value()) {
+      for (auto& e : s.entries) {
+        if (e->key != key || e->grad != grad || e->in.size() != inputs.size()) continue;
+        bool same_sig = true;
+        for (size_t i = 0; i < inputs.size() && same_sig; i++)
+          same_sig = e->in[i].dtype == inputs[i].dtype() && int64_t(e->in[i].sizes.size()) == inputs[i].dim() &&
+                     e->in[i].requires_grad == inputs[i].requires_grad();
+        if (!same_sig) continue;
+        for (size_t i = 0; i < inputs.size(); i++) {
+          if (s.dyn[i].size() != size_t(inputs[i].dim())) s.dyn[i].assign(inputs[i].dim(), 0);
+          for (int64_t d = 0; d < inputs[i].dim(); d++)
+            if (e->in[i].sizes[d] != inputs[i].sizes()[d]) {
+              if (!s.dyn[i][d]) log::recompiles(s.name, ": input ", i, " dim ", d, " is dynamic from now on");
+              s.dyn[i][d] = 1;
+              dynamic = true;
+            }
+        }
+      }
+    }
+    auto e = std::make_unique<Entry>();
+    e->key = key;
+    e->grad = grad;
+    for (size_t i = 0; i < inputs.size(); i++) {
+      e->in.push_back(TensorGuard::of(inputs[i]));
+      std::vector<char> d(inputs[i].dim(), 0);
+      if (dynamic && s.dyn[i].size() == d.size()) d = s.dyn[i];
+      e->dyn.push_back(d);
+    }
+    e->dynamic = dynamic;
+    hit = e.get();
+    s.entries.push_back(std::move(e));
+  }
+  Entry& e = *hit;
+  std::vector<int64_t> skey;
+  if (e.dynamic && !e.retrace) {
+    skey = shape_key(inputs);
+    auto it = e.by_shape.find(skey);
+    if (it != e.by_shape.end()) {
+      r.lens = e.lens;
+      return {it->second.first->run(inputs, it->second.second.external_tensors), e.lens};
+    }
+  }
+  size_t nbreaks = s.expl.breaks.size();
+  Captured c = capture(s, inputs, run);
+  r.lens = c.lens;
+  e.lens = c.lens;
+  // The guard list of this capture (for explain and FW_LOGS=guards).
+  s.expl.guards.clear();
+  s.expl.guards.push_back(std::string("grad mode ") + (grad ? "enabled" : "disabled"));
+  if (!key.empty()) s.expl.guards.push_back("non-tensor arguments equal to those of the capture (by value)");
+  for (size_t i = 0; i < inputs.size(); i++)
+    s.expl.guards.push_back(guard_str("input", i, e.in[i], e.dynamic ? &e.dyn[i] : nullptr));
+  if (!c.replayable) {
+    e.retrace = true;
+    if (s.expl.breaks.size() != nbreaks)
+      log::guards(s.name, ": re-traced on every call (graph breaks); kernels are cached");
+    return {std::move(c.results), c.lens};
+  }
+  for (size_t j = 0; j < c.graph.external_tensors.size(); j++)
+    s.expl.guards.push_back(guard_str("captured tensor", j, TensorGuard::of(c.graph.external_tensors[j]), nullptr) +
+                            " (identity)");
+  if (log::enabled() & log::kGuards)
+    for (auto& g : s.expl.guards) log::guards(s.name, ": ", g);
+  std::string text = c.graph.dump();
+  log::graphs(s.name, ": captured graph\n", text);
+  s.expl.graphs.push_back(text);
+  s.expl.ops_per_graph.push_back(int(c.graph.nodes.size()));
+  s.expl.graph_count++;
+  std::vector<TensorGuard> ext;
+  for (auto& t : c.graph.external_tensors) ext.push_back(TensorGuard::of(t));
+  std::shared_ptr<Program> p = build_program(c.graph, s.opts);
+  Graph g = std::move(c.graph);
+  if (e.dynamic) {
+    if (e.by_shape.size() >= 64) e.by_shape.clear();
+    auto& slot = e.by_shape[skey];
+    slot = {p, std::move(g)};
+    lock.unlock();
+    r.outs = p->run(inputs, slot.second.external_tensors);
+    return r;
+  }
+  e.program = p;
+  e.graph = std::move(g);
+  e.ext = std::move(ext);
+  lock.unlock();
+  r.outs = p->run(inputs, e.graph.external_tensors);
+  return r;
+}
+
+}  // namespace detail
+
+void reset() {
+  std::lock_guard<std::mutex> l(detail::g_registry_mu);
+  for (auto* s : detail::registry()) {
+    std::lock_guard<std::mutex> l2(s->mu);
+    s->entries.clear();
+    s->dyn.clear();
+    s->segment_cache.clear();
+    s->warned = false;
+  }
+}
+
+}  // namespace jit
+}  // namespace fw

@@ -1,0 +1,255 @@
+// Graph IR: dump, verifier, interpreter, DCE and CSE (Note [Graph IR] in ir.h).
+#include "jit/ir.h"
+
+#include <map>
+#include <sstream>
+
+namespace fw::jit {
+
+using fw::detail::op_def;
+using fw::detail::OpKind;
+
+const char* dtype_short(ScalarType t) {
+  switch (t) {
+    case kFloat: return "f32";
+    case kDouble: return "f64";
+    case kHalf: return "f16";
+    case kBFloat16: return "bf16";
+    case kLong: return "i64";
+    case kInt: return "i32";
+    case kShort: return "i16";
+    case kChar: return "i8";
+    case kByte: return "u8";
+    case kBool: return "b8";
+    case kComplexFloat: return "c64";
+    case kComplexDouble: return "c128";
+    default: return "?";
+  }
+}
+
+static void list(std::ostream& os, IntArrayRef v) {
+  os << '[';
+  for (size_t i = 0; i < v.size(); i++) os << (i ? "," : "") << v[i];
+  os << ']';
+}
+
+std::string op_attrs_str(OpId op, const OpAttrs& a) {
+  std::ostringstream os;
+  auto sep = [&, first = true]() mutable -> std::ostream& {
+    os << (first ? "" : ", ");
+    first = false;
+    return os;
+  };
+  if (!a.ints.empty()) list(sep() << "ints=", a.ints);
+  if (!a.ints2.empty()) list(sep() << "ints2=", a.ints2);
+  if (!a.ints3.empty()) list(sep() << "ints3=", a.ints3);
+  if (a.s0.type() != kLong || a.s0.toLong() != 0) sep() << "s0=" << a.s0;
+  if (a.s1.type() != kLong || a.s1.toLong() != 0) sep() << "s1=" << a.s1;
+  if (a.i0) sep() << "i0=" << a.i0;
+  if (a.i1) sep() << "i1=" << a.i1;
+  if (a.i2) sep() << "i2=" << a.i2;
+  os.precision(17);
+  if (a.f0 != 0) sep() << "f0=" << a.f0;
+  if (a.f1 != 0) sep() << "f1=" << a.f1;
+  if (a.f2 != 0) sep() << "f2=" << a.f2;
+  if (a.flags) sep() << "flags=" << a.flags;
+  if (a.has_dtype()) sep() << "dtype=" << dtype_short(a.dtype);
+  return os.str();
+}
+
+std::string Graph::dump() const {
+  std::ostringstream os;
+  auto meta = [&](int v) {
+    const ValueInfo& x = values[v];
+    os << dtype_short(x.dtype);
+    list(os, x.sizes);
+    bool contiguous = x.strides == fw::detail::contiguous_strides(x.sizes);
+    if (!contiguous || x.offset) {
+      os << "{strides=";
+      list(os, x.strides);
+      if (x.offset) os << ",offset=" << x.offset;
+      os << '}';
+    }
+    if (x.requires_grad) os << " grad";
+  };
+  for (size_t i = 0; i < inputs.size(); i++) {
+    os << "%" << inputs[i] << " = input(" << i << ") : ";
+    meta(inputs[i]);
+    os << "\n";
+  }
+  for (size_t i = 0; i < externals.size(); i++) {
+    os << "%" << externals[i] << " = external(" << i << ") : ";
+    meta(externals[i]);
+    os << "\n";
+  }
+  for (const Node& n : nodes) {
+    for (size_t k = 0; k < n.out.size(); k++) os << (k ? ", %" : "%") << n.out[k];
+    os << " = " << op_def(n.op).name << "(";
+    for (size_t k = 0; k < n.in.size(); k++) os << (k ? ", %" : "%") << n.in[k];
+    std::string at = op_attrs_str(n.op, n.attrs);
+    if (!at.empty()) os << (n.in.empty() ? "" : "; ") << at;
+    os << ") : ";
+    for (size_t k = 0; k < n.out.size(); k++) {
+      if (k) os << ", ";
+      meta(n.out[k]);
+    }
+    os << "\n";
+  }
+  for (const Writeback& w : writebacks)
+    os << (w.target_kind == ValueKind::Input ? "input(" : "external(") << w.target << ") <- %" << w.value << "\n";
+  os << "return (";
+  for (size_t i = 0; i < outputs.size(); i++) os << (i ? ", %" : "%") << outputs[i];
+  os << ")\n";
+  return os.str();
+}
+
+void Graph::verify() const {
+  std::vector<char> defined(values.size(), 0);
+  auto def = [&](int v, const char* what) {
+    FW_CHECK(v >= 0 && size_t(v) < values.size(), "[jit::verify] ", what, " refers to value %", v,
+             " outside the graph's ", values.size(), " values");
+    FW_CHECK(!defined[v], "[jit::verify] value %", v, " is defined twice (", what, ")");
+    defined[v] = 1;
+  };
+  auto use = [&](int v, const char* what) {
+    FW_CHECK(v >= 0 && size_t(v) < values.size() && defined[v], "[jit::verify] ", what, " uses %", v,
+             " before it is defined");
+  };
+  FW_CHECK(external_tensors.size() == externals.size(), "[jit::verify] ", externals.size(),
+           " external values but ", external_tensors.size(), " captured tensors");
+  for (int v : inputs) def(v, "input");
+  for (int v : externals) def(v, "external");
+  for (size_t i = 0; i < nodes.size(); i++) {
+    const Node& n = nodes[i];
+    const char* name = op_def(n.op).name;
+    for (int v : n.in) use(v, name);
+    for (size_t k = 0; k < n.out.size(); k++) {
+      def(n.out[k], name);
+      const ValueInfo& x = values[n.out[k]];
+      FW_CHECK(x.kind == ValueKind::Node && x.index == int(i) && x.out_nr == int(k), "[jit::verify] %", n.out[k],
+               " does not record node ", i, " (", name, ") as its producer");
+    }
+  }
+  for (int v : outputs) use(v, "return");
+  for (const Writeback& w : writebacks) use(w.value, "writeback");
+}
+
+std::vector<Tensor> interpret(const Graph& g, ArrayRef<Tensor> inputs, ArrayRef<Tensor> externals) {
+  FW_CHECK(inputs.size() == g.inputs.size(), "[jit::interpret] the graph takes ", g.inputs.size(),
+           " tensor inputs, got ", inputs.size());
+  std::vector<Tensor> env(g.values.size());
+  for (size_t i = 0; i < g.inputs.size(); i++) env[g.inputs[i]] = inputs[i];
+  for (size_t i = 0; i < g.externals.size(); i++) env[g.externals[i]] = externals[i];
+  std::vector<Tensor> in;
+  for (const Node& n : g.nodes) {
+    in.clear();
+    for (int v : n.in) in.push_back(env[v]);
+    fw::detail::Outs o = fw::detail::dispatch(n.op, in, n.attrs);
+    for (size_t k = 0; k < n.out.size(); k++) env[n.out[k]] = std::move(o[k]);
+  }
+  apply_writebacks(g, env, inputs, externals);
+  std::vector<Tensor> out;
+  for (int v : g.outputs) out.push_back(env[v]);
+  return out;
+}
+
+void apply_writebacks(const Graph& g, const std::vector<Tensor>& env, ArrayRef<Tensor> inputs,
+                      ArrayRef<Tensor> externals) {
+  for (const Writeback& w : g.writebacks) {
+    const Tensor& dst = w.target_kind == ValueKind::Input ? inputs[w.target] : externals[w.target];
+    const Tensor& src = env[w.value];
+    if (src.is_same(dst)) continue;
+    // A write into a tensor that takes part in autograd keeps autograd's in-place semantics;
+    // otherwise (parameters updated under no_grad, buffers) it is a plain copy.
+    const_cast<Tensor&>(dst).copy_(src);
+  }
+}
+
+// ---- passes
+
+static bool impure(OpId op) {
+  switch (op) {
+    case OpId::uniform:
+    case OpId::normal:
+    case OpId::randint:
+    case OpId::bernoulli:
+    case OpId::randperm: return true;  // draw from the generator: keep them, in order
+    default: return false;
+  }
+}
+
+// Renumbers nothing: removes nodes whose outputs nobody uses (keeping random ops, whose draws
+// keep the generator's stream identical to eager) and fixes the producer indices.
+int eliminate_dead_code(Graph& g) {
+  std::vector<char> live(g.values.size(), 0);
+  for (int v : g.outputs) live[v] = 1;
+  for (const Writeback& w : g.writebacks) live[w.value] = 1;
+  std::vector<char> keep(g.nodes.size(), 0);
+  for (size_t i = g.nodes.size(); i-- > 0;) {
+    const Node& n = g.nodes[i];
+    bool used = impure(n.op);
+    for (int v : n.out) used = used || live[v];
+    if (!used) continue;
+    keep[i] = 1;
+    for (int v : n.in) live[v] = 1;
+  }
+  std::vector<Node> nodes;
+  for (size_t i = 0; i < g.nodes.size(); i++)
+    if (keep[i]) {
+      for (size_t k = 0; k < g.nodes[i].out.size(); k++) {
+        ValueInfo& x = g.values[g.nodes[i].out[k]];
+        x.index = int(nodes.size());
+      }
+      nodes.push_back(std::move(g.nodes[i]));
+    }
+  int removed = int(g.nodes.size() - nodes.size());
+  g.nodes = std::move(nodes);
+  return removed;
+}
+
+static bool same_attrs(const OpAttrs& a, const OpAttrs& b) {
+  auto same_scalar = [](const Scalar& x, const Scalar& y) {
+    if (x.type() != y.type()) return false;
+    if (x.isComplex()) return x.toComplexDouble() == y.toComplexDouble();
+    if (x.isFloatingPoint()) {
+      double p = x.toDouble(), q = y.toDouble();
+      return p == q || (p != p && q != q);
+    }
+    return x.toLong() == y.toLong();
+  };
+  return a.ints == b.ints && a.ints2 == b.ints2 && a.ints3 == b.ints3 && same_scalar(a.s0, b.s0) &&
+         same_scalar(a.s1, b.s1) && a.i0 == b.i0 && a.i1 == b.i1 && a.i2 == b.i2 && a.f0 == b.f0 &&
+         a.f1 == b.f1 && a.f2 == b.f2 && a.flags == b.flags && a.dtype == b.dtype;
+}
+
+// Two calls of the same pure op on the same values with equal attrs compute the same thing:
+// later uses read the first one. Views are included (same view of the same value); node outputs
+// that are returned or written back keep their identity.
+int eliminate_common_subexpressions(Graph& g) {
+  std::vector<int> repl(g.values.size());
+  for (size_t v = 0; v < repl.size(); v++) repl[v] = int(v);
+  std::multimap<std::pair<int, std::vector<int>>, size_t> seen;
+  int merged = 0;
+  for (size_t i = 0; i < g.nodes.size(); i++) {
+    Node& n = g.nodes[i];
+    for (int& v : n.in) v = repl[v];
+    if (impure(n.op)) continue;
+    auto key = std::make_pair(int(n.op), n.in);
+    auto [lo, hi] = seen.equal_range(key);
+    bool done = false;
+    for (auto it = lo; it != hi && !done; ++it) {
+      const Node& m = g.nodes[it->second];
+      if (m.out.size() != n.out.size() || !same_attrs(m.attrs, n.attrs)) continue;
+      for (size_t k = 0; k < n.out.size(); k++) repl[n.out[k]] = m.out[k];
+      done = true;
+      merged++;
+    }
+    if (!done) seen.emplace(std::move(key), i);
+  }
+  for (int& v : g.outputs) v = repl[v];
+  for (Writeback& w : g.writebacks) w.value = repl[w.value];
+  if (merged) eliminate_dead_code(g);
+  return merged;
+}
+
+}  // namespace fw::jit

@@ -1,0 +1,86 @@
+// The graph IR of fw::compile (DESIGN.md §6): an SSA list of op calls over values with concrete
+// metadata, recorded by the tracer (jit/tracer.cpp) and run by the interpreter (the oracle) or by
+// a program built by codegen/.
+//
+// Note [Graph IR]
+// A value is produced once: by a graph input (a tensor argument of the call), an external (a
+// tensor the function captured: a parameter, a buffer, a constant made outside the trace), or a
+// node output. Nodes are primitive op calls (the op table's OpId + OpAttrs), so every pass and
+// backend sees the same ops eager runs. In-place ops are functionalised by the tracer: they become
+// out-of-place nodes, and a write into an input or external becomes a `writeback` that the runner
+// copies into the real tensor at the end (torch.func's functionalisation does the same job).
+// Views are ordinary nodes whose outputs record (sizes, strides, offset) relative to their root
+// buffer, so codegen folds them into indexing.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/op.h"
+
+namespace fw::jit {
+
+using fw::detail::OpAttrs;
+using fw::detail::OpId;
+
+enum class ValueKind : uint8_t { Input, External, Node };
+
+struct ValueInfo {
+  ValueKind kind = ValueKind::Node;
+  int index = 0;       // Input/External: position in inputs/externals; Node: node index
+  int out_nr = 0;      // Node: which output
+  DimVec sizes, strides;
+  int64_t offset = 0;  // storage offset, in elements
+  ScalarType dtype = kFloat;
+  bool requires_grad = false;
+  bool is_view = false;  // produced by a View op (shares its input's buffer)
+};
+
+struct Node {
+  OpId op;
+  OpAttrs attrs;
+  std::vector<int> in, out;
+};
+
+// (target, value): after the graph runs, `value` is copied into input/external `target`.
+struct Writeback {
+  ValueKind target_kind;  // Input or External
+  int target;             // index into the call's inputs / the graph's externals
+  int value;
+};
+
+struct Graph {
+  std::vector<ValueInfo> values;
+  std::vector<Node> nodes;
+  std::vector<int> inputs;     // value ids of the tensor arguments, in call order
+  std::vector<int> externals;  // value ids of captured tensors
+  std::vector<Tensor> external_tensors;  // the captured tensors themselves (identity)
+  std::vector<int> outputs;
+  std::vector<Writeback> writebacks;
+
+  int add_value(ValueInfo v) {
+    values.push_back(std::move(v));
+    return int(values.size()) - 1;
+  }
+  // Readable text: one line per value/node with shapes and dtypes ("%3 = mul(%1, %2) : f32[4,8]").
+  std::string dump() const;
+  // Checks SSA form, index ranges and that every node's meta reproduces its recorded outputs.
+  void verify() const;
+};
+
+// Runs g with eager kernels (the reference every compiled result is tested against). Under grad
+// mode the eager ops record autograd history as usual, so results are differentiable.
+std::vector<Tensor> interpret(const Graph& g, ArrayRef<Tensor> inputs, ArrayRef<Tensor> externals);
+
+// Copies the writebacks' values into their targets (shared by every runner).
+void apply_writebacks(const Graph& g, const std::vector<Tensor>& env, ArrayRef<Tensor> inputs,
+                      ArrayRef<Tensor> externals);
+
+// Passes (jit/passes.cpp). Each keeps the graph's interface (inputs, externals, outputs) intact.
+int eliminate_dead_code(Graph& g);        // returns the number of nodes removed
+int eliminate_common_subexpressions(Graph& g);
+
+std::string op_attrs_str(OpId op, const OpAttrs& a);
+const char* dtype_short(ScalarType t);
+
+}  // namespace fw::jit

@@ -1,0 +1,449 @@
+// The tracer (Note [Tracing and graph breaks] in tracer.h).
+#include "jit/tracer.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "jit/log.h"
+
+namespace fw::jit {
+
+using namespace fw::detail;
+
+namespace {
+
+Outs hook_dispatch(void* t, OpId id, ArrayRef<Tensor> in, const OpAttrs& a) {
+  return static_cast<Tracer*>(t)->on_dispatch(id, in, a);
+}
+void hook_dispatch_into(void* t, OpId id, ArrayRef<Tensor> in, const OpAttrs& a, const Tensor& out) {
+  static_cast<Tracer*>(t)->on_dispatch_into(id, in, a, out);
+}
+void hook_materialize(void* t, const TensorImpl* impl) { static_cast<Tracer*>(t)->on_materialize(impl); }
+const TracerHooks kHooks{hook_dispatch, hook_dispatch_into, hook_materialize};
+
+// Runs real work (a segment, an eager op) with the tracer switched off on this thread.
+struct Suspend {
+  void* prev;
+  Suspend() : prev(tls().tracer) { tls().tracer = nullptr; }
+  ~Suspend() { tls().tracer = prev; }
+};
+
+bool wants_grad(ScalarType t) { return is_floating_point(t) || is_complex(t); }
+
+void set_requires_grad_flag(const Tensor& t, bool rg) {
+  auto& m = t.impl()->autograd;
+  if (!rg && !m) return;
+  if (!m) m = std::make_unique<AutogradMeta>();
+  m->requires_grad = rg;
+}
+
+constexpr uint32_t kHasOffset = 1;  // as_strided's flag (core/ops/shape.cpp)
+
+}  // namespace
+
+Tracer::Scope::Scope(Tracer& t) : prev(tls().tracer) {
+  g_tracer = &kHooks;
+  tls().tracer = &t;
+}
+Tracer::Scope::~Scope() { tls().tracer = prev; }
+
+Tracer::Tracer(std::vector<Tensor> real_inputs, bool fullgraph, SegmentRunner run)
+    : real_inputs_(std::move(real_inputs)), run_(std::move(run)), fullgraph_(fullgraph) {
+  for (size_t i = 0; i < real_inputs_.size(); i++) {
+    const Tensor& r = real_inputs_[i];
+    FW_CHECK(r.defined(), "[fw::compile] tensor argument #", i, " is undefined");
+    FW_CHECK(!r.impl()->storage->placeholder, "[fw::compile] tensor argument #", i,
+             " is a value traced by another fw::compile call that has finished");
+    Tensor alias = make_view(r, r.sizes(), r.strides(), r.storage_offset());
+    set_requires_grad_flag(alias, r.requires_grad());
+    ValueInfo v;
+    v.kind = ValueKind::Input;
+    v.index = int(i);
+    v.sizes = DimVec(r.sizes());
+    v.strides = DimVec(r.strides());
+    v.offset = r.storage_offset();
+    v.dtype = r.dtype();
+    v.requires_grad = r.requires_grad();
+    int id = g_.add_value(std::move(v));
+    g_.inputs.push_back(id);
+    value_of_[alias.impl().get()] = id;
+    held_.push_back(alias.impl());
+    aliases_.push_back(alias);
+  }
+}
+
+Tracer::~Tracer() {
+  for (auto& st : pending_) st->placeholder = false;
+}
+
+Tensor Tracer::placeholder(IntArrayRef sizes, ScalarType dtype) {
+  int64_t n = shape_numel(sizes, "empty");
+  auto st = make_intrusive<StorageImpl>(nullptr, size_t(n) * element_size(dtype), Device(kCPU), [](void*) {});
+  st->placeholder = true;
+  auto impl = make_intrusive<TensorImpl>();
+  impl->storage = std::move(st);
+  impl->sizes = DimVec(sizes);
+  impl->strides = contiguous_strides(sizes);
+  impl->dtype = dtype;
+  impl->numel = n;
+  impl->contiguous = true;
+  return Tensor(std::move(impl));
+}
+
+int Tracer::add_external(const Tensor& t) {
+  ValueInfo v;
+  v.kind = ValueKind::External;
+  v.index = int(g_.externals.size());
+  v.sizes = DimVec(t.sizes());
+  v.strides = DimVec(t.strides());
+  v.offset = t.storage_offset();
+  v.dtype = t.dtype();
+  v.requires_grad = t.requires_grad();
+  int id = g_.add_value(std::move(v));
+  g_.externals.push_back(id);
+  g_.external_tensors.push_back(t);
+  value_of_[t.impl().get()] = id;
+  held_.push_back(t.impl());
+  return id;
+}
+
+int Tracer::resolve(const Tensor& t) {
+  if (auto it = value_of_.find(t.impl().get()); it != value_of_.end()) return it->second;
+  StorageImpl* st = t.impl()->storage.get();
+  if (auto r = root_of_.find(st); r != root_of_.end()) {
+    // An alias of a traced buffer made without the door (detach(), a hand-built view): record it
+    // as a strided view of the value that fills the buffer.
+    OpAttrs a;
+    a.ints = DimVec(t.sizes());
+    a.ints2 = DimVec(t.strides());
+    a.i0 = t.storage_offset();
+    a.flags = kHasOffset;
+    Tensor base(held_[r->second]);
+    Outs o = on_dispatch(OpId::as_strided, {base}, a);
+    int v = value_of_.at(o[0].impl().get());
+    value_of_[t.impl().get()] = v;
+    extra_.push_back(t.impl());
+    return v;
+  }
+  if (st->placeholder) {
+    bool ours = std::any_of(pending_.begin(), pending_.end(), [&](auto& p) { return p.get() == st; });
+    FW_CHECK(ours, "[fw::compile] a tensor traced by another fw::compile call (which has finished) was used; "
+                   "keep only the results of a compiled function, not tensors made inside its trace");
+    // A second handle on a real tensor whose in-place update is still pending: run it first.
+    graph_break("read", "a tensor with a pending in-place write is read through another handle");
+  }
+  return add_external(t);
+}
+
+Outs Tracer::on_dispatch(OpId id, ArrayRef<Tensor> in, const OpAttrs& a) {
+  const OpDef& d = op_def(id);
+  for (size_t i = 0; i < in.size(); i++)
+    FW_CHECK(in[i].defined(), "[", d.name, "] argument #", i, " is an undefined tensor");
+  size_t nb = breaks_.size();
+  OpCall c{d, in, a};
+  Metas m;
+  const char* prev_op = current_op_;
+  current_op_ = d.name;
+  in_op_++;
+  try {
+    d.meta(c, m);
+  } catch (...) {
+    in_op_--;
+    current_op_ = prev_op;
+    throw;
+  }
+  in_op_--;
+  current_op_ = prev_op;
+  if (breaks_.size() != nb) return run_eagerly(id, in, a, nullptr);  // meta read values
+  std::vector<int> ins;
+  for (const Tensor& t : in) ins.push_back(resolve(t));
+  if (breaks_.size() != nb) return run_eagerly(id, in, a, nullptr);
+  Outs outs;
+  if (d.kind == OpKind::View) {
+    outs.resize(m.size());
+    in_op_++;
+    d.cpu(c, outs);
+    in_op_--;
+    const auto& src = in[0].impl();
+    const intrusive_ptr<TensorImpl>& root = src->view_base ? src->view_base : src;
+    for (auto& o : outs)
+      if (o.defined() && o.impl()->storage == src->storage) o.impl()->view_base = root;
+  } else {
+    for (auto& t : m) outs.push_back(placeholder(t.sizes, t.dtype));
+  }
+  bool rg = false;
+  if (tls().grad_enabled && d.differentiable)
+    for (const Tensor& t : in) rg = rg || t.requires_grad();
+  Node n{id, a, std::move(ins), {}};
+  int ni = int(g_.nodes.size());
+  for (size_t k = 0; k < outs.size(); k++) {
+    Tensor& o = outs[k];
+    bool org = rg && wants_grad(o.dtype());
+    if (org) set_requires_grad_flag(o, true);
+    ValueInfo v;
+    v.kind = ValueKind::Node;
+    v.index = ni;
+    v.out_nr = int(k);
+    v.sizes = DimVec(o.sizes());
+    v.strides = DimVec(o.strides());
+    v.offset = o.storage_offset();
+    v.dtype = o.dtype();
+    v.requires_grad = org;
+    v.is_view = d.kind == OpKind::View;
+    int vid = g_.add_value(std::move(v));
+    held_.push_back(o.impl());
+    value_of_[o.impl().get()] = vid;
+    if (d.kind != OpKind::View) root_of_[o.impl()->storage.get()] = vid;
+    n.out.push_back(vid);
+  }
+  g_.nodes.push_back(std::move(n));
+  return outs;
+}
+
+void Tracer::on_dispatch_into(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, const Tensor& out) {
+  const OpDef& d = op_def(id);
+  FW_CHECK(out.defined(), "[", d.name, "] output tensor is undefined");
+  TensorImpl* oi = out.impl().get();
+  StorageImpl* st = oi->storage.get();
+  auto it = value_of_.find(oi);
+  bool ours = root_of_.count(st) != 0;
+  std::string why;
+  if (oi->view_base || (it != value_of_.end() && g_.values[it->second].is_view)) {
+    why = "in-place write through a view";
+  } else if (ours) {
+    for (auto& h : extra_)
+      if (h->storage.get() == st) why = "in-place write into a buffer another handle aliases";
+    for (auto& h : held_)
+      if (h && h.get() != oi && h->storage.get() == st && h->view_base.get() == oi) {
+        why = "in-place write into a value that traced views share";
+        break;
+      }
+  }
+  if (!why.empty()) {
+    graph_break(std::string(d.name) + "_", why);
+    run_eagerly(id, in, a, &out);
+    return;
+  }
+  // The target's identity as a graph input/external, before any rebinding.
+  ValueKind tkind = ValueKind::Node;
+  int tindex = -1;
+  if (!ours) {
+    int tv = it != value_of_.end() ? it->second : resolve(out);
+    const ValueInfo& t = g_.values[tv];
+    if (t.kind == ValueKind::Node) {  // rebound earlier: find the original target
+      for (const Writeback& w : g_.writebacks)
+        if (w.value == tv) tkind = w.target_kind, tindex = w.target;
+    } else {
+      tkind = t.kind;
+      tindex = t.index;
+    }
+    FW_ASSERT(tindex >= 0);
+  }
+  size_t nb = breaks_.size();
+  Outs r = on_dispatch(id, in, a);
+  FW_CHECK(r.size() == 1, "[", d.name, "] has ", r.size(), " outputs; an out= form needs exactly one");
+  FW_CHECK(r[0].sizes().equals(out.sizes()), "[", d.name, "] output with shape ", out.sizes(),
+           " doesn't match the broadcast shape ", r[0].sizes());
+  FW_CHECK(can_cast(r[0].dtype(), out.dtype()), "[", d.name, "] result type ", dtype_name(r[0].dtype()),
+           " can't be cast to the desired output type ", dtype_name(out.dtype()));
+  if (breaks_.size() != nb) {  // the op ran eagerly (it read values): write eagerly too
+    Suspend s;
+    const_cast<Tensor&>(out).copy_(r[0]);
+    return;
+  }
+  Tensor res = r[0];
+  if (res.dtype() != out.dtype()) {
+    OpAttrs ca;
+    ca.dtype = out.dtype();
+    res = on_dispatch(OpId::copy, {res}, ca)[0];
+  }
+  int v = value_of_.at(res.impl().get());
+  value_of_[oi] = v;
+  if (ours) {
+    root_of_[st] = v;
+    set_requires_grad_flag(out, res.requires_grad());
+    return;
+  }
+  auto w = std::find_if(g_.writebacks.begin(), g_.writebacks.end(),
+                        [&](const Writeback& x) { return x.target_kind == tkind && x.target == tindex; });
+  if (w != g_.writebacks.end()) w->value = v;
+  else g_.writebacks.push_back({tkind, tindex, v});
+  if (!st->placeholder) {  // reading the real tensor before the write lands breaks the graph
+    st->placeholder = true;
+    pending_.push_back(intrusive_ptr<StorageImpl>(oi->storage));
+  }
+}
+
+void Tracer::on_materialize(const TensorImpl* t) {
+  StorageImpl* st = t->storage.get();
+  bool ours = root_of_.count(st) != 0;
+  bool pend = std::any_of(pending_.begin(), pending_.end(), [&](auto& p) { return p.get() == st; });
+  FW_CHECK(ours || pend, "[fw::compile] a tensor traced by another fw::compile call (which has finished) was read; "
+                         "keep only the results of a compiled function, not tensors made inside its trace");
+  if (in_op_ > 0)
+    graph_break(current_op_ ? current_op_ : "?", "the op reads tensor values (data-dependent result)");
+  else
+    graph_break("data access", "tensor values were read (item(), data_ptr(), printing or a non-op kernel)");
+  FW_ASSERT(!st->placeholder);
+}
+
+// Our placeholder storages still referenced from outside the tracer, with the values filling them.
+std::vector<int> Tracer::alive_roots() {
+  std::unordered_map<const TensorImpl*, int> internal;  // refs the tracer itself accounts for
+  std::unordered_map<const StorageImpl*, int> held_count;
+  std::vector<intrusive_ptr<TensorImpl>> all(held_);
+  all.insert(all.end(), extra_.begin(), extra_.end());
+  for (auto& h : all) {
+    if (!h) continue;
+    internal[h.get()]++;
+    if (h->view_base) internal[h->view_base.get()]++;
+    held_count[h->storage.get()]++;
+  }
+  std::vector<int> roots;
+  std::unordered_set<const StorageImpl*> seen;
+  auto add = [&](const StorageImpl* st) {
+    auto r = root_of_.find(st);
+    if (r == root_of_.end() || !seen.insert(st).second) return;
+    roots.push_back(r->second);
+  };
+  for (auto& h : all)
+    if (h && h->refcount_.load() > internal[h.get()] + 1) add(h->storage.get());
+  std::vector<const StorageImpl*> extra;
+  for (auto& [st, v] : root_of_)
+    if (st->refcount_.load() > held_count[st]) extra.push_back(st);
+  std::sort(extra.begin(), extra.end(), [&](auto* x, auto* y) { return root_of_[x] < root_of_[y]; });
+  for (auto* st : extra) add(st);
+  return roots;
+}
+
+void Tracer::adopt(StorageImpl* st, const Tensor& r) {
+  StorageImpl* rs = r.impl()->storage.get();
+  bool steal = r.is_contiguous() && r.storage_offset() == 0 && rs->nbytes == st->nbytes && !rs->deleter &&
+               rs->refcount_.load() == 1 && r.impl()->refcount_.load() == 1 && st->nbytes > 0;
+  if (steal) {
+    std::swap(st->data, rs->data);
+    std::swap(st->deleter, rs->deleter);
+    st->placeholder = false;
+    return;
+  }
+  st->data = st->nbytes ? cpu_alloc(st->nbytes) : nullptr;
+  st->deleter = nullptr;
+  st->placeholder = false;
+  auto impl = make_intrusive<TensorImpl>();
+  impl->storage = intrusive_ptr<StorageImpl>(st);
+  impl->sizes = DimVec(r.sizes());
+  impl->strides = contiguous_strides(r.sizes());
+  impl->dtype = r.dtype();
+  impl->refresh();
+  Tensor dst(std::move(impl));
+  NoGradGuard ng;
+  dst.copy_(r);
+}
+
+void Tracer::graph_break(const std::string& op, const std::string& reason) {
+  FW_CHECK(!fullgraph_, "[fw::compile] graph break in fullgraph mode at ", op, ": ", reason,
+           " (compile without fullgraph(true) to allow it, or keep the function free of it)");
+  breaks_.push_back({op, reason});
+  log::breaks("graph break at ", op, ": ", reason);
+  // Which placeholder buffers must become real: every one still referenced from outside.
+  std::vector<StorageImpl*> stores;
+  std::vector<int> roots;
+  {
+    std::vector<int> r = alive_roots();
+    for (int v : r)
+      for (auto& [st, rv] : root_of_)
+        if (rv == v && st->placeholder) {
+          stores.push_back(const_cast<StorageImpl*>(st));
+          roots.push_back(v);
+        }
+  }
+  for (auto& p : pending_) p->placeholder = false;
+  pending_.clear();
+  g_.outputs = roots;
+  Graph seg = std::move(g_);
+  std::vector<Tensor> res;
+  {
+    Suspend s;
+    std::vector<Tensor> ins = segments_ == 0 ? real_inputs_ : std::vector<Tensor>{};
+    if (segments_ > 0) seg.inputs.clear();
+    res = run_(seg, ins);
+  }
+  segments_++;
+  FW_ASSERT(res.size() == stores.size());
+  for (size_t i = 0; i < stores.size(); i++) {
+    Tensor r = std::move(res[i]);
+    if (stores[i]->placeholder) adopt(stores[i], r);
+  }
+  new_segment();
+}
+
+void Tracer::new_segment() {
+  g_ = Graph{};
+  value_of_.clear();
+  held_.clear();
+  extra_.clear();
+  root_of_.clear();
+}
+
+Outs Tracer::run_eagerly(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, const Tensor* out) {
+  Suspend s;
+  if (out) {
+    dispatch_into(id, in, a, *out);
+    return {};
+  }
+  return dispatch(id, in, a);
+}
+
+bool Tracer::finish(const std::vector<Tensor>& outs) {
+  std::vector<int> ov;
+  for (int pass = 0; pass < 2; pass++) {
+    size_t nb = breaks_.size();
+    ov.clear();
+    for (size_t i = 0; i < outs.size(); i++) {
+      FW_CHECK(outs[i].defined(), "[fw::compile] output #", i, " of the compiled function is undefined");
+      ov.push_back(resolve(outs[i]));
+    }
+    if (breaks_.size() == nb) break;
+  }
+  // Buffers still referenced that are not results: the function stored a traced tensor outside.
+  std::unordered_set<const StorageImpl*> out_st;
+  for (auto& t : outs) out_st.insert(t.impl()->storage.get());
+  std::vector<int> escaped;
+  for (int v : alive_roots()) {
+    bool is_out = false;
+    for (auto& [st, rv] : root_of_)
+      if (rv == v && out_st.count(st)) is_out = true;
+    if (!is_out) escaped.push_back(v);
+  }
+  if (!escaped.empty())
+    escape_notes.push_back("a tensor made inside the trace is still referenced after the function returned "
+                           "(stored outside it), so the function is re-traced on every call");
+  for (auto& p : pending_) p->placeholder = false;
+  pending_.clear();
+  g_.outputs = ov;
+  if (breaks_.empty() && escaped.empty()) return true;
+  // Run the last segment here; escaped buffers are materialised like at a break.
+  std::vector<StorageImpl*> stores;
+  for (int v : escaped)
+    for (auto& [st, rv] : root_of_)
+      if (rv == v && st->placeholder && !out_st.count(st)) {
+        stores.push_back(const_cast<StorageImpl*>(st));
+        g_.outputs.push_back(v);
+      }
+  Graph seg = std::move(g_);
+  std::vector<Tensor> res;
+  {
+    Suspend s;
+    std::vector<Tensor> ins = segments_ == 0 ? real_inputs_ : std::vector<Tensor>{};
+    if (segments_ > 0) seg.inputs.clear();
+    res = run_(seg, ins);
+  }
+  segments_++;
+  for (size_t i = 0; i < stores.size(); i++) adopt(stores[i], res[ov.size() + i]);
+  res.resize(ov.size());
+  results_ = std::move(res);
+  new_segment();
+  return false;
+}
+
+}  // namespace fw::jit

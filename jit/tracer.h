@@ -1,0 +1,105 @@
+// The tracer behind fw::compile: while active on a thread, every op call that reaches the dispatch
+// door is recorded into a Graph and answered with placeholder tensors (metadata, no memory).
+//
+// Note [Tracing and graph breaks]
+// Capture runs the user's function once with the tensor arguments replaced by aliases the tracer
+// knows, and the door hooks (core/op.h, TracerHooks) take every op: meta runs as in eager (same
+// checks, same messages), the call becomes a node, and the outputs are placeholders whose storage
+// has no memory (StorageImpl::placeholder). Views run their (metadata-only) kernels on the
+// placeholders, so view chains keep real strides. Tensors the function reaches that the tracer
+// did not make (parameters, buffers, constants) become externals, captured by identity.
+//
+// Anything that needs a value — item(), data_ptr(), printing, an op whose meta reads data (nonzero,
+// masked_select, boolean indexing) — touches a placeholder's memory, which calls back into the
+// tracer: a graph break. The segment recorded so far is built and run on the real inputs, every
+// placeholder that is still referenced outside the tracer gets its memory (the result buffer is
+// adopted by the placeholder's own StorageImpl, so user handles and their views become real in
+// place), the data-dependent op runs eagerly, and tracing goes on in a new segment where the
+// now-real tensors are externals. A function that broke, or leaked a traced tensor into outside
+// state, is re-traced on every call; its segments' programs are cached by graph text, so later
+// calls pay for tracing (meta only) but not for compilation.
+//
+// In-place ops are functionalised: the out-of-place op is recorded and the destination handle is
+// rebound to the new value; a write into an argument or a captured tensor becomes a writeback that
+// the runner applies at the end (until then the real storage is flagged, so reading it breaks the
+// graph first). Writes through views of traced values, and writes into values that other traced
+// views share, break the graph and run eagerly, which keeps eager's aliasing semantics exactly.
+#pragma once
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "jit/ir.h"
+
+namespace fw::jit {
+
+struct BreakInfo {
+  std::string op;      // the op or API that needed data
+  std::string reason;
+};
+
+class Tracer {
+ public:
+  // Runs a finished segment on real tensors: returns the values of g.outputs (and applies
+  // g.writebacks). Segments after the first take no inputs (everything real is an external).
+  using SegmentRunner = std::function<std::vector<Tensor>(Graph& g, ArrayRef<Tensor> inputs)>;
+
+  Tracer(std::vector<Tensor> real_inputs, bool fullgraph, SegmentRunner run);
+  ~Tracer();
+  Tracer(const Tracer&) = delete;
+  Tracer& operator=(const Tracer&) = delete;
+
+  // The tensors to hand to the traced function in place of the real arguments.
+  const std::vector<Tensor>& inputs() const { return aliases_; }
+
+  // Activates the tracer on this thread for the lifetime of the guard.
+  struct Scope {
+    explicit Scope(Tracer& t);
+    ~Scope();
+    void* prev;
+  };
+
+  // After the function returned `outs`: records them as the graph's outputs. When nothing broke
+  // and nothing escaped, returns true and leaves the graph in graph() for the caller to build and
+  // run (a replayable capture). Otherwise runs the last segment itself, stores the real results in
+  // results(), and returns false (the function must be re-traced on every call).
+  bool finish(const std::vector<Tensor>& outs);
+  Graph& graph() { return g_; }
+  std::vector<Tensor>& results() { return results_; }
+  const std::vector<BreakInfo>& breaks() const { return breaks_; }
+  int segments() const { return segments_; }
+  std::vector<std::string> escape_notes;
+
+  // Door hooks (called through core's TracerHooks).
+  fw::detail::Outs on_dispatch(OpId id, ArrayRef<Tensor> in, const OpAttrs& a);
+  void on_dispatch_into(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, const Tensor& out);
+  void on_materialize(const TensorImpl* t);
+
+ private:
+  int resolve(const Tensor& t);
+  int add_external(const Tensor& t);
+  Tensor placeholder(IntArrayRef sizes, ScalarType dtype);
+  void graph_break(const std::string& op, const std::string& reason);
+  fw::detail::Outs run_eagerly(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, const Tensor* out);
+  void new_segment();
+  std::vector<int> alive_roots();
+  void adopt(StorageImpl* st, const Tensor& result);
+
+  Graph g_;
+  std::vector<Tensor> real_inputs_, aliases_;
+  std::unordered_map<const TensorImpl*, int> value_of_;
+  std::vector<intrusive_ptr<TensorImpl>> held_;   // per value id: the impl it was recorded with
+  std::vector<intrusive_ptr<TensorImpl>> extra_;  // handles made without the door (detach, ...)
+  std::unordered_map<const StorageImpl*, int> root_of_;  // our placeholder storages -> filling value
+  std::vector<intrusive_ptr<StorageImpl>> pending_;      // real storages with writebacks pending
+  std::vector<BreakInfo> breaks_;
+  std::vector<Tensor> results_;
+  SegmentRunner run_;
+  bool fullgraph_;
+  int segments_ = 0;
+  int in_op_ = 0;  // > 0 while the tracer runs an op's meta or view kernel
+  const char* current_op_ = nullptr;
+};
+
+}  // namespace fw::jit

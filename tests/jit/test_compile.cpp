@@ -1,0 +1,324 @@
+// fw::compile: capture, replay, guards, recompiles, dynamic shapes, graph breaks, in-place
+// functionalisation, modules and autograd through compiled functions. Every compiled result is
+// compared with eager.
+#include <gtest/gtest.h>
+
+#include <fw/fw.h>
+#include <fw/jit.h>
+
+#include "jit/ir.h"
+
+namespace {
+
+void expect_close(const fw::Tensor& a, const fw::Tensor& b, double rtol = 1e-5, double atol = 1e-6) {
+  ASSERT_TRUE(a.sizes().equals(b.sizes())) << a.sizes() << " vs " << b.sizes();
+  ASSERT_EQ(a.dtype(), b.dtype());
+  EXPECT_TRUE(fw::allclose(a, b, rtol, atol)) << "max abs diff " << (a - b).abs().max().item<double>();
+}
+
+const char* kBackends[] = {"eager", "aot_eager", "inductor"};
+
+class Backends : public ::testing::TestWithParam<const char*> {
+ protected:
+  fw::CompileOptions opts() const { return fw::CompileOptions().backend(GetParam()); }
+};
+
+TEST_P(Backends, PointwiseChainMatchesEagerAndReplays) {
+  int calls = 0;
+  auto fn = [&](const fw::Tensor& x, const fw::Tensor& y) {
+    calls++;
+    return fw::gelu(x * y + 1.5).sigmoid() - x.exp() / (y.abs() + 1);
+  };
+  auto f = fw::compile(fn, opts());
+  fw::manual_seed(1);
+  fw::Tensor x = fw::randn({7, 33}), y = fw::randn({7, 33});
+  expect_close(f(x, y), fn(x, y));
+  int after_first = calls;
+  fw::Tensor x2 = fw::randn({7, 33}), y2 = fw::randn({7, 33});
+  expect_close(f(x2, y2), fn(x2, y2));
+  EXPECT_EQ(calls, after_first + 1);  // the compiled call did not run fn (only the eager reference did)
+  EXPECT_EQ(f.explain().graph_count, 1);
+  EXPECT_EQ(f.explain().recompiles, 0);
+}
+
+TEST_P(Backends, BroadcastsReductionsViewsAndMatmul) {
+  auto fn = [](const fw::Tensor& x, const fw::Tensor& w, const fw::Tensor& b) {
+    fw::Tensor h = fw::matmul(x, w.t()) + b;           // view (t), extern (mm), broadcast add
+    fw::Tensor s = fw::softmax(h, -1);
+    fw::Tensor m = h.mean({0}, true);
+    return std::make_tuple(s, (h - m).pow(2).sum({1}), h.slice(1, 1, 5).relu());
+  };
+  auto f = fw::compile(fn, opts());
+  fw::manual_seed(2);
+  fw::Tensor x = fw::randn({16, 12}), w = fw::randn({9, 12}), b = fw::randn({9});
+  auto [s1, v1, r1] = f(x, w, b);
+  auto [s2, v2, r2] = fn(x, w, b);
+  expect_close(s1, s2);
+  expect_close(v1, v2, 1e-5, 1e-4);
+  expect_close(r1, r2);
+}
+
+TEST_P(Backends, GuardsRecompileOnDtypeAndScalarArguments) {
+  auto fn = [](const fw::Tensor& x, double a, bool flag) { return flag ? x * a : x + a; };
+  auto f = fw::compile(fn, opts());
+  fw::Tensor x = fw::arange(6, fw::kFloat).reshape({2, 3});
+  expect_close(f(x, 2.0, true), x * 2.0);
+  expect_close(f(x, 3.0, true), x * 3.0);   // scalar guarded by value: recompiles
+  expect_close(f(x, 3.0, false), x + 3.0);
+  fw::Tensor xd = x.to(fw::kDouble);
+  expect_close(f(xd, 3.0, false), xd + 3.0);  // dtype guard
+  EXPECT_EQ(f.explain().graph_count, 4);
+  expect_close(f(x, 2.0, true), x * 2.0);   // first capture still cached
+  EXPECT_EQ(f.explain().graph_count, 4);
+}
+
+TEST_P(Backends, AutomaticDynamicShapes) {
+  auto fn = [](const fw::Tensor& x) { return (x * 2).tanh().sum({1}); };
+  auto f = fw::compile(fn, opts());
+  for (int64_t n : {4, 8, 5, 9, 5, 8}) {
+    fw::Tensor x = fw::randn({n, 6});
+    expect_close(f(x), fn(x));
+  }
+  auto e = f.explain();
+  EXPECT_EQ(e.recompiles, 1);  // only the first size change; later sizes reuse the dynamic family
+  bool symbolic = false;
+  for (auto& g : e.guards) symbolic = symbolic || g.find("[s0,6]") != std::string::npos;
+  EXPECT_TRUE(symbolic) << e.str();
+}
+
+TEST_P(Backends, DynamicFalseSpecialisesAndCacheLimitFallsBack) {
+  auto fn = [](const fw::Tensor& x) { return x.cos() + 1; };
+  auto f = fw::compile(fn, opts().dynamic(false).cache_limit(2));
+  testing::internal::CaptureStderr();
+  for (int64_t n : {2, 3, 4, 5}) {
+    fw::Tensor x = fw::randn({n});
+    expect_close(f(x), fn(x));
+  }
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(f.explain().graph_count, 2);
+  EXPECT_NE(err.find("cache_limit"), std::string::npos) << err;
+  EXPECT_NE(err.find("size of dim 0"), std::string::npos) << err;  // names the failing guard
+}
+
+TEST_P(Backends, GraphBreakOnItemStaysCorrectUnderDataDependentControlFlow) {
+  auto fn = [](const fw::Tensor& x) {
+    fw::Tensor s = x.sum();
+    if (s.item<float>() > 0) return x * 2;  // data-dependent branch
+    return x - 100;
+  };
+  auto f = fw::compile(fn, opts());
+  fw::Tensor pos = fw::ones({5}), neg = -fw::ones({5});
+  expect_close(f(pos), fn(pos));
+  expect_close(f(neg), fn(neg));
+  expect_close(f(pos), fn(pos));
+  auto e = f.explain();
+  ASSERT_GE(e.breaks.size(), 1u);
+  EXPECT_EQ(e.breaks[0].op, "data access");
+}
+
+TEST_P(Backends, GraphBreakOnNonzeroNamesTheOp) {
+  auto fn = [](const fw::Tensor& x) {
+    fw::Tensor idx = fw::nonzero(x > 0);          // data-dependent shape
+    return x.index_select(0, idx.select(1, 0)) * 3 + 1;
+  };
+  auto f = fw::compile(fn, opts());
+  fw::Tensor x = fw::tensor({1.f, -2.f, 3.f, 0.f, 5.f});
+  expect_close(f(x), fn(x));
+  fw::Tensor x2 = fw::tensor({-1.f, 2.f, -3.f, 4.f, 5.f});
+  expect_close(f(x2), fn(x2));
+  auto e = f.explain();
+  ASSERT_GE(e.breaks.size(), 1u);
+  EXPECT_EQ(e.breaks[0].op, "nonzero");
+}
+
+TEST_P(Backends, FullgraphTurnsABreakIntoAnError) {
+  auto f = fw::compile([](const fw::Tensor& x) { return x * x.sum().item<float>(); }, opts().fullgraph(true));
+  try {
+    f(fw::ones({3}));
+    FAIL() << "expected an error";
+  } catch (const fw::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("fullgraph"), std::string::npos) << e.what();
+  }
+}
+
+TEST_P(Backends, InPlaceOpsAreFunctionalisedAndWritesReachInputsAndCapturedTensors) {
+  fw::Tensor counter = fw::zeros({3});
+  auto fn = [&](fw::Tensor x) {
+    fw::Tensor h = x * 2;
+    h.add_(1).mul_(3);            // in-place on a temporary
+    x.sub_(0.5);                   // in-place on an argument: written back
+    counter.add_(h.sum({0}));     // in-place on a captured tensor
+    return h + x;
+  };
+  auto f = fw::compile(fn, opts());
+  fw::Tensor a = fw::randn({4, 3}), b = a.clone();
+  fw::Tensor c0 = counter.clone();
+  fw::Tensor r1 = f(a);
+  fw::Tensor counter_after_compiled = counter.clone();
+  counter.copy_(c0);
+  fw::Tensor r2 = fn(b);
+  expect_close(r1, r2);
+  expect_close(a, b);
+  expect_close(counter_after_compiled, counter);
+  // Replay applies the writes again.
+  fw::Tensor a2 = fw::randn({4, 3}), b2 = a2.clone();
+  fw::Tensor c1 = counter.clone();
+  fw::Tensor r3 = f(a2);
+  fw::Tensor counter_c = counter.clone();
+  counter.copy_(c1);
+  expect_close(r3, fn(b2));
+  expect_close(a2, b2);
+  expect_close(counter_c, counter);
+}
+
+TEST_P(Backends, WriteThroughAViewBreaksAndMatchesEager) {
+  auto fn = [](const fw::Tensor& x) {
+    fw::Tensor h = x.exp();
+    h.select(0, 1).fill_(7);      // a write through a view of a traced value
+    return h * 2;
+  };
+  auto f = fw::compile(fn, opts());
+  fw::Tensor x = fw::randn({3, 4});
+  expect_close(f(x), fn(x));
+  expect_close(f(x), fn(x));
+}
+
+TEST_P(Backends, GradientsMatchEager) {
+  auto fn = [](const fw::Tensor& x, const fw::Tensor& w) {
+    return (fw::tanh(fw::matmul(x, w)) * x.sum({1}, true)).pow(2).mean();
+  };
+  auto f = fw::compile(fn, opts());
+  fw::manual_seed(3);
+  fw::Tensor x = fw::randn({5, 4}, fw::requires_grad()), w = fw::randn({4, 3}, fw::requires_grad());
+  for (int it = 0; it < 2; it++) {
+    fw::Tensor l1 = f(x, w);
+    auto g1 = fw::autograd::grad({l1}, {x, w});
+    fw::Tensor l2 = fn(x, w);
+    auto g2 = fw::autograd::grad({l2}, {x, w});
+    expect_close(l1, l2);
+    expect_close(g1[0], g2[0]);
+    expect_close(g1[1], g2[1]);
+  }
+}
+
+TEST_P(Backends, CompiledModuleTrainingStepMatchesEager) {
+  fw::manual_seed(4);
+  auto make = [] {
+    fw::manual_seed(5);
+    return fw::nn::Sequential(fw::nn::Linear(6, 16), fw::nn::ReLU(), fw::nn::Linear(16, 3));
+  };
+  auto m1 = make(), m2 = make();
+  auto cm = fw::compile(m1, opts());
+  fw::optim::SGD o1(m1->parameters(), fw::optim::SGDOptions(0.1).momentum(0.9));
+  fw::optim::SGD o2(m2->parameters(), fw::optim::SGDOptions(0.1).momentum(0.9));
+  for (int step = 0; step < 3; step++) {
+    fw::Tensor x = fw::randn({8, 6}), y = fw::randint(0, 3, {8});
+    fw::Tensor l1 = fw::nn::functional::cross_entropy(cm(x), y);
+    fw::Tensor l2 = fw::nn::functional::cross_entropy(m2->forward(x), y);
+    expect_close(l1, l2);
+    o1.zero_grad();
+    o2.zero_grad();
+    l1.backward();
+    l2.backward();
+    o1.step();
+    o2.step();
+  }
+  auto p1 = m1->parameters(), p2 = m2->parameters();
+  for (size_t i = 0; i < p1.size(); i++) expect_close(p1[i], p2[i]);
+  EXPECT_EQ(cm.explain().graph_count, 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Compile, Backends, ::testing::ValuesIn(kBackends));
+
+TEST(Compile, BackwardInsideTheCompiledFunctionIsRejectedWithAClearMessage) {
+  fw::Tensor w = fw::randn({3}, fw::requires_grad());
+  auto step = fw::compile([&] {
+    fw::Tensor l = (w * w).sum();
+    l.backward();
+    return l;
+  });
+  try {
+    step();
+    FAIL() << "expected an error";
+  } catch (const fw::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("compile the forward"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Compile, ExplainReportsGraphsBreaksAndGuards) {
+  auto e = fw::jit::explain([](const fw::Tensor& x) {
+    fw::Tensor y = x.relu() + 1;
+    float m = y.max().item<float>();
+    return y / m;
+  }, fw::randn({4, 4}));
+  EXPECT_EQ(e.breaks.size(), 1u);
+  EXPECT_EQ(e.graph_count, 2);  // the prefix and the rest
+  std::string s = e.str();
+  EXPECT_NE(s.find("relu"), std::string::npos) << s;
+  EXPECT_NE(s.find("input 0: dtype f32, sizes [4,4]"), std::string::npos) << s;
+}
+
+TEST(Compile, ErrorsInsideTheTraceReadLikeEager) {
+  auto f = fw::compile([](const fw::Tensor& a, const fw::Tensor& b) { return a + b; });
+  try {
+    f(fw::ones({2, 3}), fw::ones({4}));
+    FAIL();
+  } catch (const fw::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("[add] The size of tensor a (3) must match the size of tensor b (4)"),
+              std::string::npos) << e.what();
+  }
+}
+
+TEST(Compile, RandomOpsFollowTheEagerGeneratorStream) {
+  auto fn = [](const fw::Tensor& x) { return fw::nn::functional::dropout(x, fw::nn::functional::DropoutFuncOptions().p(0.5).training(true)) + fw::rand_like(x); };
+  auto f = fw::compile(fn);
+  fw::Tensor x = fw::ones({64});
+  fw::manual_seed(9);
+  fw::Tensor a = f(x);
+  fw::Tensor a2 = f(x);
+  fw::manual_seed(9);
+  fw::Tensor b = fn(x);
+  fw::Tensor b2 = fn(x);
+  expect_close(a, b);
+  expect_close(a2, b2);
+}
+
+TEST(Compile, NestedCompiledFunctionsInlineIntoTheOuterCapture) {
+  auto inner = fw::compile([](const fw::Tensor& x) { return x.sin() * 2; });
+  auto outer = fw::compile([&](const fw::Tensor& x) { return inner(x) + inner(x * 3); });
+  fw::Tensor x = fw::randn({10});
+  expect_close(outer(x), x.sin() * 2 + (x * 3).sin() * 2);
+  EXPECT_EQ(outer.explain().graph_count, 1);
+}
+
+TEST(Compile, PlaceholdersDoNotLeakOutOfTheTrace) {
+  fw::Tensor kept;
+  auto f = fw::compile([&](const fw::Tensor& x) {
+    fw::Tensor h = x * 2;
+    kept = h;  // stored outside: the function is re-traced per call and `kept` is real
+    return h + 1;
+  });
+  fw::Tensor x = fw::ones({3});
+  expect_close(f(x), x * 2 + 1);
+  expect_close(kept, x * 2);
+  fw::Tensor x2 = fw::full({3}, 4.f);
+  expect_close(f(x2), x2 * 2 + 1);
+  expect_close(kept, x2 * 2);
+}
+
+TEST(GraphIR, DumpVerifyInterpretAndPasses) {
+  fw::jit::Graph g;
+  auto f = fw::compile([](const fw::Tensor& x) {
+    fw::Tensor a = x.exp(), b = x.exp();  // CSE merges these
+    fw::Tensor unused = x.cos();          // DCE drops this
+    (void)unused;
+    return a + b;
+  }, fw::CompileOptions().backend("eager"));
+  fw::Tensor x = fw::randn({3});
+  expect_close(f(x), x.exp() * 2);
+  std::string text = f.explain().graphs.at(0);
+  EXPECT_NE(text.find("%0 = input(0) : f32[3]"), std::string::npos) << text;
+  EXPECT_NE(text.find("= exp(%0) : f32[3]"), std::string::npos) << text;
+}
+
+}  // namespace
