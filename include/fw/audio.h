@@ -10,3 +10,4 @@
 #include "fw/audio/functional.h"
 #include "fw/audio/transforms.h"
 #include "fw/audio/kaldi.h"
+#include "fw/audio/kaldi_io.h"
