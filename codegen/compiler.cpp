@@ -1,0 +1,201 @@
+// Host compiler + dlopen + kernel cache (Note [Kernel cache] in compiler.h).
+#include "codegen/compiler.h"
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <sstream>
+
+#include "fw/error.h"
+#include "jit/log.h"
+
+#ifndef FW_SOURCE_INCLUDE_DIR
+#define FW_SOURCE_INCLUDE_DIR ""
+#endif
+#ifndef FW_INSTALL_INCLUDE_DIR
+#define FW_INSTALL_INCLUDE_DIR ""
+#endif
+#ifndef FW_HOST_CXX
+#define FW_HOST_CXX "c++"
+#endif
+#ifndef FW_VERSION_STRING
+#define FW_VERSION_STRING "0"
+#endif
+
+namespace fw::codegen {
+
+namespace {
+
+bool file_exists(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0;
+}
+
+std::string compiler() {
+  const char* e = std::getenv("FW_CXX");
+  return e && *e ? e : FW_HOST_CXX;
+}
+
+const char* kFlags = "-O3 -march=native -fopenmp -fno-math-errno -std=c++17 -shared -fPIC -w";
+
+std::string shell_quote(const std::string& s) {
+  std::string r = "'";
+  for (char c : s) r += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return r + "'";
+}
+
+std::string compiler_version() {
+  static const std::string v = [] {
+    std::string cmd = shell_quote(compiler()) + " --version 2>/dev/null";
+    std::unique_ptr<FILE, int (*)(FILE*)> p(popen(cmd.c_str(), "r"), pclose);
+    if (!p) return std::string("unknown");
+    char buf[256] = {0};
+    if (!fgets(buf, sizeof buf, p.get())) return std::string("unknown");
+    return std::string(buf);
+  }();
+  return v;
+}
+
+uint64_t fnv1a(const std::string& s, uint64_t h = 1469598103934665603ull) {
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+void mkdirs(const std::string& path) {
+  std::string cur;
+  std::stringstream ss(path);
+  std::string part;
+  if (!path.empty() && path[0] == '/') cur = "/";
+  while (std::getline(ss, part, '/')) {
+    if (part.empty()) continue;
+    cur += part + "/";
+    ::mkdir(cur.c_str(), 0755);
+  }
+}
+
+std::mutex g_mu;
+std::map<std::string, std::unique_ptr<Library>>& memory() {
+  static std::map<std::string, std::unique_ptr<Library>> m;
+  return m;
+}
+
+// dlopen + key check; null (file removed) when the file is not a valid library for `key`.
+void* open_checked(const std::string& path, const std::string& key) {
+  void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    jit::log::kernels("cache file ", path, " failed to load (", dlerror(), "); rebuilding");
+    ::unlink(path.c_str());
+    return nullptr;
+  }
+  using KeyFn = const char* (*)();
+  auto fn = reinterpret_cast<KeyFn>(dlsym(h, "fw_kernel_key"));
+  if (!fn || key != fn()) {
+    jit::log::kernels("cache file ", path, " does not hold the expected kernels; rebuilding");
+    dlclose(h);
+    ::unlink(path.c_str());
+    return nullptr;
+  }
+  return h;
+}
+
+}  // namespace
+
+void* Library::symbol(const std::string& name) const {
+  void* s = dlsym(handle, name.c_str());
+  FW_CHECK(s != nullptr, "[fw::compile] generated library ", path, " has no symbol ", name);
+  return s;
+}
+
+std::string include_dir() {
+  if (const char* e = std::getenv("FW_INCLUDE_DIR"); e && *e) return e;
+  std::string src = FW_SOURCE_INCLUDE_DIR;
+  if (!src.empty() && file_exists(src + "/core/functors.h")) return src;
+  return FW_INSTALL_INCLUDE_DIR;
+}
+
+std::string cache_dir() {
+  if (const char* e = std::getenv("FW_CACHE_DIR"); e && *e) return e;
+  const char* home = std::getenv("HOME");
+  return std::string(home && *home ? home : "/tmp") + "/.cache/fw";
+}
+
+std::string kernel_key(const std::string& source) {
+  std::string salt = compiler() + "\n" + compiler_version() + "\n" + kFlags + "\n" + FW_VERSION_STRING + "\n" + include_dir();
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%016llx", (unsigned long long)fnv1a(source, fnv1a(salt)));
+  return buf;
+}
+
+void clear_memory_cache() {
+  std::lock_guard<std::mutex> l(g_mu);
+  memory().clear();  // handles stay loaded: programs built earlier may still point into them
+}
+
+const Library& load_library(const std::string& source, const std::string& key) {
+  std::lock_guard<std::mutex> l(g_mu);
+  auto it = memory().find(key);
+  if (it != memory().end()) return *it->second;
+  std::string dir = cache_dir();
+  mkdirs(dir);
+  std::string base = dir + "/fw_" + key;
+  std::string so = base + ".so";
+  auto lib = std::make_unique<Library>();
+  lib->path = so;
+  if (file_exists(so)) {
+    lib->handle = open_checked(so, key);
+    lib->from_disk = lib->handle != nullptr;
+    if (lib->handle) jit::log::kernels("loaded ", so, " from the disk cache");
+  }
+  if (!lib->handle) {
+    static std::atomic<uint64_t> counter{0};
+    std::string tag = "." + std::to_string(::getpid()) + "." + std::to_string(counter++) + ".tmp";
+    std::string cpp = base + ".cpp";
+    {
+      std::string tmp_cpp = cpp + tag;
+      std::ofstream f(tmp_cpp, std::ios::binary);
+      FW_CHECK(f.good(), "[fw::compile] cannot write generated source to ", tmp_cpp,
+               " (set FW_CACHE_DIR to a writable directory)");
+      f << source;
+      f.close();
+      FW_CHECK(f.good(), "[fw::compile] failed writing ", tmp_cpp);
+      FW_CHECK(::rename(tmp_cpp.c_str(), cpp.c_str()) == 0, "[fw::compile] cannot rename ", tmp_cpp, " to ", cpp);
+    }
+    std::string tmp_so = so + tag, log_path = base + tag + ".log";
+    std::string cmd = shell_quote(compiler()) + " " + kFlags + " -I" + shell_quote(include_dir()) + " " +
+                      shell_quote(cpp) + " -o " + shell_quote(tmp_so) + " > " + shell_quote(log_path) + " 2>&1";
+    jit::log::kernels("compiling ", cpp);
+    int rc = std::system(cmd.c_str());
+    std::string out;
+    {
+      std::ifstream lf(log_path);
+      std::stringstream ss;
+      ss << lf.rdbuf();
+      out = ss.str();
+    }
+    ::unlink(log_path.c_str());
+    if (rc != 0) {
+      ::unlink(tmp_so.c_str());
+      FW_CHECK(false, "[fw::compile] the host compiler failed on ", cpp, " (", compiler(), " ", kFlags,
+               "; set FW_CXX to choose another compiler):\n", out.substr(0, 4000));
+    }
+    FW_CHECK(::rename(tmp_so.c_str(), so.c_str()) == 0, "[fw::compile] cannot rename ", tmp_so, " to ", so);
+    lib->handle = open_checked(so, key);
+    FW_CHECK(lib->handle != nullptr, "[fw::compile] the freshly compiled ", so, " could not be loaded");
+  }
+  auto& slot = memory()[key];
+  slot = std::move(lib);
+  return *slot;
+}
+
+}  // namespace fw::codegen

@@ -1,0 +1,685 @@
+// The inductor-style CPU backend: schedules a Graph into fused loop kernels and extern calls,
+// emits readable C++/OpenMP, compiles it once per graph (codegen/compiler.cpp) and runs it.
+//
+// Note [Loop kernels]
+// Two loop forms cover what is fused today:
+//  * Pointwise: one iteration space (the members' common output shape); every buffer the kernel
+//    reads or writes is addressed by (base pointer, strides) passed at run time, so broadcasts are
+//    zero strides, views need no copy, and one compiled kernel serves every size (dynamic shapes
+//    re-trace but never recompile). The runner coalesces dimensions that are contiguous for every
+//    buffer, so the common case is one long row. Work is cut into rows x blocks of kBlock elements;
+//    each block is loaded into small arrays, every member op runs as one loop over the block (the
+//    compiler vectorises the arithmetic; float32 transcendental ops call fw's SLEEF loops, the same
+//    ones eager uses), and materialised values are stored. OpenMP splits the blocks.
+//  * Reduction with prologue: a pointwise group feeding sum/mean/amax/amin. The runner permutes
+//    the reduced dimensions last and collapses them to one; each output row runs the prologue over
+//    its input row block by block and folds the reduced value into an accumulator (double for
+//    float sums). Prologue values needed elsewhere are stored in the same pass.
+// Everything else is an extern step: the op runs through the dispatch door with its eager kernel
+// (GEMM, convolution, views, softmax, random ops...). A kernel whose geometry the fast form
+// cannot take at run time (reduced dims that do not collapse) runs its member ops eagerly instead.
+//
+// Note [What fuses]
+// A node fuses when it is an elementwise op with a shared scalar functor (core/functors.h), its
+// tensor inputs share one dtype T in {float32, float64} (or int64/int32/bool for the integer-safe
+// ops), and its result is T or bool; `copy` casts between those dtypes; `where` selects. Singletons
+// (a group of one op with no reduction) stay eager: fw's eager kernel is already one pass.
+#include <cstring>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "codegen/compiler.h"
+#include "core/op.h"
+#include "jit/log.h"
+#include "jit/program.h"
+
+namespace fw::jit {
+
+using namespace fw::detail;
+namespace cg = fw::codegen;
+
+namespace {
+
+constexpr int kBlock = 512;
+constexpr uint32_t kScalarRhs = 1u << 8;  // binary ops: the second operand is attrs.s0
+constexpr uint32_t kKeepDim = 1;          // reductions
+
+const char* ctype(ScalarType t) {
+  switch (t) {
+    case kFloat: return "float";
+    case kDouble: return "double";
+    case kLong: return "int64_t";
+    case kInt: return "int32_t";
+    case kBool: return "bool";
+    default: return nullptr;
+  }
+}
+
+std::string literal(const Scalar& s, ScalarType t) {
+  char buf[64];
+  if (t == kBool) return s.toLong() != 0 || (s.isFloatingPoint() && s.toDouble() != 0) ? "true" : "false";
+  if (t == kLong || t == kInt) {
+    std::snprintf(buf, sizeof buf, "%s(%lldLL)", ctype(t), (long long)s.toLong());
+    return buf;
+  }
+  double v = s.toDouble();
+  if (v != v) return std::string("std::numeric_limits<") + ctype(t) + ">::quiet_NaN()";
+  if (v == INFINITY) return std::string("std::numeric_limits<") + ctype(t) + ">::infinity()";
+  if (v == -INFINITY) return std::string("-std::numeric_limits<") + ctype(t) + ">::infinity()";
+  std::snprintf(buf, sizeof buf, "%s(%a)", ctype(t), v);
+  return buf;
+}
+
+std::string dbl(double v) {
+  char buf[64];
+  if (v != v) return "std::numeric_limits<double>::quiet_NaN()";
+  if (v == INFINITY) return "std::numeric_limits<double>::infinity()";
+  if (v == -INFINITY) return "-std::numeric_limits<double>::infinity()";
+  std::snprintf(buf, sizeof buf, "%a", v);
+  return buf;
+}
+
+// The functor object for an elementwise node, or "" when the op does not fuse.
+std::string functor_object(const Node& n) {
+  const OpDef& d = op_def(n.op);
+  std::string f = d.functor;
+  const OpAttrs& a = n.attrs;
+  if (f == "Add") {
+    if (a.s1.isComplex()) return "";
+    return "fw::fn::Add{" + dbl(a.s1.toDouble()) + ", 0.0}";
+  }
+  if (f == "Elu") return "fw::fn::Elu{" + dbl(a.f0) + ", " + dbl(a.f1) + ", " + dbl(a.f2) + "}";
+  if (f == "LeakyRelu") return "fw::fn::LeakyRelu{" + dbl(a.f0) + "}";
+  if (f == "Hardtanh") return "fw::fn::Hardtanh{" + dbl(a.f0) + ", " + dbl(a.f1) + "}";
+  if (f == "Softplus") return "fw::fn::Softplus{" + dbl(a.f0) + ", " + dbl(a.f1) + "}";
+  if (f == "Logit") return "fw::fn::Logit{" + dbl(a.f0) + "}";
+  if (f == "NanToNum") return "fw::fn::NanToNum{" + dbl(a.f0) + ", " + dbl(a.f1) + ", " + dbl(a.f2) + "}";
+  if (f == "Addcmul" || f == "Addcdiv") return "fw::fn::" + f + "{" + dbl(a.f0) + "}";
+  if (f == "ClampScalar") {
+    if (a.s0.isComplex() || a.s1.isComplex()) return "";
+    return "fw::fn::ClampScalar{" + dbl(a.s0.toDouble()) + ", " + dbl(a.s1.toDouble()) + ", " +
+           ((a.flags & 1) ? "true" : "false") + ", " + ((a.flags & 2) ? "true" : "false") + "}";
+  }
+  static const std::set<std::string> plain = {
+      "Exp", "Exp2", "Expm1", "Log", "Log2", "Log10", "Log1p", "Sqrt", "Rsqrt", "Neg", "Sign", "Floor",
+      "Ceil", "Round", "Trunc", "Frac", "Reciprocal", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh",
+      "Cosh", "Tanh", "Sigmoid", "Erf", "Erfc", "Relu", "Gelu", "GeluTanh", "Silu", "Mish", "LogSigmoid",
+      "Hardsigmoid", "Hardswish", "IsNan", "IsInf", "IsPosInf", "IsNegInf", "IsFinite", "Signbit",
+      "LogicalNot", "BitwiseNot", "Mul", "Div", "Atan2", "Hypot", "Copysign", "Xlogy", "Pow", "Maximum",
+      "Minimum", "Fmax", "Fmin", "Eq", "Ne", "Lt", "Le", "Gt", "Ge", "LogicalAnd", "LogicalOr",
+      "LogicalXor", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "Lerp", "Remainder", "Fmod"};
+  if (plain.count(f)) return "fw::fn::" + f + "{}";
+  return "";
+}
+
+// Ops that are safe on integer (and bool) dtypes with the functor's C++ semantics (no division,
+// no negative-power checks that eager performs).
+bool integer_safe(const std::string& f) {
+  static const std::set<std::string> ok = {"Add", "Mul", "Neg", "Relu", "Maximum", "Minimum", "ClampScalar",
+                                           "Eq", "Ne", "Lt", "Le", "Gt", "Ge", "LogicalAnd", "LogicalOr",
+                                           "LogicalXor", "LogicalNot", "BitwiseAnd", "BitwiseOr", "BitwiseXor",
+                                           "BitwiseNot", "Sign"};
+  return ok.count(f) != 0;
+}
+
+bool vec_f32(const std::string& f) {
+  static const std::set<std::string> ok = {"Exp", "Log", "Tanh", "Sigmoid", "Erf", "Gelu", "GeluTanh", "Silu",
+                                           "Log10", "Log2", "Log1p", "Expm1", "Sin", "Cos"};
+  return ok.count(f) != 0;
+}
+
+enum class ArgKind { Load, Value, Literal };
+struct Arg {
+  ArgKind kind;
+  int id = 0;  // Load: value id of the buffer; Value: value id
+  std::string lit;
+};
+
+struct PwOp {
+  int node;
+  std::string expr_head;  // functor object, or "" for the special forms below
+  enum Form { Functor, Cast, Where, VecCall } form = Functor;
+  std::vector<Arg> args;
+  ScalarType in_t = kFloat, out_t = kFloat;
+};
+
+// Whether node n fuses as a pointwise op; fills op.
+bool pointwise(const Graph& g, int ni, PwOp& op) {
+  const Node& n = g.nodes[ni];
+  const OpDef& d = op_def(n.op);
+  if (d.kind != OpKind::Elementwise || n.out.size() != 1) return false;
+  const ValueInfo& out = g.values[n.out[0]];
+  if (!ctype(out.dtype)) return false;
+  op.node = ni;
+  op.out_t = out.dtype;
+  auto tensor_arg = [&](int v) { return Arg{ArgKind::Value, v, ""}; };
+  if (n.op == OpId::copy) {
+    if (n.in.size() != 1 || !ctype(g.values[n.in[0]].dtype)) return false;
+    op.form = PwOp::Cast;
+    op.in_t = g.values[n.in[0]].dtype;
+    op.args = {tensor_arg(n.in[0])};
+    return true;
+  }
+  if (n.op == OpId::where) {
+    if (g.values[n.in[0]].dtype != kBool) return false;
+    ScalarType t = out.dtype;
+    if (t == kBool) return false;
+    op.form = PwOp::Where;
+    op.in_t = t;
+    size_t next = 1;
+    op.args = {tensor_arg(n.in[0])};
+    for (int k = 0; k < 2; k++) {
+      bool scalar = n.attrs.flags & (1u << k);
+      if (scalar) {
+        const Scalar& s = k == 0 ? n.attrs.s0 : n.attrs.s1;
+        if (s.isComplex()) return false;
+        op.args.push_back({ArgKind::Literal, 0, literal(s, t)});
+      } else {
+        if (next >= n.in.size() || g.values[n.in[next]].dtype != t) return false;
+        op.args.push_back(tensor_arg(n.in[next++]));
+      }
+    }
+    return true;
+  }
+  if (!d.functor) return false;
+  std::string obj = functor_object(n);
+  if (obj.empty()) return false;
+  if (n.in.empty()) return false;
+  ScalarType t = g.values[n.in[0]].dtype;
+  for (int v : n.in)
+    if (g.values[v].dtype != t) return false;
+  std::string f = d.functor;
+  bool is_float = t == kFloat || t == kDouble;
+  if (!is_float && !(t == kLong || t == kInt || t == kBool)) return false;
+  if (!is_float && !integer_safe(f)) return false;
+  if (t == kBool && f != "Eq" && f != "Ne" && f.rfind("Logical", 0) != 0 && f.rfind("Bitwise", 0) != 0) return false;
+  if (out.dtype != t && out.dtype != kBool) return false;
+  op.in_t = t;
+  op.expr_head = obj;
+  for (int v : n.in) op.args.push_back(tensor_arg(v));
+  // A scalar operand: binary ops with kScalarRhs, ternary ops given two tensors.
+  const char* name = d.name;
+  bool ternary = f == "Lerp" || f == "Addcmul" || f == "Addcdiv";
+  if (ternary && n.in.size() == 2) {
+    if (n.attrs.s0.isComplex()) return false;
+    op.args.push_back({ArgKind::Literal, 0, literal(n.attrs.s0, t)});
+  } else if (!ternary && (n.attrs.flags & kScalarRhs) && std::strcmp(name, "clamp_scalar") != 0) {
+    if (n.attrs.s0.isComplex()) return false;
+    op.args.push_back({ArgKind::Literal, 0, literal(n.attrs.s0, t)});
+  }
+  if (t == kFloat && out.dtype == kFloat && op.args.size() == 1 && vec_f32(f)) op.form = PwOp::VecCall;
+  return true;
+}
+
+enum class RedKind { Sum, Mean, Max, Min };
+
+struct Kernel {
+  std::string name;
+  std::vector<PwOp> ops;
+  std::vector<int> loads;   // buffer values read (slot order)
+  std::vector<int> stores;  // values written
+  DimVec shape;             // iteration shape
+  bool reduction = false;
+  int red_node = -1, red_in = -1, red_out = -1;
+  RedKind red = RedKind::Sum;
+  std::vector<char> reduced;  // per dim of shape
+  ScalarType red_t = kFloat;
+};
+
+bool reduction_node(const Graph& g, int ni, RedKind& k, std::vector<char>& reduced) {
+  const Node& n = g.nodes[ni];
+  switch (n.op) {
+    case OpId::sum: k = RedKind::Sum; break;
+    case OpId::mean: k = RedKind::Mean; break;
+    case OpId::amax: k = RedKind::Max; break;
+    case OpId::amin: k = RedKind::Min; break;
+    default: return false;
+  }
+  const ValueInfo& in = g.values[n.in[0]];
+  const ValueInfo& out = g.values[n.out[0]];
+  if (in.dtype != out.dtype || (in.dtype != kFloat && in.dtype != kDouble)) return false;
+  if (n.attrs.has_dtype() && n.attrs.dtype != in.dtype) return false;
+  int64_t r = int64_t(in.sizes.size());
+  if (r == 0) return false;
+  reduced.assign(r, 0);
+  if (n.attrs.ints.empty()) reduced.assign(r, 1);
+  for (int64_t d : n.attrs.ints) reduced[d < 0 ? d + r : d] = 1;
+  return true;
+}
+
+std::string kernel_name(const Graph& g, const Kernel& k, size_t idx) {
+  std::string s = "fused";
+  int shown = 0;
+  std::vector<int> nodes;
+  for (auto& op : k.ops) nodes.push_back(op.node);
+  if (k.reduction) nodes.push_back(k.red_node);
+  for (int ni : nodes) {
+    if (shown++ == 6) {
+      s += "_etc";
+      break;
+    }
+    s += "_";
+    s += op_def(g.nodes[ni].op).name;
+  }
+  return s + "_" + std::to_string(idx);
+}
+
+// ---- emission
+
+void emit_prelude(std::ostream& os) {
+  os << "// Generated by fw::compile (codegen/cpp_backend.cpp). Each kernel is one fused loop nest;\n"
+        "// the comment above it lists the graph nodes it computes.\n"
+        "#include <algorithm>\n#include <cmath>\n#include <cstdint>\n#include <limits>\n"
+        "#include \"core/functors.h\"\n#include \"core/vec_math.h\"\n\n"
+        "namespace {\n"
+        "constexpr int64_t B = " << kBlock << ";\n"
+        "template <class T> inline void load(T* __restrict d, const T* __restrict p, int64_t s, int64_t m) {\n"
+        "  if (s == 1) for (int64_t j = 0; j < m; j++) d[j] = p[j];\n"
+        "  else if (s == 0) for (int64_t j = 0; j < m; j++) d[j] = p[0];\n"
+        "  else for (int64_t j = 0; j < m; j++) d[j] = p[j * s];\n"
+        "}\n"
+        "template <class T> inline void store(T* __restrict p, const T* __restrict d, int64_t s, int64_t m) {\n"
+        "  if (s == 1) for (int64_t j = 0; j < m; j++) p[j] = d[j];\n"
+        "  else for (int64_t j = 0; j < m; j++) p[j * s] = d[j];\n"
+        "}\n"
+        "}  // namespace\n\n";
+}
+
+std::string arg_ref(const Arg& a, const std::map<int, int>& slot) {
+  if (a.kind == ArgKind::Literal) return a.lit;
+  auto it = slot.find(a.id);
+  if (it != slot.end()) return "p" + std::to_string(it->second) + "[j]";
+  return "v" + std::to_string(a.id) + "[j]";
+}
+
+// The block body. Buffers: stores first (0..ns-1), then loads. A buffer with stride 1 is read or
+// written in place; others go through a small array (gathered with their stride, or broadcast).
+void emit_block(std::ostream& os, const Graph& g, const Kernel& k, const std::string& ind, int buf0) {
+  std::map<int, int> slot, store_slot;
+  for (size_t i = 0; i < k.loads.size(); i++) slot[k.loads[i]] = int(i);
+  for (size_t i = 0; i < k.stores.size(); i++) store_slot[k.stores[i]] = int(i);
+  int ns = int(k.stores.size());
+  for (size_t i = 0; i < k.loads.size(); i++) {
+    const char* t = ctype(g.values[k.loads[i]].dtype);
+    int b = buf0 + ns + int(i);
+    os << ind << t << " x" << i << "[B];\n"
+       << ind << "const " << t << "* __restrict p" << i << " = x" << i << ";\n"
+       << ind << "if (s[" << b << "] == 1) p" << i << " = i" << i << " + base[" << b << "] + c;\n"
+       << ind << "else load(x" << i << ", i" << i << " + base[" << b << "] + c * s[" << b << "], s[" << b << "], m);\n";
+  }
+  for (const PwOp& op : k.ops) {
+    const Node& n = g.nodes[op.node];
+    int v = n.out[0];
+    const char* ot = ctype(op.out_t);
+    os << ind << "// " << op_def(n.op).name << " -> %" << v << "\n";
+    auto st = store_slot.find(v);
+    if (st != store_slot.end()) {  // stored: computed straight into the output when it is contiguous
+      int b = buf0 + st->second;
+      os << ind << ot << " w" << v << "[B];\n"
+         << ind << ot << "* __restrict v" << v << " = s[" << b << "] == 1 ? o" << st->second << " + base[" << b
+         << "] + c : w" << v << ";\n";
+    } else {
+      os << ind << ot << " v" << v << "[B];\n";
+    }
+    if (op.form == PwOp::VecCall) {
+      std::string a = slot.count(op.args[0].id) ? "p" + std::to_string(slot.at(op.args[0].id))
+                                                 : "v" + std::to_string(op.args[0].id);
+      std::string f = op.expr_head.substr(0, op.expr_head.size() - 2);
+      os << ind << "fw::detail::VecF32<" << f << ">::run(" << a << ", v" << v << ", m);\n";
+      continue;
+    }
+    os << ind << "for (int64_t j = 0; j < m; j++) v" << v << "[j] = ";
+    if (op.form == PwOp::Cast) {
+      std::string a = arg_ref(op.args[0], slot);
+      if (op.out_t == kBool) os << "(" << a << " != 0)";
+      else os << "static_cast<" << ot << ">(" << a << ")";
+    } else if (op.form == PwOp::Where) {
+      os << "(" << arg_ref(op.args[0], slot) << " ? " << arg_ref(op.args[1], slot) << " : "
+         << arg_ref(op.args[2], slot) << ")";
+    } else {
+      os << op.expr_head << "(";
+      for (size_t i = 0; i < op.args.size(); i++) os << (i ? ", " : "") << arg_ref(op.args[i], slot);
+      os << ")";
+    }
+    os << ";\n";
+  }
+  for (size_t i = 0; i < k.stores.size(); i++) {
+    int b = buf0 + int(i);
+    int v = k.stores[i];
+    if (slot.count(v)) {  // a loaded value returned as is (cannot happen for op outputs)
+      os << ind << "store(o" << i << " + base[" << b << "] + c * s[" << b << "], p" << slot.at(v) << ", s[" << b
+         << "], m);\n";
+      continue;
+    }
+    os << ind << "if (s[" << b << "] != 1) store(o" << i << " + base[" << b << "] + c * s[" << b << "], v" << v
+       << ", s[" << b << "], m);\n";
+  }
+}
+
+void emit_kernel(std::ostream& os, const Graph& g, const Kernel& k) {
+  // (No sizes in the source: one compiled kernel serves every shape; see Note [Loop kernels].)
+  os << "// " << k.name << ": rank-" << k.shape.size() << (k.reduction ? " reduction" : " pointwise") << " loop\n";
+  for (const PwOp& op : k.ops) {
+    const Node& n = g.nodes[op.node];
+    os << "//   %" << n.out[0] << " = " << op_def(n.op).name << "(";
+    for (size_t i = 0; i < n.in.size(); i++) os << (i ? ", %" : "%") << n.in[i];
+    std::string at = op_attrs_str(n.op, n.attrs);
+    os << (at.empty() ? "" : "; " + at) << ")\n";
+  }
+  if (k.reduction)
+    os << "//   %" << k.red_out << " = " << op_def(g.nodes[k.red_node].op).name << "(%" << k.red_in << ") over the last "
+       << "(collapsed) dimension\n";
+  os << "extern \"C\" void " << k.name << "(void* const* P, const int64_t* M) {\n";
+  int extra = k.reduction ? 1 : 0;  // the reduction output comes first
+  int nbuf = int(k.stores.size() + k.loads.size());
+  os << "  const int64_t R = M[0];\n  const int64_t* S = M + 1;\n  const int64_t* ST = M + 1 + R;  // "
+     << nbuf << " buffers x R strides\n";
+  if (k.reduction) os << "  " << ctype(k.red_t) << "* __restrict out = static_cast<" << ctype(k.red_t) << "*>(P[0]);\n";
+  for (size_t i = 0; i < k.stores.size(); i++) {
+    const char* t = ctype(g.values[k.stores[i]].dtype);
+    os << "  " << t << "* __restrict o" << i << " = static_cast<" << t << "*>(P[" << extra + i << "]);\n";
+  }
+  for (size_t i = 0; i < k.loads.size(); i++) {
+    const char* t = ctype(g.values[k.loads[i]].dtype);
+    os << "  const " << t << "* __restrict i" << i << " = static_cast<const " << t << "*>(P["
+       << extra + k.stores.size() + i << "]);\n";
+  }
+  os << "  const int64_t inner = R ? S[R - 1] : 1;\n"
+        "  int64_t outer = 1;\n  for (int64_t d = 0; d + 1 < R; d++) outer *= S[d];\n";
+  auto bases = [&](const std::string& ind, const std::string& row) {
+    os << ind << "int64_t base[" << std::max(nbuf, 1) << "] = {0}, s[" << std::max(nbuf, 1) << "] = {0};\n"
+       << ind << "for (int b = 0; b < " << nbuf << "; b++) s[b] = R ? ST[b * R + R - 1] : 0;\n"
+       << ind << "for (int64_t d = R - 2, rem = " << row << "; d >= 0; d--) {\n"
+       << ind << "  const int64_t id = rem % S[d];\n" << ind << "  rem /= S[d];\n"
+       << ind << "  for (int b = 0; b < " << nbuf << "; b++) base[b] += id * ST[b * R + d];\n" << ind << "}\n";
+  };
+  if (!k.reduction) {
+    os << "  const int64_t nb = (inner + B - 1) / B, chunks = outer * nb;\n"
+          "#pragma omp parallel for schedule(static) if (outer * inner >= 65536)\n"
+          "  for (int64_t q = 0; q < chunks; q++) {\n"
+          "    const int64_t row = q / nb, c = (q % nb) * B, m = std::min<int64_t>(B, inner - c);\n";
+    bases("    ", "row");
+    emit_block(os, g, k, "    ", 0);
+    os << "  }\n}\n\n";
+    return;
+  }
+  bool fsum = k.red == RedKind::Sum || k.red == RedKind::Mean;
+  std::string acc_t = fsum ? "double" : ctype(k.red_t);
+  std::string init = fsum ? "0.0" : (k.red == RedKind::Max ? "-std::numeric_limits<" : "std::numeric_limits<") +
+                                         std::string(ctype(k.red_t)) + ">::infinity()";
+  std::map<int, int> slot;
+  for (size_t i = 0; i < k.loads.size(); i++) slot[k.loads[i]] = int(i);
+  std::string red_src = slot.count(k.red_in) ? "p" + std::to_string(slot.at(k.red_in)) : "v" + std::to_string(k.red_in);
+  os << "#pragma omp parallel for schedule(static) if (outer * inner >= 32768)\n"
+        "  for (int64_t row = 0; row < outer; row++) {\n";
+  bases("    ", "row");
+  os << "    " << acc_t << " acc = " << init << ";\n"
+     << "    for (int64_t c = 0; c < inner; c += B) {\n"
+     << "      const int64_t m = std::min<int64_t>(B, inner - c);\n";
+  emit_block(os, g, k, "      ", 0);
+  if (fsum)
+    os << "#pragma omp simd reduction(+ : acc)\n      for (int64_t j = 0; j < m; j++) acc += " << red_src << "[j];\n";
+  else
+    os << "      for (int64_t j = 0; j < m; j++) acc = fw::fn::" << (k.red == RedKind::Max ? "Maximum" : "Minimum")
+       << "{}(acc, " << red_src << "[j]);\n";
+  os << "    }\n";
+  if (k.red == RedKind::Mean) os << "    out[row] = " << ctype(k.red_t) << "(acc / double(inner));\n";
+  else os << "    out[row] = " << ctype(k.red_t) << "(acc);\n";
+  os << "  }\n}\n\n";
+}
+
+using KernelFn = void (*)(void* const*, const int64_t*);
+
+struct Step {
+  bool kernel;
+  int index;  // node or kernel index
+};
+
+// Collapses dims [lo, hi) of (sizes, per-buffer strides) where every buffer is contiguous across
+// the boundary; drops size-1 dims. Appends the result to (out_sizes, out_strides).
+void coalesce(const DimVec& sizes, const std::vector<DimVec>& strides, const std::vector<int64_t>& dims,
+              DimVec& os, std::vector<DimVec>& ost) {
+  for (int64_t d : dims) {
+    if (sizes[d] == 1) continue;
+    bool merge = !os.empty();
+    if (merge) {
+      for (size_t b = 0; b < strides.size() && merge; b++)
+        merge = ost[b].back() == strides[b][d] * sizes[d];
+    }
+    if (merge) {
+      os.back() *= sizes[d];
+      for (size_t b = 0; b < strides.size(); b++) ost[b].back() = strides[b][d];
+    } else {
+      os.push_back(sizes[d]);
+      for (size_t b = 0; b < strides.size(); b++) ost[b].push_back(strides[b][d]);
+    }
+  }
+}
+
+// Strides of tensor t broadcast to `shape` (0 where it broadcasts).
+DimVec broadcast_strides(const Tensor& t, const DimVec& shape) {
+  DimVec st(shape.size(), 0);
+  int64_t lead = int64_t(shape.size()) - t.dim();
+  for (int64_t d = 0; d < t.dim(); d++)
+    st[lead + d] = t.sizes()[d] == 1 && shape[lead + d] != 1 ? 0 : t.strides()[d];
+  return st;
+}
+
+struct CodegenProgram : Program {
+  Graph g;
+  std::vector<Kernel> kernels;
+  std::vector<KernelFn> fns;
+  std::vector<Step> steps;
+  std::string source, lib_path;
+
+  std::string describe() const override {
+    return std::to_string(kernels.size()) + " fused kernel(s) in " + lib_path + ", " +
+           std::to_string(steps.size() - kernels.size()) + " extern op(s)";
+  }
+
+  void run_node(int ni, std::vector<Tensor>& env) const {
+    const Node& n = g.nodes[ni];
+    std::vector<Tensor> in;
+    for (int v : n.in) in.push_back(env[v]);
+    Outs o = dispatch(n.op, in, n.attrs);
+    for (size_t k = 0; k < n.out.size(); k++) env[n.out[k]] = std::move(o[k]);
+  }
+
+  void run_kernel(int ki, std::vector<Tensor>& env) const {
+    const Kernel& k = kernels[ki];
+    std::vector<Tensor> bufs;  // stores, then loads
+    for (int v : k.stores) {
+      bufs.push_back(make_tensor(g.values[v].sizes, g.values[v].dtype));
+      env[v] = bufs.back();
+    }
+    for (int v : k.loads) bufs.push_back(env[v]);
+    const DimVec& shape = k.shape;
+    std::vector<DimVec> st;
+    for (auto& b : bufs) st.push_back(broadcast_strides(b, shape));
+    DimVec cs;
+    std::vector<DimVec> cst(bufs.size());
+    Tensor red_out;
+    if (!k.reduction) {
+      std::vector<int64_t> all;
+      for (int64_t d = 0; d < int64_t(shape.size()); d++) all.push_back(d);
+      coalesce(shape, st, all, cs, cst);
+    } else {
+      std::vector<int64_t> kept, red;
+      for (int64_t d = 0; d < int64_t(shape.size()); d++) (k.reduced[d] ? red : kept).push_back(d);
+      coalesce(shape, st, kept, cs, cst);
+      DimVec rs;
+      std::vector<DimVec> rst(bufs.size());
+      coalesce(shape, st, red, rs, rst);
+      if (rs.size() > 1) {  // reduced dims that do not collapse: run the members eagerly
+        for (int v : k.stores) env[v] = Tensor();
+        for (auto& op : k.ops) run_node(op.node, env);
+        run_node(k.red_node, env);
+        return;
+      }
+      if (rs.empty()) {  // reducing size-1 dims only
+        rs.push_back(1);
+        for (auto& s : rst) s.push_back(0);
+      }
+      cs.push_back(rs[0]);
+      for (size_t b = 0; b < bufs.size(); b++) cst[b].push_back(rst[b][0]);
+      red_out = make_tensor(g.values[k.red_out].sizes, g.values[k.red_out].dtype);
+      env[k.red_out] = red_out;
+    }
+    int64_t R = int64_t(cs.size());
+    std::vector<int64_t> M;
+    M.reserve(1 + R * (1 + bufs.size()));
+    M.push_back(R);
+    M.insert(M.end(), cs.begin(), cs.end());
+    for (auto& s : cst) M.insert(M.end(), s.begin(), s.end());
+    std::vector<void*> P;
+    if (k.reduction) P.push_back(red_out.data_ptr());
+    for (auto& b : bufs) P.push_back(b.numel() ? b.data_ptr() : nullptr);
+    int64_t n = 1;
+    for (int64_t s : cs) n *= s;
+    if (n == 0 && !k.reduction) return;
+    fns[ki](P.data(), M.data());
+  }
+
+  std::vector<Tensor> run(ArrayRef<Tensor> inputs, ArrayRef<Tensor> externals) override {
+    std::vector<Tensor> env(g.values.size());
+    for (size_t i = 0; i < g.inputs.size(); i++) env[g.inputs[i]] = inputs[i];
+    for (size_t i = 0; i < g.externals.size(); i++) env[g.externals[i]] = externals[i];
+    for (const Step& s : steps) {
+      if (s.kernel) run_kernel(s.index, env);
+      else run_node(s.index, env);
+    }
+    apply_writebacks(g, env, inputs, externals);
+    std::vector<Tensor> out;
+    for (int v : g.outputs) out.push_back(env[v]);
+    return out;
+  }
+};
+
+bool needs_autograd(const Graph& g) {
+  if (!fw::detail::tls().grad_enabled) return false;
+  for (const ValueInfo& v : g.values)
+    if (v.requires_grad) return true;
+  return false;
+}
+
+}  // namespace
+
+std::shared_ptr<Program> codegen_program(Graph g, const CompileOptions& o) {
+  // Fused kernels have no per-op autograd history; graphs that need gradients run their ops
+  // through the door so autograd records them (see the compiled-training note in jit/README.md).
+  if (needs_autograd(g)) return interpreter_program(std::move(g));
+  auto p = std::make_shared<CodegenProgram>();
+  // Consumers of each value, to know what a kernel must store.
+  std::vector<std::vector<int>> users(g.values.size());
+  for (size_t i = 0; i < g.nodes.size(); i++)
+    for (int v : g.nodes[i].in) users[v].push_back(int(i));
+  std::vector<char> escapes(g.values.size(), 0);
+  for (int v : g.outputs) escapes[v] = 1;
+  for (const Writeback& w : g.writebacks) escapes[w.value] = 1;
+
+  std::vector<Kernel> kernels;
+  std::vector<Step> steps;
+  Kernel cur;
+  std::set<int> cur_nodes, cur_values;
+  auto seal = [&](int red = -1, RedKind rk = RedKind::Sum, const std::vector<char>* reduced = nullptr) {
+    if (cur.ops.empty() && red < 0) return;
+    bool single = cur.ops.size() == 1 && red < 0;
+    if (single) {  // eager's kernel is already one pass
+      log::fusion("not fusing ", op_def(g.nodes[cur.ops[0].node].op).name, " (%", g.nodes[cur.ops[0].node].out[0],
+                  "): a single op runs its eager kernel");
+      steps.push_back({false, cur.ops[0].node});
+    } else {
+      Kernel k = std::move(cur);
+      // Loads: tensor args not produced inside the kernel.
+      std::set<int> seen;
+      auto need = [&](int v) {
+        if (!cur_values.count(v) && seen.insert(v).second) k.loads.push_back(v);
+      };
+      for (auto& op : k.ops)
+        for (auto& a : op.args)
+          if (a.kind == ArgKind::Value) need(a.id);
+      if (red >= 0) {
+        const Node& rn = g.nodes[red];
+        k.reduction = true;
+        k.red_node = red;
+        k.red_in = rn.in[0];
+        k.red_out = rn.out[0];
+        k.red = rk;
+        k.reduced = *reduced;
+        k.red_t = g.values[rn.out[0]].dtype;
+        k.shape = g.values[rn.in[0]].sizes;
+        need(rn.in[0]);
+      }
+      for (auto& op : k.ops) {
+        int v = g.nodes[op.node].out[0];
+        bool outside = escapes[v];
+        for (int u : users[v])
+          if (!cur_nodes.count(u) && u != red) outside = true;
+        if (outside) k.stores.push_back(v);
+      }
+      k.name = kernel_name(g, k, kernels.size());
+      log::fusion(k.name, ": ", k.ops.size(), " pointwise op(s)", red >= 0 ? " + reduction" : "", ", ",
+                  k.loads.size(), " load(s), ", k.stores.size(), " store(s)");
+      steps.push_back({true, int(kernels.size())});
+      kernels.push_back(std::move(k));
+    }
+    cur = Kernel();
+    cur_nodes.clear();
+    cur_values.clear();
+  };
+  for (size_t i = 0; i < g.nodes.size(); i++) {
+    const Node& n = g.nodes[i];
+    PwOp op;
+    RedKind rk;
+    std::vector<char> reduced;
+    if (pointwise(g, int(i), op)) {
+      const DimVec& shape = g.values[n.out[0]].sizes;
+      if (!cur.ops.empty() && !(cur.shape == shape)) {
+        log::fusion("not fusing ", op_def(n.op).name, " (%", n.out[0], ") into the open group: shape ",
+                    shape_str(shape), " differs from ", shape_str(cur.shape));
+        seal();
+      }
+      if (cur.ops.empty()) cur.shape = shape;
+      cur.ops.push_back(op);
+      cur_nodes.insert(int(i));
+      cur_values.insert(n.out[0]);
+      continue;
+    }
+    if (reduction_node(g, int(i), rk, reduced) && cur_values.count(n.in[0]) &&
+        cur.shape == g.values[n.in[0]].sizes) {
+      seal(int(i), rk, &reduced);
+      continue;
+    }
+    bool reads_group = false;
+    for (int v : n.in) reads_group = reads_group || cur_values.count(v);
+    if (reads_group) {
+      log::fusion("sealing the open group before ", op_def(n.op).name, " (%", n.out.empty() ? -1 : n.out[0],
+                  "), which is not fusible and reads it");
+      seal();
+    }
+    steps.push_back({false, int(i)});
+  }
+  seal();
+  if (kernels.empty()) {
+    log::kernels("no fusible group in this graph; running it with eager kernels");
+    return interpreter_program(std::move(g));
+  }
+  std::ostringstream src;
+  emit_prelude(src);
+  for (auto& k : kernels) emit_kernel(src, g, k);
+  std::string body = src.str();
+  std::string key = cg::kernel_key(body);
+  body += "extern \"C\" const char* fw_kernel_key() { return \"" + key + "\"; }\n";
+  const cg::Library& lib = cg::load_library(body, key);
+  for (auto& k : kernels) p->fns.push_back(reinterpret_cast<KernelFn>(lib.symbol(k.name)));
+  log::kernels(kernels.size(), " kernel(s) ready from ", lib.path);
+  p->source = std::move(body);
+  p->lib_path = lib.path;
+  p->kernels = std::move(kernels);
+  p->steps = std::move(steps);
+  p->g = std::move(g);
+  return p;
+}
+
+}  // namespace fw::jit
