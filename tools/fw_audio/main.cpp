@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "fw/audio/io.h"
+#include "fw/audio/kaldi_io.h"
 #include "fw/fw.h"
 #include "tools/fw_audio/args.h"
 #include "tools/fw_audio/commands.h"
@@ -229,11 +230,19 @@ int run_command(const Command& c, const std::vector<std::string>& args) {
     throw UsageError(in + " lists " + std::to_string(utts.size()) + " utterances; " + out +
                      " takes one (write ark:FILE.ark or ark,scp:FILE.ark,FILE.scp)");
 
-  std::unique_ptr<ArkWriter> ark_writer;
+  std::unique_ptr<fw::audio::kaldi_io::MatrixWriter> ark_writer;
   std::unique_ptr<AtomicFile> npy;
-  if (ark) ark_writer = std::make_unique<ArkWriter>(ws);
-  else if (audio_out) check_writable_dir(out);
-  else npy = std::make_unique<AtomicFile>(out);
+  if (ark) {
+    try {
+      ark_writer = std::make_unique<fw::audio::kaldi_io::MatrixWriter>(ws.spec);
+    } catch (const fw::Error& e) {
+      throw Failure("cannot write " + ws.ark + ": " + one_line(e.what()));
+    }
+  } else if (audio_out) {
+    check_writable_dir(out);
+  } else {
+    npy = std::make_unique<AtomicFile>(out);
+  }
 
   for (const auto& u : utts) {
     auto [w, sr] = load_audio(u, from_scp);
@@ -261,7 +270,7 @@ int run_command(const Command& c, const std::vector<std::string>& args) {
     }
   }
   if (npy) npy->commit();
-  if (ark_writer) ark_writer->commit();
+  if (ark_writer) ark_writer->close();
   return 0;
 }
 

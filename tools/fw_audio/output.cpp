@@ -8,6 +8,7 @@
 #include <random>
 #include <sstream>
 
+#include "fw/audio/kaldi_io.h"
 #include "fw/fw.h"
 #include "tools/fw_audio/args.h"
 
@@ -87,70 +88,28 @@ void write_npy(const std::string& path, const fw::Tensor& t) {
   f.commit();
 }
 
-// ---- Kaldi archives
-std::string kaldi_matrix_bytes(const fw::Tensor& t) {
-  if (t.dim() != 2) throw Failure("a Kaldi matrix must be 2-D");
-  fw::Tensor c = as_f32(t);
-  std::string out("\0BFM ", 5);
-  for (int64_t d : {c.sizes()[0], c.sizes()[1]}) {
-    if (d > INT32_MAX) throw Failure("matrix too large for a Kaldi archive");
-    int32_t v = int32_t(d);
-    out += char(4);
-    out.append(reinterpret_cast<const char*>(&v), 4);
-  }
-  out.append(static_cast<const char*>(c.data_ptr()), size_t(c.numel()) * 4);
-  return out;
-}
-
+// ---- Kaldi output specifiers
 bool parse_wspecifier(const std::string& s, WSpecifier* out) {
   size_t colon = s.find(':');
   if (colon == std::string::npos) return false;
-  std::string flags = s.substr(0, colon), rest = s.substr(colon + 1);
+  std::string flags = s.substr(0, colon);
   if (flags.rfind("ark", 0) != 0 && flags.rfind("scp", 0) != 0) return false;
-  bool ark = false, scp = false;
-  std::stringstream fs(flags);
-  std::string f;
-  while (std::getline(fs, f, ',')) {
-    if (f == "ark") ark = true;
-    else if (f == "scp") scp = true;
-    else if (f == "b" || f == "f" || f == "nf" || f == "p") continue;  // Kaldi's binary/flush/permissive flags
-    else if (f == "t") throw UsageError("text archives (" + s + ") are not supported; write binary ark:FILE");
-    else throw UsageError("bad output specifier '" + s + "' (expected ark:FILE or ark,scp:FILE.ark,FILE.scp)");
+  fw::audio::kaldi_io::WriteSpecifier w;
+  try {
+    w = fw::audio::kaldi_io::parse_wspecifier(s);
+  } catch (const fw::Error& e) {
+    std::string why = e.what();
+    // "[kaldi_io::parse_wspecifier] Bad wspecifier "S": why" -> why
+    const std::string lead = "Bad wspecifier \"" + s + "\": ";
+    if (why.rfind('[', 0) == 0 && why.find("] ") != std::string::npos) why = why.substr(why.find("] ") + 2);
+    if (why.rfind(lead, 0) == 0) why = why.substr(lead.size());
+    throw UsageError("bad output specifier '" + s + "': " + why);
   }
-  if (!ark) throw UsageError("bad output specifier '" + s + "': scp: output needs ark,scp:FILE.ark,FILE.scp");
-  WSpecifier w;
-  if (scp) {
-    size_t comma = rest.find(',');
-    if (comma == std::string::npos)
-      throw UsageError("bad output specifier '" + s + "' (expected ark,scp:FILE.ark,FILE.scp)");
-    w.ark = rest.substr(0, comma);
-    w.scp = rest.substr(comma + 1);
-    if (w.scp.empty()) throw UsageError("bad output specifier '" + s + "': empty scp file name");
-  } else {
-    w.ark = rest;
-  }
-  if (w.ark.empty()) throw UsageError("bad output specifier '" + s + "': empty ark file name");
-  if (w.ark == "-" || w.scp == "-") throw UsageError("writing archives to stdout is not supported");
-  *out = w;
+  if (!w.binary) throw UsageError("text archives (" + s + ") are not supported; write binary ark:FILE");
+  if (w.ark == "-" || w.scp == "-" || w.ark.front() == '|' || w.scp.rfind('|', 0) == 0)
+    throw UsageError("writing archives to stdout or to a pipe is not supported (" + s + ")");
+  *out = WSpecifier{s, w.ark, w.scp};
   return true;
-}
-
-ArkWriter::ArkWriter(const WSpecifier& spec) : ark_name_(spec.ark) {
-  ark_ = std::make_unique<AtomicFile>(spec.ark);
-  if (!spec.scp.empty()) scp_ = std::make_unique<AtomicFile>(spec.scp);
-}
-
-void ArkWriter::write(const std::string& utt, const fw::Tensor& matrix) {
-  std::string data = kaldi_matrix_bytes(matrix);
-  ark_->write(utt + " ");
-  int64_t offset = ark_->tell();  // at the "\0B" of the matrix, as Kaldi's scp lines point
-  ark_->write(data);
-  if (scp_) scp_->write(utt + " " + ark_name_ + ":" + std::to_string(offset) + "\n");
-}
-
-void ArkWriter::commit() {
-  ark_->commit();
-  if (scp_) scp_->commit();
 }
 
 // ---- wav.scp

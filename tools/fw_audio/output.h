@@ -1,9 +1,8 @@
-// fw-audio's outputs: NumPy .npy files, Kaldi binary archives (ark / ark,scp) and the atomic
-// file replacement they share.
+// fw-audio's outputs: NumPy .npy files, the Kaldi output specifiers it accepts (archives are
+// written by fw::audio::kaldi_io), and atomic file replacement.
 #pragma once
 #include <cstdint>
 #include <cstdio>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -36,31 +35,16 @@ class AtomicFile {
 std::string npy_bytes(const fw::Tensor& t);
 void write_npy(const std::string& path, const fw::Tensor& t);
 
-// "utt-id " "\0B" "FM " "\4"<int32 rows> "\4"<int32 cols> <rows*cols float32>: one matrix of a
-// Kaldi binary archive (Kaldi's Matrix<float>::Write with binary=true). `t` must be 2-D.
-std::string kaldi_matrix_bytes(const fw::Tensor& t);
-
-// The Kaldi write specifiers fw-audio takes: "ark:FILE" and "ark,scp:FILE.ark,FILE.scp"
-// (order of the flags free, as in Kaldi; "t" (text) is refused).
+// The Kaldi write specifiers fw-audio takes: "ark:FILE" and "ark,scp:FILE.ark,FILE.scp" (order of
+// the flags free, as in Kaldi), parsed by fw::audio::kaldi_io::parse_wspecifier; text ("t"),
+// stdout and pipes are refused. The archives are written by fw::audio::kaldi_io::MatrixWriter.
 struct WSpecifier {
+  std::string spec;      // as given, for MatrixWriter
   std::string ark, scp;  // scp empty: no script file
 };
 // True when `s` is an ark specifier (starts with "ark" or "scp" and has a ':'); throws
 // UsageError on a malformed one.
 bool parse_wspecifier(const std::string& s, WSpecifier* out);
-
-// Writes utterances to an archive (and its script file) as they come; commit() renames both
-// into place.
-class ArkWriter {
- public:
-  explicit ArkWriter(const WSpecifier& spec);
-  void write(const std::string& utt, const fw::Tensor& matrix);
-  void commit();
-
- private:
-  std::unique_ptr<AtomicFile> ark_, scp_;
-  std::string ark_name_;
-};
 
 // "utt-id path" lines of a Kaldi wav.scp (blank lines skipped; piped commands and
 // "path:offset" extended filenames are refused with a clear message).
