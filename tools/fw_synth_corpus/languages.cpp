@@ -1,0 +1,73 @@
+#include "tools/fw_synth_corpus/languages.h"
+
+#include <sstream>
+
+namespace fw_synth {
+
+const std::vector<Language>& known_languages() {
+  static const std::vector<Language> langs = {
+      {"ku", "Kurmanji Kurdish", 205, "ku", "kmr_Latn", "hunspell-kmr", Script::kLatin,
+       "espeak-ng's Kurdish voice (Kurmanji, Latin script); words from hunspell-kmr"},
+      {"kk", "Kazakh", 302, "kk", "kk_KZ", "hunspell-kk", Script::kCyrillic,
+       "espeak-ng's Kazakh voice; words from hunspell-kk (Cyrillic)"},
+      {"te", "Telugu", 303, "te", "te_IN", "hunspell-te", Script::kTelugu,
+       "espeak-ng's Telugu voice; words from hunspell-te (Telugu script)"},
+      {"lt", "Lithuanian", 304, "lt", "lt_LT", "hunspell-lt", Script::kLatin,
+       "espeak-ng's Lithuanian voice; words from hunspell-lt"},
+      {"tpi", "Tok Pisin (stand-in)", 207, "ms", "", "", Script::kLatin,
+       "no Tok Pisin voice or dictionary exists: a built-in list of common Tok Pisin words read by "
+       "espeak-ng's Malay voice, whose letter-to-sound rules fit Tok Pisin's phonemic Latin spelling"},
+      {"ceb", "Cebuano (stand-in)", 301, "id", "tl", "myspell-tl", Script::kLatin,
+       "no Cebuano voice or dictionary exists: Tagalog words (myspell-tl; Tagalog and Cebuano are "
+       "closely related Central Philippine languages) read by espeak-ng's Indonesian voice"},
+  };
+  return langs;
+}
+
+const Language& find_language(const std::string& id) {
+  for (const auto& l : known_languages())
+    if (l.id == id) return l;
+  std::string all;
+  for (const auto& l : known_languages()) all += (all.empty() ? "" : ",") + l.id;
+  throw Error("unknown language '" + id + "' (known: " + all + ")");
+}
+
+const std::vector<std::string>& tok_pisin_words() {
+  // Everyday Tok Pisin vocabulary: pronouns and particles, people, body, home, nature, food,
+  // animals, numbers, time, adjectives (-pela), verbs (transitive -im) and a few more.
+  static const char* kText =
+      "mi yu em mipela yumi yupela ol emi bilong long na tasol bai bin save laik ken mas no nogat "
+      "yes olsem wanem husat we hamas taim nau bihain pastaim asde tumora tude nait moning apinun de "
+      "wik mun yia oltaim sampela olgeta planti moa inap tru giaman gen yet ating maski pinis "
+      "man meri pikinini papa mama brata susa tambu wantok lapun yangpela bikman pasindia tisa dokta "
+      "polis kuskus draiva sutman "
+      "het gras ai nus maus tit tang yau nek han pinga lek bel bun skin blut bros baksait "
+      "haus ples taun rot bris dua windo rum bet tebol sia banis gaden stua maket skul ofis sios "
+      "diwai wara solwara riva ston graun maunten san sta ren win klaut paia smok bus kunai nambis "
+      "ailand wel hul "
+      "kaikai pik dok pusi kakaruk pisin pis snek binatang muruk kapul kumu kaukau taro banana "
+      "kokonas rais tin abus suga sol kopi bret mit sup sospen plet naip spun kap botol bokis bilum "
+      "klos trausis siot laplap hat "
+      "wan tu tri foa faiv sikis seven et nain ten handet tausen "
+      "bikpela liklik gutpela nogut nupela olpela longpela sotpela strongpela hatpela kolpela "
+      "waitpela blakpela retpela grinpela yelopela hevi isi klia hariap orait "
+      "kam go wokabaut ron sindaun sanap slip kirap stap kamap godaun kambek raun wok toktok tok "
+      "singsing lotu pilai krai lap dai sik "
+      "lukim harim tingim painim kisim givim putim kukim wasim katim holim pulim pusim brukim "
+      "stretim redim lainim skulim raitim ritim tokim askim bekim helpim kilim lusim pinisim "
+      "statim opim pasim kolim baim salim mekim wokim dringim kaikaim laikim save "
+      "stori mani wok singaut amamas belhat pret sori tingting bel hevi "
+      "balus kanu sip ka trak baisikel rot bris "
+      "antap aninit insait ausait namel klostu longwe hia hap arasait narapela wanpela tupela "
+      "tripela olgeta ";
+  static const std::vector<std::string> words = [] {
+    std::vector<std::string> v;
+    std::istringstream in(kText);
+    std::string w;
+    while (in >> w) v.push_back(w);
+    return clean_words(v, Script::kLatin);
+  }();
+  return words;
+}
+
+}  // namespace fw_synth
