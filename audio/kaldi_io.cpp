@@ -307,8 +307,14 @@ bool parse_number(const std::string& tok, T* out) {
 // Matrices
 // ---------------------------------------------------------------------------------------------
 
-// Reads a binary matrix after "\0B"; returns it in its file dtype (kFloat for FM, kDouble for DM).
-Tensor read_binary_matrix(Input& in, const Where& w) {
+struct MatrixHeader {
+  bool dbl = false;
+  int32_t rows = 0, cols = 0;
+  uint64_t bytes = 0;  // of the data that follows, checked to be present in regular files
+};
+
+// The header of a binary matrix after "\0B": "FM " or "DM ", rows, cols.
+MatrixHeader read_binary_matrix_header(Input& in, const Where& w) {
   int64_t tok_at = in.pos();
   FW_CHECK(in.peek() != 4, in.op(), " ", w.str(), " holds an int32 vector (size byte 4 at byte ", tok_at,
            "), not a matrix");
@@ -317,24 +323,32 @@ Tensor read_binary_matrix(Input& in, const Where& w) {
            ") are not supported: ", w.str(), "; write the features uncompressed (copy-feats without --compress)");
   FW_CHECK(tok == "FM" || tok == "DM", in.op(), " Corrupt matrix in ", w.str(), ": expected the token FM or DM at byte ",
            tok_at, ", got ", qt(printable(tok)));
-  const bool dbl = tok == "DM";
-  const int32_t rows = read_binary_int32(in, w, "matrix header");
-  const int32_t cols = read_binary_int32(in, w, "matrix header");
-  FW_CHECK(rows >= 0 && cols >= 0, in.op(), " Corrupt matrix in ", w.str(), ": negative size ", rows, " x ", cols);
-  const uint64_t elem = dbl ? 8 : 4;
-  const uint64_t count = uint64_t(rows) * uint64_t(cols);  // < 2^62
-  FW_CHECK(count <= (uint64_t(1) << 58), in.op(), " Corrupt matrix in ", w.str(), ": implausible size ", rows, " x ",
-           cols);
-  const uint64_t bytes = count * elem;
-  check_available(in, bytes, w, "matrix data");
-  if (bytes == 0) return fw::empty({rows, cols}, dbl ? kDouble : kFloat);
+  MatrixHeader h;
+  h.dbl = tok == "DM";
+  h.rows = read_binary_int32(in, w, "matrix header");
+  h.cols = read_binary_int32(in, w, "matrix header");
+  FW_CHECK(h.rows >= 0 && h.cols >= 0, in.op(), " Corrupt matrix in ", w.str(), ": negative size ", h.rows, " x ",
+           h.cols);
+  const uint64_t count = uint64_t(h.rows) * uint64_t(h.cols);  // < 2^62
+  FW_CHECK(count <= (uint64_t(1) << 58), in.op(), " Corrupt matrix in ", w.str(), ": implausible size ", h.rows,
+           " x ", h.cols);
+  h.bytes = count * (h.dbl ? 8 : 4);
+  check_available(in, h.bytes, w, "matrix data");
+  return h;
+}
+
+// Reads a binary matrix after "\0B"; returns it in its file dtype (kFloat for FM, kDouble for DM).
+Tensor read_binary_matrix(Input& in, const Where& w) {
+  const MatrixHeader h = read_binary_matrix_header(in, w);
+  const ScalarType dt = h.dbl ? kDouble : kFloat;
+  if (h.bytes == 0) return fw::empty({h.rows, h.cols}, dt);
   if (in.remaining()) {  // a regular file holding all the bytes: read straight into the tensor
-    Tensor m = fw::empty({rows, cols}, dbl ? kDouble : kFloat);
-    read_exact(in, m.data_ptr(), size_t(bytes), w, "matrix data");
+    Tensor m = fw::empty({h.rows, h.cols}, dt);
+    read_exact(in, m.data_ptr(), size_t(h.bytes), w, "matrix data");
     return m;
   }
-  std::vector<char> buf = read_payload(in, bytes, w, "matrix data");  // only what actually arrived
-  Tensor m = fw::empty({rows, cols}, dbl ? kDouble : kFloat);
+  std::vector<char> buf = read_payload(in, h.bytes, w, "matrix data");  // only what actually arrived
+  Tensor m = fw::empty({h.rows, h.cols}, dt);
   std::memcpy(m.data_ptr(), buf.data(), buf.size());
   return m;
 }
@@ -398,6 +412,21 @@ Tensor read_matrix_object(Input& in, const Where& w, ScalarType dtype) {
     return m.scalar_type() == dtype ? m : m.to(dtype);
   }
   return dtype == kDouble ? read_text_matrix<double>(in, w) : read_text_matrix<float>(in, w);
+}
+
+// Moves past one matrix object without keeping it: binary data in a regular file is skipped by
+// seeking once its header is checked and its bytes are known to be present.
+void skip_matrix_object(Input& in, const Where& w, ScalarType dtype) {
+  if (!in.seekable()) {
+    read_matrix_object(in, w, dtype);
+  } else if (read_binary_header(in, w)) {
+    const MatrixHeader h = read_binary_matrix_header(in, w);
+    in.seek(in.pos() + int64_t(h.bytes));
+  } else if (dtype == kDouble) {
+    read_text_matrix<double>(in, w);
+  } else {
+    read_text_matrix<float>(in, w);
+  }
 }
 
 template <class T>
@@ -519,18 +548,21 @@ void append_int32_vector(std::string& out, const std::vector<int32_t>& v, bool b
 template <class H> struct Ops;
 template <> struct Ops<FloatMatrixHolder> {
   static Tensor read(Input& in, const Where& w) { return read_matrix_object(in, w, kFloat); }
+  static void skip(Input& in, const Where& w) { skip_matrix_object(in, w, kFloat); }
   static void append(std::string& out, const Tensor& m, bool binary, const char* op) {
     append_matrix(out, matrix_for_writing(m, kFloat, op), binary, op);
   }
 };
 template <> struct Ops<DoubleMatrixHolder> {
   static Tensor read(Input& in, const Where& w) { return read_matrix_object(in, w, kDouble); }
+  static void skip(Input& in, const Where& w) { skip_matrix_object(in, w, kDouble); }
   static void append(std::string& out, const Tensor& m, bool binary, const char* op) {
     append_matrix(out, matrix_for_writing(m, kDouble, op), binary, op);
   }
 };
 template <> struct Ops<Int32VectorHolder> {
   static std::vector<int32_t> read(Input& in, const Where& w) { return read_int32_vector_object(in, w); }
+  static void skip(Input& in, const Where& w) { read_int32_vector_object(in, w); }  // small; fully checked
   static void append(std::string& out, const std::vector<int32_t>& v, bool binary, const char* op) {
     append_int32_vector(out, v, binary, op);
   }
@@ -1089,10 +1121,13 @@ RandomAccessTableReader<H>::RandomAccessTableReader(const std::string& rspecifie
                it->second, " and ", key_at);
       const int64_t off = in.pos();
       Where w{in, key, off};
-      Value v = Ops<H>::read(in, w);  // parses (and so validates) every entry once
       d.order.push_back(key);
-      if (seekable) d.rx.emplace(key, d.rs.path + ":" + std::to_string(off));
-      else d.loaded.emplace(key, std::move(v));
+      if (seekable) {
+        Ops<H>::skip(in, w);  // headers checked; binary matrix data is read when asked for
+        d.rx.emplace(key, d.rs.path + ":" + std::to_string(off));
+      } else {
+        d.loaded.emplace(key, Ops<H>::read(in, w));
+      }
     }
   }
   in.finish();
