@@ -566,8 +566,8 @@ bool needs_autograd(const Graph& g) {
 }  // namespace
 
 std::shared_ptr<Program> codegen_program(Graph g, const CompileOptions& o) {
-  // Fused kernels have no per-op autograd history; graphs that need gradients run their ops
-  // through the door so autograd records them (see the compiled-training note in jit/README.md).
+  // Fused kernels record no autograd history: training graphs reach here split into a forward
+  // and a backward graph by jit/aot.cpp; anything else that needs gradients runs interpreted.
   if (needs_autograd(g)) return interpreter_program(std::move(g));
   auto p = std::make_shared<CodegenProgram>();
   // Consumers of each value, to know what a kernel must store.

@@ -18,15 +18,32 @@ struct Interpreter : Program {
 
 std::shared_ptr<Program> interpreter_program(Graph g) { return std::make_shared<Interpreter>(std::move(g)); }
 
-std::shared_ptr<Program> codegen_program(Graph g, const CompileOptions& o);  // codegen/program.cpp
+std::shared_ptr<Program> codegen_program(Graph g, const CompileOptions& o);  // codegen/cpp_backend.cpp
+std::shared_ptr<Program> aot_program(Graph g, const CompileOptions& o,
+                                     std::shared_ptr<Program> (*backend)(Graph, const CompileOptions&));  // aot.cpp
+
+static std::shared_ptr<Program> interpreter_backend(Graph g, const CompileOptions&) {
+  return interpreter_program(std::move(g));
+}
 
 std::shared_ptr<Program> build_program(Graph g, const CompileOptions& o) {
   g.verify();
   int cse = eliminate_common_subexpressions(g);
   int dce = eliminate_dead_code(g);
   if (cse || dce) log::graphs("passes: CSE merged ", cse, " node(s), DCE removed ", dce);
-  if (o.backend() == "inductor") return codegen_program(std::move(g), o);
-  return interpreter_program(std::move(g));
+  auto backend = o.backend() == "inductor" ? &codegen_program : &interpreter_backend;
+  bool train = false;
+  if (fw::detail::tls().grad_enabled)
+    for (const ValueInfo& v : g.values) train = train || v.requires_grad;
+  if (train) {
+    // backend "eager": the interpreter's eager ops record autograd per op. The others build a
+    // joint forward/backward pair (Note [Joint forward/backward graphs]) or, when that is not
+    // possible, fall back to the interpreter.
+    if (o.backend() != "eager")
+      if (auto p = aot_program(g, o, backend)) return p;
+    return interpreter_program(std::move(g));
+  }
+  return backend(std::move(g), o);
 }
 
 }  // namespace fw::jit

@@ -47,12 +47,12 @@ Tracer::Scope::Scope(Tracer& t) : prev(tls().tracer) {
 }
 Tracer::Scope::~Scope() { tls().tracer = prev; }
 
-Tracer::Tracer(std::vector<Tensor> real_inputs, bool fullgraph, SegmentRunner run)
+Tracer::Tracer(std::vector<Tensor> real_inputs, bool fullgraph, SegmentRunner run, bool symbolic)
     : real_inputs_(std::move(real_inputs)), run_(std::move(run)), fullgraph_(fullgraph) {
   for (size_t i = 0; i < real_inputs_.size(); i++) {
     const Tensor& r = real_inputs_[i];
     FW_CHECK(r.defined(), "[fw::compile] tensor argument #", i, " is undefined");
-    FW_CHECK(!r.impl()->storage->placeholder, "[fw::compile] tensor argument #", i,
+    FW_CHECK(symbolic || !r.impl()->storage->placeholder, "[fw::compile] tensor argument #", i,
              " is a value traced by another fw::compile call that has finished");
     Tensor alias = make_view(r, r.sizes(), r.strides(), r.storage_offset());
     set_requires_grad_flag(alias, r.requires_grad());

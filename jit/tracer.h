@@ -45,7 +45,8 @@ class Tracer {
   // g.writebacks). Segments after the first take no inputs (everything real is an external).
   using SegmentRunner = std::function<std::vector<Tensor>(Graph& g, ArrayRef<Tensor> inputs)>;
 
-  Tracer(std::vector<Tensor> real_inputs, bool fullgraph, SegmentRunner run);
+  // symbolic: the inputs are themselves placeholders (tracing a backward graph from vjps).
+  Tracer(std::vector<Tensor> real_inputs, bool fullgraph, SegmentRunner run, bool symbolic = false);
   ~Tracer();
   Tracer(const Tracer&) = delete;
   Tracer& operator=(const Tracer&) = delete;

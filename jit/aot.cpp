@@ -1,0 +1,339 @@
+// Compiled training graphs (DESIGN.md §6 "Training"): the backward graph is traced from the ops'
+// vjps and both graphs go through the backend.
+//
+// Note [Joint forward/backward graphs]
+// For a captured graph whose inputs or captured tensors require grad, the backward is built
+// ahead of time the way AOTAutograd does it: every forward value gets a placeholder (with the
+// recorded sizes, strides and offset), the tracer is switched on, and the nodes' vjps run in
+// reverse order on the placeholders, accumulating gradients per value. The vjps are written with
+// public fw ops (Note [One definition per op]), so this records an ordinary graph: inputs are the
+// output gradients plus whichever forward values the vjps read; outputs are the gradients of the
+// forward inputs and captured tensors. Those forward values become extra outputs of the forward
+// graph (the partition: saved activations are exactly what backward reads). Both
+// graphs are compiled by the backend; at run time the forward runs without autograd recording and
+// one CompiledBackward node is attached to the results, holding the saved values with their
+// version counters (an in-place write to one before backward raises, as in eager).
+// Graphs this cannot handle (an op without a vjp, a vjp that reads values, gradients flowing into
+// an argument that is written in place) run through the interpreter, whose eager ops record
+// autograd as usual; so results are always differentiable. Double backward (create_graph)
+// through a compiled function is rejected with a clear message.
+#include <unordered_map>
+
+#include "autograd/node.h"
+#include "jit/log.h"
+#include "jit/program.h"
+#include "jit/tracer.h"
+
+namespace fw::jit {
+
+using namespace fw::detail;
+namespace ad = fw::autograd::detail;
+using fw::autograd::variable_list;
+
+namespace {
+
+bool wants_grad(ScalarType t) { return is_floating_point(t) || is_complex(t); }
+
+// A placeholder with the recorded geometry of value v.
+Tensor symbolic(const ValueInfo& v) {
+  int64_t span = 1;
+  for (size_t d = 0; d < v.sizes.size(); d++)
+    if (v.sizes[d] == 0) span = 0;
+  if (span) {
+    span = v.offset + 1;
+    for (size_t d = 0; d < v.sizes.size(); d++) span += (v.sizes[d] - 1) * v.strides[d];
+  }
+  auto st = make_intrusive<StorageImpl>(nullptr, size_t(std::max<int64_t>(span, 0)) * element_size(v.dtype), Device(kCPU),
+                                        [](void*) {});
+  st->placeholder = true;
+  auto impl = make_intrusive<TensorImpl>();
+  impl->storage = std::move(st);
+  impl->sizes = v.sizes;
+  impl->strides = v.strides;
+  impl->offset = v.offset;
+  impl->dtype = v.dtype;
+  impl->refresh();
+  return Tensor(std::move(impl));
+}
+
+struct BwInput {
+  bool grad;  // true: gradient of forward output slot `index`; false: saved value `index`
+  int index;
+};
+
+}  // namespace
+
+struct AotShared;
+
+struct CompiledBackward : ad::EngineNode {
+  std::shared_ptr<const AotShared> plan;
+  std::vector<Tensor> saved;
+  std::vector<uint32_t> versions;
+  std::string name() const override { return "CompiledFunctionBackward"; }
+  variable_list apply(variable_list&& grads, bool create_graph) override;
+  void release() override {
+    released = true;
+    saved.clear();
+    pre_hooks.clear();
+  }
+};
+
+struct AotShared {
+  std::shared_ptr<Program> fwd, bwd;
+  std::vector<Tensor> bwd_externals;
+  size_t n_out = 0;
+  std::vector<int> grad_values;          // forward value ids that get grad_fn, in output_nr order
+  std::vector<std::vector<int>> grad_positions;  // their positions among the forward outputs
+  std::vector<ad::OutputMeta> grad_meta;
+  std::vector<BwInput> bw_inputs;
+  std::vector<int> bw_out_edge;
+  std::vector<std::pair<bool, int>> edges;  // (external?, index)
+  std::vector<ScalarType> edge_dtype;
+};
+
+variable_list CompiledBackward::apply(variable_list&& grads, bool create_graph) {
+  FW_CHECK(!released, "[autograd] Trying to backward through the graph a second time (or directly access saved "
+           "tensors after they have already been freed). Specify retain_graph=true if you need to backward through "
+           "the graph a second time (CompiledFunctionBackward)");
+  FW_CHECK(!create_graph, "[fw::compile] double backward (create_graph=true) through a compiled function is not "
+           "supported; compile with CompileOptions().backend(\"eager\") for higher-order gradients");
+  const AotShared& p = *plan;
+  for (size_t i = 0; i < saved.size(); i++)
+    FW_CHECK(saved[i].impl()->storage->version.load() == versions[i],
+             "[autograd] one of the variables needed for gradient computation has been modified by an inplace "
+             "operation: a value saved by a compiled function (CompiledFunctionBackward) is at version ",
+             saved[i].impl()->storage->version.load(), "; expected version ", versions[i], " instead");
+  bool any = false;
+  for (auto& g : grads) any = any || g.defined();
+  variable_list result(p.edges.size());
+  if (!any) return result;
+  std::vector<Tensor> in;
+  for (const BwInput& b : p.bw_inputs) {
+    if (!b.grad) {
+      in.push_back(saved[b.index]);
+      continue;
+    }
+    const Tensor& g = grads[b.index];
+    const ad::OutputMeta& m = p.grad_meta[b.index];
+    if (g.defined()) in.push_back(g.dtype() == m.dtype ? g : g.to(m.dtype));
+    else in.push_back(fw::zeros(m.sizes, m.dtype));
+  }
+  std::vector<Tensor> out;
+  {
+    NoGradGuard ng;
+    out = p.bwd->run(in, p.bwd_externals);
+  }
+  for (size_t k = 0; k < out.size(); k++) {
+    int e = p.bw_out_edge[k];
+    Tensor g = out[k];
+    if (g.dtype() != p.edge_dtype[e]) g = g.to(p.edge_dtype[e]);
+    result[e] = g;
+  }
+  return result;
+}
+
+namespace {
+
+struct AotProgram : Program {
+  std::shared_ptr<AotShared> s;
+  std::string describe() const override {
+    return "forward: " + s->fwd->describe() + "; backward: " + s->bwd->describe();
+  }
+  std::vector<Tensor> run(ArrayRef<Tensor> inputs, ArrayRef<Tensor> externals) override {
+    std::vector<Tensor> all;
+    {
+      NoGradGuard ng;
+      all = s->fwd->run(inputs, externals);
+    }
+    std::vector<Tensor> outs(all.begin(), all.begin() + s->n_out);
+    if (!fw::is_grad_enabled()) return outs;
+    auto node = std::make_shared<CompiledBackward>();
+    node->plan = s;
+    node->seq_ = ad::next_sequence_number();
+    for (size_t i = s->n_out; i < all.size(); i++) {
+      Tensor t = all[i].detach();  // no grad_fn: no reference cycle through the node
+      node->versions.push_back(t.impl()->storage->version.load());
+      node->saved.push_back(std::move(t));
+    }
+    for (auto& [ext, idx] : s->edges) node->next_edges_.push_back(ad::gradient_edge(ext ? externals[idx] : inputs[idx]));
+    node->pre_hooks.resize(s->grad_values.size());
+    for (size_t k = 0; k < s->grad_values.size(); k++) {
+      node->outputs.push_back(s->grad_meta[k]);
+      // Several result positions may hold the same value: they share one tensor (as in eager).
+      Tensor& t = outs[s->grad_positions[k][0]];
+      auto& m = t.impl()->autograd;
+      m = std::make_unique<AutogradMeta>();
+      m->requires_grad = true;
+      m->grad_fn = node;
+      m->output_nr = uint32_t(k);
+      for (size_t j = 1; j < s->grad_positions[k].size(); j++) outs[s->grad_positions[k][j]] = t;
+    }
+    return outs;
+  }
+};
+
+std::string why_not(const Graph& g) {
+  for (const Writeback& w : g.writebacks) {
+    int tv = w.target_kind == ValueKind::Input ? g.inputs[w.target] : g.externals[w.target];
+    if (g.values[tv].requires_grad) return "an input that requires grad is written in place";
+  }
+  for (const Node& n : g.nodes) {
+    const OpDef& d = op_def(n.op);
+    bool needs = false;
+    for (int v : n.in) needs = needs || g.values[v].requires_grad;
+    if (needs && d.differentiable && !d.vjp) return std::string("op ") + d.name + " has no vjp";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::shared_ptr<Program> aot_program(Graph g, const CompileOptions& o,
+                                     std::shared_ptr<Program> (*backend)(Graph, const CompileOptions&)) {
+  if (std::string w = why_not(g); !w.empty()) {
+    log::graphs("training graph runs through the interpreter: ", w);
+    return nullptr;
+  }
+  const size_t V = g.values.size();
+  // Which forward outputs get a grad_fn: node-produced values that require grad.
+  auto s = std::make_shared<AotShared>();
+  s->n_out = g.outputs.size();
+  std::unordered_map<int, int> slot_of;  // value -> output_nr
+  for (size_t i = 0; i < g.outputs.size(); i++) {
+    int v = g.outputs[i];
+    const ValueInfo& x = g.values[v];
+    if (x.kind != ValueKind::Node || !x.requires_grad || !wants_grad(x.dtype)) continue;
+    auto it = slot_of.find(v);
+    if (it == slot_of.end()) {
+      slot_of[v] = int(s->grad_values.size());
+      s->grad_values.push_back(v);
+      s->grad_positions.push_back({int(i)});
+      s->grad_meta.push_back({x.sizes, x.dtype});
+    } else {
+      s->grad_positions[it->second].push_back(int(i));
+    }
+  }
+  for (size_t i = 0; i < g.inputs.size(); i++)
+    if (g.values[g.inputs[i]].requires_grad) {
+      s->edges.push_back({false, int(i)});
+      s->edge_dtype.push_back(g.values[g.inputs[i]].dtype);
+    }
+  for (size_t i = 0; i < g.externals.size(); i++)
+    if (g.values[g.externals[i]].requires_grad) {
+      s->edges.push_back({true, int(i)});
+      s->edge_dtype.push_back(g.values[g.externals[i]].dtype);
+    }
+  if (s->edges.empty() || s->grad_values.empty()) return nullptr;
+
+  // Trace the vjps. Inputs of the tracer: one placeholder per output gradient, then one per
+  // forward value (most go unused and are pruned below).
+  std::vector<Tensor> ph;
+  for (int v : s->grad_values) {
+    ValueInfo gi = g.values[v];
+    gi.strides = contiguous_strides(gi.sizes);
+    gi.offset = 0;
+    ph.push_back(symbolic(gi));
+  }
+  for (size_t v = 0; v < V; v++) ph.push_back(symbolic(g.values[v]));
+  size_t G = s->grad_values.size();
+  Graph bw;
+  std::vector<int> out_edges;
+  try {
+    Tracer T(ph, /*fullgraph=*/true, [](Graph&, ArrayRef<Tensor>) -> std::vector<Tensor> {
+      FW_CHECK(false, "[fw::compile] internal: a backward trace tried to run a segment");
+      return {};
+    }, /*symbolic=*/true);
+    std::vector<Tensor> outs;
+    {
+      Tracer::Scope scope(T);
+      NoGradGuard ng;
+      const std::vector<Tensor>& in = T.inputs();
+      std::vector<Tensor> grad(V);
+      for (size_t k = 0; k < G; k++) grad[s->grad_values[k]] = in[k];
+      for (size_t i = g.nodes.size(); i-- > 0;) {
+        const Node& n = g.nodes[i];
+        std::vector<Tensor> gy(n.out.size());
+        bool any = false;
+        for (size_t k = 0; k < n.out.size(); k++) {
+          gy[k] = grad[n.out[k]];
+          any = any || gy[k].defined();
+        }
+        if (!any) continue;
+        bool needs_any = false;
+        std::unique_ptr<bool[]> needs(new bool[n.in.size()]);
+        for (size_t j = 0; j < n.in.size(); j++) {
+          needs[j] = g.values[n.in[j]].requires_grad;
+          needs_any = needs_any || needs[j];
+        }
+        const OpDef& d = op_def(n.op);
+        if (!needs_any || !d.differentiable) continue;
+        std::vector<Tensor> ins, outs_n;
+        for (int v : n.in) ins.push_back(in[G + v]);
+        for (int v : n.out) outs_n.push_back(in[G + v]);
+        VjpCtx ctx{n.attrs, ins, outs_n, needs.get()};
+        Outs gin;
+        gin.resize(n.in.size());
+        d.vjp(ctx, gy, gin);
+        for (size_t j = 0; j < n.in.size(); j++) {
+          if (!needs[j] || !gin[j].defined()) continue;
+          Tensor gj = gin[j];
+          if (gj.dtype() != ins[j].dtype()) gj = gj.to(ins[j].dtype());
+          Tensor& acc = grad[n.in[j]];
+          acc = acc.defined() ? acc + gj : gj;
+        }
+      }
+      for (size_t e = 0; e < s->edges.size(); e++) {
+        auto [ext, idx] = s->edges[e];
+        const Tensor& gv = grad[ext ? g.externals[idx] : g.inputs[idx]];
+        if (!gv.defined()) continue;
+        outs.push_back(gv);
+        out_edges.push_back(int(e));
+      }
+    }
+    if (outs.empty() || !T.finish(outs)) return nullptr;
+    bw = std::move(T.graph());
+  } catch (const fw::Error& e) {
+    log::graphs("training graph runs through the interpreter: tracing the backward failed: ", e.what());
+    return nullptr;
+  }
+  // Prune unused backward inputs; the forward values among the rest are saved.
+  eliminate_dead_code(bw);
+  std::vector<char> used(bw.values.size(), 0);
+  for (const Node& n : bw.nodes)
+    for (int v : n.in) used[v] = 1;
+  for (int v : bw.outputs) used[v] = 1;
+  std::vector<int> kept;
+  std::vector<int> saved_values;
+  for (size_t i = 0; i < bw.inputs.size(); i++) {
+    int v = bw.inputs[i];
+    if (!used[v]) continue;
+    bw.values[v].index = int(kept.size());
+    kept.push_back(v);
+    if (i < G) {
+      s->bw_inputs.push_back({true, int(i)});
+    } else {
+      s->bw_inputs.push_back({false, int(saved_values.size())});
+      saved_values.push_back(int(i - G));
+    }
+  }
+  bw.inputs = kept;
+  s->bw_out_edge = out_edges;
+  s->bwd_externals = bw.external_tensors;
+  Graph fwd = std::move(g);
+  for (int v : saved_values) fwd.outputs.push_back(v);
+  for (auto& v : fwd.values) v.requires_grad = false;  // the compiled forward records no autograd
+  log::graphs("joint graph: backward has ", bw.nodes.size(), " ops and reads ", saved_values.size(),
+              " saved forward value(s)\n", bw.dump());
+  eliminate_common_subexpressions(bw);
+  eliminate_common_subexpressions(fwd);
+  {
+    NoGradGuard ng;
+    s->fwd = backend(std::move(fwd), o);
+    s->bwd = backend(std::move(bw), o);
+  }
+  auto p = std::make_shared<AotProgram>();
+  p->s = s;
+  return p;
+}
+
+}  // namespace fw::jit

@@ -1,0 +1,344 @@
+// Random-graph differential fuzzer (DESIGN.md §7): random op DAGs over random shapes, broadcasts,
+// views, dtypes and in-place ops, with requires_grad on some inputs, run eagerly and through
+// fw::compile with every backend (the interpreter, aot_eager and inductor's generated C++); outputs
+// and gradients must agree. Each shard runs FW_FUZZ_GRAPHS/5 graphs (default 500 in all); a failure
+// prints the seed and the program so it can be replayed with FW_FUZZ_SEED.
+#include <gtest/gtest.h>
+
+#include <fw/fw.h>
+#include <fw/jit.h>
+
+#include <cstdlib>
+#include <functional>
+#include <random>
+#include <sstream>
+
+namespace {
+
+using Pool = std::vector<fw::Tensor>;
+using StepFn = std::function<fw::Tensor(const Pool&)>;
+
+struct Program {
+  std::vector<StepFn> steps;
+  std::vector<std::string> text;
+  std::vector<int> outputs;
+  std::vector<fw::Tensor> inputs;
+  std::string str() const {
+    std::ostringstream os;
+    for (size_t i = 0; i < inputs.size(); i++)
+      os << "  t" << i << " = input " << inputs[i].sizes() << " " << inputs[i].dtype()
+         << (inputs[i].requires_grad() ? " requires_grad" : "") << "\n";
+    for (size_t i = 0; i < text.size(); i++) os << "  t" << inputs.size() + i << " = " << text[i] << "\n";
+    os << "  return";
+    for (int o : outputs) os << " t" << o;
+    return os.str() + "\n";
+  }
+};
+
+struct Rng {
+  std::mt19937_64 g;
+  explicit Rng(uint64_t s) : g(s) {}
+  int64_t uni(int64_t lo, int64_t hi) { return lo + int64_t(g() % uint64_t(hi - lo + 1)); }
+  bool coin(double p = 0.5) { return double(g() % 1000000) / 1e6 < p; }
+  template <class T> const T& pick(const std::vector<T>& v) { return v[size_t(uni(0, int64_t(v.size()) - 1))]; }
+};
+
+fw::DimVec random_shape(Rng& r) {
+  fw::DimVec s;
+  int64_t rank = r.uni(0, 3);
+  for (int64_t i = 0; i < rank; i++) s.push_back(r.uni(1, 5));
+  return s;
+}
+
+// Generates a program by running candidate steps eagerly on real tensors (so shapes are known and
+// invalid combinations are skipped) and recording each accepted step as a closure over pool indices.
+Program generate(uint64_t seed) {
+  Rng r(seed);
+  Program p;
+  int n_in = int(r.uni(1, 3));
+  fw::DimVec base = random_shape(r);
+  for (int i = 0; i < n_in; i++) {
+    fw::DimVec s = base;
+    if (r.coin(0.4) && !s.empty()) s[size_t(r.uni(0, int64_t(s.size()) - 1))] = 1;  // broadcastable
+    if (r.coin(0.2)) s = random_shape(r);
+    fw::ScalarType dt = r.coin(0.2) ? fw::kDouble : fw::kFloat;
+    fw::Tensor t = fw::rand(s, dt) * 4 - 2;
+    if (r.coin(0.4)) t.requires_grad_(true);
+    p.inputs.push_back(t);
+  }
+  Pool pool = p.inputs;
+  auto floats = [&]() {
+    std::vector<int> v;
+    for (size_t i = 0; i < pool.size(); i++)
+      if (pool[i].is_floating_point()) v.push_back(int(i));
+    return v;
+  };
+  int n_steps = int(r.uni(2, 12));
+  for (int attempt = 0; attempt < 60 && int(p.steps.size()) < n_steps; attempt++) {
+    std::vector<int> fl = floats();
+    int a = fl.empty() ? 0 : (r.coin(0.6) ? fl.back() : r.pick(fl));
+    int b = fl.empty() ? 0 : r.pick(fl);
+    int kind = int(r.uni(0, 15));
+    StepFn f;
+    std::string t;
+    double c = double(r.uni(-20, 20)) / 8;
+    switch (kind) {
+      case 0: {
+        static const std::vector<std::pair<const char*, fw::Tensor (*)(const fw::Tensor&)>> un = {
+            {"tanh", [](const fw::Tensor& x) { return x.tanh(); }},
+            {"sigmoid", [](const fw::Tensor& x) { return x.sigmoid(); }},
+            {"relu", [](const fw::Tensor& x) { return x.relu(); }},
+            {"neg", [](const fw::Tensor& x) { return -x; }},
+            {"abs", [](const fw::Tensor& x) { return x.abs(); }},
+            {"sin", [](const fw::Tensor& x) { return x.sin(); }},
+            {"cos", [](const fw::Tensor& x) { return x.cos(); }},
+            {"gelu", [](const fw::Tensor& x) { return fw::gelu(x); }},
+            {"silu", [](const fw::Tensor& x) { return fw::silu(x); }},
+            {"exp(tanh)", [](const fw::Tensor& x) { return x.tanh().exp(); }},
+            {"log1p(abs)", [](const fw::Tensor& x) { return x.abs().log1p(); }},
+            {"sqrt(abs+1)", [](const fw::Tensor& x) { return (x.abs() + 1).sqrt(); }},
+            {"erf", [](const fw::Tensor& x) { return x.erf(); }},
+            {"square", [](const fw::Tensor& x) { return x * x; }},
+            {"reciprocal(1+abs)", [](const fw::Tensor& x) { return (x.abs() + 1).reciprocal(); }},
+            {"floor", [](const fw::Tensor& x) { return x.floor(); }},
+        };
+        auto& u = r.pick(un);
+        auto fn = u.second;
+        f = [a, fn](const Pool& q) { return fn(q[a]); };
+        t = std::string(u.first) + "(t" + std::to_string(a) + ")";
+        break;
+      }
+      case 1:
+      case 2: {
+        static const std::vector<std::pair<const char*, fw::Tensor (*)(const fw::Tensor&, const fw::Tensor&)>> bin = {
+            {"add", [](const fw::Tensor& x, const fw::Tensor& y) { return x + y; }},
+            {"sub", [](const fw::Tensor& x, const fw::Tensor& y) { return x - y; }},
+            {"mul", [](const fw::Tensor& x, const fw::Tensor& y) { return x * y; }},
+            {"div", [](const fw::Tensor& x, const fw::Tensor& y) { return x / (y.abs() + 1); }},
+            {"maximum", [](const fw::Tensor& x, const fw::Tensor& y) { return fw::maximum(x, y); }},
+            {"minimum", [](const fw::Tensor& x, const fw::Tensor& y) { return fw::minimum(x, y); }},
+            {"where(x>y)", [](const fw::Tensor& x, const fw::Tensor& y) { return fw::where(x > y, x, y * 2); }},
+            {"add_alpha", [](const fw::Tensor& x, const fw::Tensor& y) { return fw::add(x, y, 0.5); }},
+            {"atan2", [](const fw::Tensor& x, const fw::Tensor& y) { return fw::atan2(x, y.abs() + 0.5); }},
+            {"lerp", [](const fw::Tensor& x, const fw::Tensor& y) { return fw::lerp(x, y, 0.25); }},
+        };
+        auto& u = r.pick(bin);
+        auto fn = u.second;
+        f = [a, b, fn](const Pool& q) { return fn(q[a], q[b]); };
+        t = std::string(u.first) + "(t" + std::to_string(a) + ", t" + std::to_string(b) + ")";
+        break;
+      }
+      case 3:
+        f = [a, c](const Pool& q) { return q[a] * c + (c - 1); };
+        t = "t" + std::to_string(a) + " * " + std::to_string(c) + " + " + std::to_string(c - 1);
+        break;
+      case 4: {
+        int op = int(r.uni(0, 3));
+        int64_t rank = pool[a].dim();
+        if (rank == 0) continue;
+        int64_t d = r.uni(-rank, rank - 1);
+        bool keep = r.coin();
+        f = [a, op, d, keep](const Pool& q) {
+          switch (op) {
+            case 0: return q[a].sum({d}, keep);
+            case 1: return q[a].mean({d}, keep);
+            case 2: return q[a].amax({d}, keep);
+            default: return q[a].amin({d}, keep);
+          }
+        };
+        static const char* names[] = {"sum", "mean", "amax", "amin"};
+        t = std::string(names[op]) + "(t" + std::to_string(a) + ", dim=" + std::to_string(d) + (keep ? ", keepdim)" : ")");
+        break;
+      }
+      case 5: {
+        bool all = r.coin(0.3);
+        f = [a, all](const Pool& q) { return all ? q[a].sum() : q[a].mean(); };
+        t = std::string(all ? "sum" : "mean") + "(t" + std::to_string(a) + ")";
+        break;
+      }
+      case 6: {
+        if (pool[a].dim() < 2) continue;
+        int64_t d0 = r.uni(0, pool[a].dim() - 1), d1 = r.uni(0, pool[a].dim() - 1);
+        f = [a, d0, d1](const Pool& q) { return q[a].transpose(d0, d1); };
+        t = "transpose(t" + std::to_string(a) + ", " + std::to_string(d0) + ", " + std::to_string(d1) + ")";
+        break;
+      }
+      case 7: {
+        if (pool[a].dim() == 0) continue;
+        int64_t d = r.uni(0, pool[a].dim() - 1), n = pool[a].size(d);
+        int64_t s0 = r.uni(0, n - 1), e0 = r.uni(s0 + 1, n), st = r.uni(1, 2);
+        f = [a, d, s0, e0, st](const Pool& q) { return q[a].slice(d, s0, e0, st); };
+        t = "slice(t" + std::to_string(a) + ", " + std::to_string(d) + ", " + std::to_string(s0) + ":" +
+            std::to_string(e0) + ":" + std::to_string(st) + ")";
+        break;
+      }
+      case 8: {
+        int64_t d = r.uni(0, pool[a].dim());
+        int64_t n = r.uni(1, 3);
+        f = [a, d, n](const Pool& q) {
+          fw::Tensor u = q[a].unsqueeze(d);
+          fw::DimVec s(u.sizes());
+          s[size_t(d)] = n;
+          return u.expand(s);
+        };
+        t = "unsqueeze(t" + std::to_string(a) + ", " + std::to_string(d) + ").expand(" + std::to_string(n) + ")";
+        break;
+      }
+      case 9:
+        f = [a](const Pool& q) { return q[a].reshape({-1}); };
+        t = "reshape(t" + std::to_string(a) + ", -1)";
+        break;
+      case 10: {
+        fw::ScalarType to = pool[a].dtype() == fw::kFloat ? fw::kDouble : fw::kFloat;
+        f = [a, to](const Pool& q) { return q[a].to(to); };
+        t = "to(t" + std::to_string(a) + ", " + fw::dtype_name(to) + ")";
+        break;
+      }
+      case 11: {  // in-place on a fresh temporary
+        f = [a, b, c](const Pool& q) {
+          fw::Tensor h = q[a] * 1.5;
+          bool fits = q[b].dim() <= h.dim();
+          for (int64_t d = 1; fits && d <= q[b].dim(); d++)
+            fits = q[b].size(-d) == 1 || q[b].size(-d) == h.size(-d);
+          if (fits) h.add_(q[b]);
+          h.mul_(c);
+          return h;
+        };
+        t = "(t" + std::to_string(a) + " * 1.5).add_(t" + std::to_string(b) + "?).mul_(" + std::to_string(c) + ")";
+        break;
+      }
+      case 12: {
+        if (pool[a].dim() != 2) continue;
+        int64_t k = pool[a].size(1), n = r.uni(1, 4);
+        fw::Tensor w = fw::rand({k, n}, pool[a].dtype()) - 0.5;
+        f = [a, w](const Pool& q) { return fw::matmul(q[a], w); };
+        t = "matmul(t" + std::to_string(a) + ", const[" + std::to_string(k) + "," + std::to_string(n) + "])";
+        break;
+      }
+      case 13: {
+        if (pool[a].dim() == 0) continue;
+        int64_t d = r.uni(0, pool[a].dim() - 1);
+        f = [a, d](const Pool& q) { return fw::softmax(q[a], d); };
+        t = "softmax(t" + std::to_string(a) + ", " + std::to_string(d) + ")";
+        break;
+      }
+      case 14:
+        f = [a, c](const Pool& q) { return q[a].clamp(-std::abs(c), std::abs(c) + 0.1); };
+        t = "clamp(t" + std::to_string(a) + ")";
+        break;
+      default:
+        f = [a](const Pool& q) { return q[a].pow(2) + q[a].sign(); };
+        t = "pow(t" + std::to_string(a) + ", 2) + sign";
+        break;
+    }
+    fw::Tensor out;
+    try {
+      out = f(pool);
+    } catch (const fw::Error&) {
+      continue;  // an invalid combination (shapes): try another step
+    }
+    pool.push_back(out);
+    p.steps.push_back(std::move(f));
+    p.text.push_back(t);
+  }
+  std::vector<int> fl = floats();
+  p.outputs.push_back(fl.back());
+  if (fl.size() > 2 && r.coin()) {
+    int o = fl[size_t(r.uni(0, int64_t(fl.size()) - 2))];
+    p.outputs.push_back(o);
+  }
+  return p;
+}
+
+std::vector<fw::Tensor> run(const Program& p, const std::vector<fw::Tensor>& in) {
+  Pool pool = in;
+  for (auto& s : p.steps) pool.push_back(s(pool));
+  std::vector<fw::Tensor> out;
+  for (int o : p.outputs) out.push_back(pool[size_t(o)]);
+  return out;
+}
+
+struct Result {
+  std::vector<fw::Tensor> outs, grads;
+};
+
+Result evaluate(const Program& p, const std::function<std::vector<fw::Tensor>(const std::vector<fw::Tensor>&)>& f) {
+  Result r;
+  r.outs = f(p.inputs);
+  std::vector<fw::Tensor> wrt;
+  for (auto& t : p.inputs)
+    if (t.requires_grad()) wrt.push_back(t);
+  fw::Tensor loss;
+  for (size_t i = 0; i < r.outs.size(); i++) {
+    if (!r.outs[i].requires_grad()) continue;
+    fw::Tensor w = fw::linspace(-1, 1, r.outs[i].numel(), fw::kDouble).reshape(r.outs[i].sizes());
+    fw::Tensor term = (r.outs[i].to(fw::kDouble) * w).sum();
+    loss = loss.defined() ? loss + term : term;
+  }
+  if (loss.defined() && !wrt.empty()) r.grads = fw::autograd::grad({loss}, wrt, {}, std::nullopt, false, true);
+  for (auto& o : r.outs) o = o.detach();
+  return r;
+}
+
+std::string compare(const Result& ref, const Result& got, const char* what) {
+  auto close = [](const fw::Tensor& a, const fw::Tensor& b) {
+    if (a.defined() != b.defined()) return false;
+    if (!a.defined()) return true;
+    if (!a.sizes().equals(b.sizes()) || a.dtype() != b.dtype()) return false;
+    double tol = a.dtype() == fw::kFloat ? 1e-4 : 1e-9;
+    return fw::allclose(a.to(fw::kDouble), b.to(fw::kDouble), tol, tol, /*equal_nan=*/true);
+  };
+  std::ostringstream os;
+  if (ref.outs.size() != got.outs.size()) return std::string(what) + ": output count differs";
+  for (size_t i = 0; i < ref.outs.size(); i++)
+    if (!close(ref.outs[i], got.outs[i]))
+      os << what << ": output " << i << " differs\n eager " << ref.outs[i] << "\n got " << got.outs[i] << "\n";
+  if (ref.grads.size() != got.grads.size()) os << what << ": gradient count differs\n";
+  for (size_t i = 0; i < ref.grads.size() && i < got.grads.size(); i++)
+    if (!close(ref.grads[i], got.grads[i]))
+      os << what << ": gradient " << i << " differs\n eager " << ref.grads[i] << "\n got " << got.grads[i] << "\n";
+  return os.str();
+}
+
+int graphs_per_shard() {
+  const char* e = std::getenv("FW_FUZZ_GRAPHS");
+  int total = e ? std::atoi(e) : 500;
+  return std::max(1, total / 5);
+}
+
+void run_shard(int shard) {
+  const char* fixed = std::getenv("FW_FUZZ_SEED");
+  int n = fixed ? 1 : graphs_per_shard();
+  int compiled_graphs = 0;
+  for (int i = 0; i < n; i++) {
+    uint64_t seed = fixed ? std::strtoull(fixed, nullptr, 10) : uint64_t(shard) * 1000003ull + uint64_t(i);
+    fw::manual_seed(seed);
+    Program p = generate(seed);
+    Result ref = evaluate(p, [&](const std::vector<fw::Tensor>& in) { return run(p, in); });
+    for (const char* backend : {"eager", "aot_eager", "inductor"}) {
+      auto c = fw::compile([&p](const std::vector<fw::Tensor>& in) { return run(p, in); },
+                           fw::CompileOptions().backend(backend));
+      std::string err;
+      try {
+        Result got = evaluate(p, [&](const std::vector<fw::Tensor>& in) { return c(in); });
+        err = compare(ref, got, backend);
+        // Replay (second call) must agree too.
+        Result again = evaluate(p, [&](const std::vector<fw::Tensor>& in) { return c(in); });
+        err += compare(ref, again, (std::string(backend) + " replay").c_str());
+      } catch (const std::exception& e) {
+        err = std::string(backend) + " threw: " + e.what();
+      }
+      ASSERT_TRUE(err.empty()) << "seed " << seed << " (FW_FUZZ_SEED=" << seed << ")\n" << p.str() << err;
+    }
+    compiled_graphs++;
+  }
+  EXPECT_EQ(compiled_graphs, n);
+}
+
+TEST(JitFuzz, Shard0) { run_shard(0); }
+TEST(JitFuzz, Shard1) { run_shard(1); }
+TEST(JitFuzz, Shard2) { run_shard(2); }
+TEST(JitFuzz, Shard3) { run_shard(3); }
+TEST(JitFuzz, Shard4) { run_shard(4); }
+
+}  // namespace
