@@ -19,6 +19,7 @@
 #include <set>
 #include <sstream>
 
+#include "codegen/compiler.h"
 #include "core/op.h"
 #include "jit/log.h"
 #include "jit/program.h"
@@ -456,6 +457,7 @@ void reset() {
     s->segment_cache.clear();
     s->warned = false;
   }
+  codegen::clear_memory_cache();
 }
 
 }  // namespace jit

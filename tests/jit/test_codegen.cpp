@@ -1,0 +1,153 @@
+// Codegen: the generated source is readable, the disk cache is reused, a corrupted cache file is
+// detected and rebuilt, and several processes compiling the same graph at once share the cache.
+#include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fw/fw.h>
+#include <fw/jit.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "codegen/compiler.h"
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CacheDir {
+  std::string path, old;
+  bool had_old = false;
+  CacheDir() {
+    char tmpl[] = "/tmp/fw_cache_test_XXXXXX";
+    path = mkdtemp(tmpl);
+    if (const char* o = std::getenv("FW_CACHE_DIR")) {
+      old = o;
+      had_old = true;
+    }
+    setenv("FW_CACHE_DIR", path.c_str(), 1);
+    fw::jit::reset();
+  }
+  ~CacheDir() {
+    if (had_old) setenv("FW_CACHE_DIR", old.c_str(), 1);
+    else unsetenv("FW_CACHE_DIR");
+    fw::jit::reset();
+    fs::remove_all(path);
+  }
+  std::vector<fs::path> files(const std::string& ext) const {
+    std::vector<fs::path> r;
+    for (auto& e : fs::directory_iterator(path))
+      if (e.path().extension() == ext) r.push_back(e.path());
+    return r;
+  }
+};
+
+fw::Tensor fused(const fw::Tensor& x, const fw::Tensor& y) { return (x * y + 1).tanh() * 3 - y; }
+
+TEST(Codegen, GeneratedSourceIsReadableAndNamedAfterItsOps) {
+  CacheDir dir;
+  auto f = fw::compile(fused);
+  fw::Tensor x = fw::randn({64}), y = fw::randn({64});
+  EXPECT_TRUE(fw::allclose(f(x, y), fused(x, y), 1e-5, 1e-6));
+  auto srcs = dir.files(".cpp");
+  ASSERT_EQ(srcs.size(), 1u);
+  std::ifstream in(srcs[0]);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string src = ss.str();
+  EXPECT_NE(src.find("extern \"C\" void fused_mul_add_tanh_mul_sub_0("), std::string::npos) << src;
+  EXPECT_NE(src.find("//   %3 = add(%2; s0=1"), std::string::npos) << src;  // the source graph, as a comment
+  EXPECT_NE(src.find("#pragma omp parallel for"), std::string::npos);
+  EXPECT_EQ(dir.files(".so").size(), 1u);
+  EXPECT_TRUE(dir.files(".tmp").empty());
+}
+
+// Run by the test below in child processes (FW_JIT_TEST_CHILD=1).
+TEST(Codegen, ChildCompilesTheSharedGraph) {
+  if (!std::getenv("FW_JIT_TEST_CHILD")) GTEST_SKIP() << "runs as a child of ConcurrentProcessesShareTheCache";
+  fw::manual_seed(1);
+  fw::Tensor x = fw::randn({1000}), y = fw::randn({1000});
+  auto f = fw::compile(fused);
+  ASSERT_TRUE(fw::allclose(f(x, y), fused(x, y), 1e-5, 1e-6));
+}
+
+// Runs Codegen.ChildCompilesTheSharedGraph in n fresh processes at once; all must pass.
+void run_children(int n) {
+  std::string exe = fs::read_symlink("/proc/self/exe");
+  std::vector<pid_t> pids;
+  std::vector<std::string> env_s;
+  for (char** e = environ; *e; e++) env_s.push_back(*e);
+  env_s.push_back("FW_JIT_TEST_CHILD=1");
+  std::vector<char*> envp;
+  for (auto& s : env_s) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::string filter = "--gtest_filter=Codegen.ChildCompilesTheSharedGraph";
+  for (int i = 0; i < n; i++) {
+    char* argv[] = {exe.data(), filter.data(), nullptr};
+    pid_t pid;
+    ASSERT_EQ(posix_spawn(&pid, exe.c_str(), nullptr, nullptr, argv, envp.data()), 0);
+    pids.push_back(pid);
+  }
+  for (pid_t pid : pids) {
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child exit status " << status;
+  }
+}
+
+TEST(Codegen, ConcurrentProcessesShareTheCache) {
+  CacheDir dir;
+  run_children(4);
+  EXPECT_EQ(dir.files(".so").size(), 1u);
+  for (auto& e : fs::directory_iterator(dir.path))
+    EXPECT_EQ(e.path().string().find(".tmp"), std::string::npos) << e.path();
+}
+
+TEST(Codegen, DiskCacheIsReusedAndACorruptedFileIsRebuilt) {
+  CacheDir dir;
+  run_children(1);
+  auto libs = dir.files(".so");
+  ASSERT_EQ(libs.size(), 1u);
+  auto stamp = fs::last_write_time(libs[0]);
+  run_children(1);  // a fresh process finds the library on disk
+  EXPECT_EQ(fs::last_write_time(libs[0]), stamp);
+  for (const char* junk : {"", "garbage that is not an ELF file"}) {
+    fs::remove(libs[0]);
+    { std::ofstream(libs[0]) << junk; }
+    run_children(1);
+    EXPECT_GT(fs::file_size(libs[0]), 1000u);  // detected and rebuilt
+  }
+  // A valid library that holds other kernels under this name is rejected by its key.
+  auto g = fw::compile([](const fw::Tensor& a) { return (a * 2).exp() + 1; });
+  g(fw::randn({10}));
+  fs::path other;
+  for (auto& p : dir.files(".so"))
+    if (p != libs[0]) other = p;
+  ASSERT_FALSE(other.empty());
+  fs::remove(libs[0]);
+  fs::copy_file(other, libs[0]);
+  run_children(1);
+  EXPECT_NE(fs::file_size(libs[0]), fs::file_size(other));
+}
+
+TEST(Codegen, CompilerFailureIsAClearError) {
+  CacheDir dir;
+  setenv("FW_CXX", "/bin/false", 1);
+  fw::jit::reset();
+  auto f = fw::compile(fused);
+  try {
+    f(fw::randn({8}), fw::randn({8}));
+    ADD_FAILURE() << "expected an error";
+  } catch (const fw::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("host compiler failed"), std::string::npos) << e.what();
+  }
+  unsetenv("FW_CXX");
+}
+
+}  // namespace
