@@ -54,7 +54,7 @@ struct Line {
 };
 
 // "key rest" lines of one data-directory file (blank lines skipped). Records a warning when the
-// keys are not in C (byte) order and throws on duplicate keys unless allow_dup.
+// keys are not in C (byte) order and throws on duplicate keys.
 std::vector<Line> read_lines(const std::string& path, const std::string& shown, std::vector<std::string>* warnings) {
   std::ifstream in(path, std::ios::binary);
   FW_CHECK(in, kLoadOp, " Failed to open ", shown, ": ", std::strerror(errno));
@@ -140,7 +140,8 @@ std::string run_command(const std::string& entry, const std::string& where) {
   FW_CHECK(!read_error, kAudioOp, " ", where, ": read error on the output of ", qt(cmd));
   FW_CHECK(st != -1, kAudioOp, " ", where, ": failed to wait for ", qt(cmd), ": ", std::strerror(errno));
   FW_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, kAudioOp, " ", where, ": command ", qt(cmd),
-           WIFEXITED(st) ? " exited with status " : " was killed by signal ", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+           WIFEXITED(st) ? " exited with status " : " was killed by signal ",
+           WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
   FW_CHECK(!out.empty(), kAudioOp, " ", where, ": command ", qt(cmd), " wrote no audio");
   return out;
 }
@@ -177,13 +178,15 @@ DataDir load_data_dir(const std::string& path, const DataDirOptions& options) {
     FW_CHECK(!l.rest.empty(), kLoadOp, " ", at, ": recording ", qt(l.key), " has no file or command");
     WavEntry e{l.rest, l.rest.back() == '|', l.no};
     if (!e.is_command) {
-      FW_CHECK(e.rxfilename != "-", kLoadOp, " ", at, ": recording ", qt(l.key), " reads standard input (\"-\"), which is not supported");
+      FW_CHECK(e.rxfilename != "-", kLoadOp, " ", at, ": recording ", qt(l.key),
+               " reads standard input (\"-\"), which is not supported");
       if (!file_exists(e.rxfilename)) {
         size_t colon = e.rxfilename.rfind(':');
         const bool offset = colon != std::string::npos && colon + 1 < e.rxfilename.size() &&
                             e.rxfilename.find_first_not_of("0123456789", colon + 1) == std::string::npos;
         FW_CHECK(!offset && e.rxfilename.back() != ']', kLoadOp, " ", at, ": recording ", qt(l.key), ": ",
-                 qt(e.rxfilename), " points into an archive (offset or range), which is not supported; give a file or a command ending in '|'");
+                 qt(e.rxfilename), " points into an archive (offset or range), which is not supported; "
+                 "give a file or a command ending in '|'");
         FW_CHECK(false, kLoadOp, " ", at, ": recording ", qt(l.key), ": file ", qt(e.rxfilename),
                  " does not exist (relative paths are relative to the working directory, as in Kaldi)");
       }
@@ -199,8 +202,8 @@ DataDir load_data_dir(const std::string& path, const DataDirOptions& options) {
     for (Line& l : read_lines(seg_name, seg_name, &d.warnings)) {
       const std::string at = seg_name + ":" + std::to_string(l.no);
       std::vector<std::string> f = split_ws(l.rest);
-      FW_CHECK(f.size() == 3 || f.size() == 4, kLoadOp, " ", at, ": expected \"utterance recording start end [channel]\", got ",
-               f.size() + 1, " fields");
+      FW_CHECK(f.size() == 3 || f.size() == 4, kLoadOp, " ", at,
+               ": expected \"utterance recording start end [channel]\", got ", f.size() + 1, " fields");
       Segment s;
       s.recording = f[0];
       s.line = l.no;

@@ -321,8 +321,8 @@ MatrixHeader read_binary_matrix_header(Input& in, const Where& w) {
   std::string tok = read_binary_token(in, w);
   FW_CHECK(tok != "CM" && tok != "CM2" && tok != "CM3", in.op(), " Compressed Kaldi matrices (", tok,
            ") are not supported: ", w.str(), "; write the features uncompressed (copy-feats without --compress)");
-  FW_CHECK(tok == "FM" || tok == "DM", in.op(), " Corrupt matrix in ", w.str(), ": expected the token FM or DM at byte ",
-           tok_at, ", got ", qt(printable(tok)));
+  FW_CHECK(tok == "FM" || tok == "DM", in.op(), " Corrupt matrix in ", w.str(),
+           ": expected the token FM or DM at byte ", tok_at, ", got ", qt(printable(tok)));
   MatrixHeader h;
   h.dbl = tok == "DM";
   h.rows = read_binary_int32(in, w, "matrix header");
@@ -502,7 +502,8 @@ std::vector<int32_t> read_int32_vector_object(Input& in, const Where& w) {
     v.reserve(size_t(std::min<int32_t>(n, 1 << 20)));  // streams: grows with the data read
     for (int32_t i = 0; i < n; ++i) {
       int c = in.peek();
-      FW_CHECK(c != EOF, in.op(), " Truncated int32 vector in ", w.str(), ": ", n, " elements declared, the data ends after ", i);
+      FW_CHECK(c != EOF, in.op(), " Truncated int32 vector in ", w.str(), ": ", n,
+               " elements declared, the data ends after ", i);
       v.push_back(read_binary_int32(in, w, "int32 vector element"));
     }
     return v;
@@ -591,7 +592,8 @@ Rx parse_rxfilename(const std::string& rx_in, const std::string& op) {
     return r;
   }
   FW_CHECK(!(rx.back() == ']' && rx.find('[') != std::string::npos), op,
-           " Range specifiers (", qt(rx), ") are not supported; extract the rows with Kaldi's extract-rows or copy-matrix first");
+           " Range specifiers (", qt(rx),
+           ") are not supported; extract the rows with Kaldi's extract-rows or copy-matrix first");
   size_t colon = rx.rfind(':');
   if (colon != std::string::npos && colon + 1 < rx.size() &&
       rx.find_first_not_of("0123456789", colon + 1) == std::string::npos) {
@@ -705,8 +707,8 @@ bool read_script_line(Input& in, ScriptLine* out, int64_t* lineno) {
     std::string t = trim(line);
     if (t.empty()) continue;
     size_t sp = t.find_first_of(" \t");
-    FW_CHECK(sp != std::string::npos, in.op(), " Script file ", in.name(), " line ", *lineno, ": expected \"key rxfilename\", got ",
-             qt(printable(t)));
+    FW_CHECK(sp != std::string::npos, in.op(), " Script file ", in.name(), " line ", *lineno,
+             ": expected \"key rxfilename\", got ", qt(printable(t)));
     out->key = t.substr(0, sp);
     out->rx = trim(t.substr(sp + 1));
     out->line = *lineno;
@@ -947,7 +949,8 @@ WriteSpecifier parse_wspecifier(const std::string& s) {
   std::string rest = s.substr(colon + 1);
   if (scp) {
     size_t comma = rest.find(',');
-    FW_CHECK(comma != std::string::npos, op, " Bad wspecifier ", qt(s), ": ark,scp needs two files, ark,scp:FILE.ark,FILE.scp");
+    FW_CHECK(comma != std::string::npos, op, " Bad wspecifier ", qt(s),
+             ": ark,scp needs two files, ark,scp:FILE.ark,FILE.scp");
     w.ark = trim(rest.substr(0, comma));
     w.scp = trim(rest.substr(comma + 1));
     FW_CHECK(!w.scp.empty(), op, " Bad wspecifier ", qt(s), ": empty scp file name");

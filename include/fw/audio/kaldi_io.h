@@ -12,7 +12,9 @@
 //                     ali-to-pdf, align-equal etc. write) is "\0B" '\4'<int32 n> then n times
 //                     '\4'<int32 value>: every element carries its size byte (WriteBasicType). This is
 //                     NOT the layout of WriteIntegerVector ('\4'<n> then raw elements), which
-//                     Kaldi uses inside model files, not for alignment tables.
+//                     Kaldi objects use inside their own Write methods (model files), not for
+//                     alignment tables. kaldiio 2.18 writes and reads the same layout; the tests
+//                     compare fw's bytes with archives it wrote (tests/fixtures/audio/kaldi_io).
 //                     Integers and floats are little-endian; fw runs on little-endian hosts only.
 //   text object       matrix: " [\n  1 2 3 \n  4 5 6 ]\n" (" [ ]\n" when empty); rows end at a newline
 //                     (or ';'), the matrix at ']'. int32 vector: "1 2 3 \n" up to the end of the line
@@ -141,7 +143,8 @@ class SequentialTableReader {
 // Looks objects up by key. "scp:X" reads the script file once and each object from its
 // rxfilename when asked (the last opened file stays open). "ark:FILE" indexes the archive once
 // (keys and byte offsets) and reads objects by offset. "ark:-" and "ark:cmd |" cannot be
-// re-read: all objects are loaded into memory. Duplicate keys are an error.
+// re-read: all objects are loaded into memory. Duplicate keys are an error. value() reuses an
+// open file, so a reader must not be shared between threads without a lock.
 template <class Holder>
 class RandomAccessTableReader {
  public:
@@ -299,8 +302,8 @@ Tensor compute_cmvn_stats(const Tensor& feats);
 Tensor compute_cmvn_stats(const std::vector<Tensor>& feats);
 // Per-speaker stats: spk2utt maps speakers to utterances, features holds (T, F) per utterance.
 // An utterance of spk2utt without features throws.
-std::map<std::string, Tensor> compute_speaker_cmvn_stats(const std::map<std::string, Tensor>& features,
-                                                         const std::map<std::string, std::vector<std::string>>& spk2utt);
+std::map<std::string, Tensor> compute_speaker_cmvn_stats(
+    const std::map<std::string, Tensor>& features, const std::map<std::string, std::vector<std::string>>& spk2utt);
 
 // Kaldi's apply-cmvn: x - mean, or (x - mean) / sqrt(var) with norm_vars (variance floored at
 // 1e-20). Offsets and scales are computed in float64 and applied in the features' dtype, as
