@@ -94,7 +94,7 @@ std::vector<std::string> clean_words(const std::vector<std::string>& words, Scri
 double energy(const std::vector<float>& x);  // sum of squares, in double
 double rms(const std::vector<float>& x);
 std::vector<float> white_noise(size_t n, Rng& rng);  // Gaussian, unit variance
-// Pink (1/f) noise by the Voss-McCartney scheme: 16 random rows, row k redrawn every 2^k samples,
+// Pink (1/f) noise by the Voss-McCartney scheme: 16 random rows, row k redrawn every 2^(k+1) samples,
 // plus a white row; normalised to unit RMS.
 std::vector<float> pink_noise(size_t n, Rng& rng);
 // Babble: `talkers` utterances from `pool`, each at unit RMS, starting at random offsets and
