@@ -177,6 +177,8 @@ DataDir load_data_dir(const std::string& path, const DataDirOptions& options) {
     const std::string at = wav_name + ":" + std::to_string(l.no);
     FW_CHECK(!l.rest.empty(), kLoadOp, " ", at, ": recording ", qt(l.key), " has no file or command");
     WavEntry e{l.rest, l.rest.back() == '|', l.no};
+    if (!e.is_command && !options.wav_root.empty() && fs::path(e.rxfilename).is_relative())
+      e.rxfilename = (fs::path(options.wav_root) / e.rxfilename).string();
     if (!e.is_command) {
       FW_CHECK(e.rxfilename != "-", kLoadOp, " ", at, ": recording ", qt(l.key),
                " reads standard input (\"-\"), which is not supported");
@@ -188,7 +190,9 @@ DataDir load_data_dir(const std::string& path, const DataDirOptions& options) {
                  qt(e.rxfilename), " points into an archive (offset or range), which is not supported; "
                  "give a file or a command ending in '|'");
         FW_CHECK(false, kLoadOp, " ", at, ": recording ", qt(l.key), ": file ", qt(e.rxfilename),
-                 " does not exist (relative paths are relative to the working directory, as in Kaldi)");
+                 options.wav_root.empty()
+                     ? " does not exist (relative paths are relative to the working directory, as in Kaldi)"
+                     : " does not exist");
       }
     }
     d.wav.emplace(l.key, std::move(e));

@@ -698,6 +698,21 @@ TEST(KaldiIO, DataDirWithSegmentsAndPipes) {
   EXPECT_TRUE(p.warnings.empty());
   EXPECT_TRUE(same(kio::load_utterance_audio(p, "r1p").first, r1));
   EXPECT_TRUE(same(kio::load_utterance_audio(p, "r1").first, r1));
+
+  // Relative wav.scp paths: Kaldi's rule (the working directory) or against wav_root.
+  fs::create_directory(tmp / "rel");
+  put(tmp / "rel/wav.scp", "r1 r1.wav\n");
+  put(tmp / "rel/utt2spk", "r1 S\n");
+  EXPECT_TRUE(contains(error_of([&] { kio::load_data_dir(tmp / "rel"); }), {"\"r1.wav\" does not exist", "working directory"}));
+  kio::DataDirOptions rooted;
+  rooted.wav_root = tmp.str();
+  kio::DataDir rd = kio::load_data_dir(tmp / "rel", rooted);
+  EXPECT_EQ(rd.wav.at("r1").rxfilename, tmp / "r1.wav");
+  EXPECT_TRUE(same(kio::load_utterance_audio(rd, "r1").first, r1));
+  {
+    InDir in(tmp.str());
+    EXPECT_TRUE(same(kio::load_utterance_audio(kio::load_data_dir("rel"), "r1").first, r1));
+  }
 }
 
 TEST(KaldiIO, DataDirErrors) {

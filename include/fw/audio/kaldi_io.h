@@ -210,7 +210,7 @@ struct Segment {
 };
 
 struct WavEntry {
-  std::string rxfilename;  // a path (relative to the working directory, as in Kaldi) or "cmd |"
+  std::string rxfilename;  // a path (relative ones resolved as DataDirOptions::wav_root says) or "cmd |"
   bool is_command = false;
   int64_t line = 0;        // line in wav.scp
 };
@@ -241,6 +241,9 @@ struct DataDirOptions {
   // A segment may end up to this many seconds past the recording (the end is then cut to the
   // recording's end, as Kaldi's extract-segments --max-overshoot does); more is an error.
   double max_overshoot = 0.5;
+  // Relative file paths in wav.scp are resolved against this directory; empty: the working
+  // directory, Kaldi's rule. Commands ("cmd |") always run in the working directory.
+  std::string wav_root;
 };
 
 // Loads and validates a Kaldi data directory. Required: wav.scp and utt2spk. Optional: segments
