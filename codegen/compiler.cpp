@@ -44,7 +44,8 @@ std::string compiler() {
   return e && *e ? e : FW_HOST_CXX;
 }
 
-const char* kFlags = "-O3 -march=native -fopenmp -fno-math-errno -std=c++17 -shared -fPIC -w";
+const char* kCodeFlags = "-O3 -march=native -fopenmp -fno-math-errno -std=c++17 -fPIC -w";
+const char* kFlags = "-O3 -march=native -fopenmp -fno-math-errno -std=c++17 -fPIC -w -shared";
 
 std::string shell_quote(const std::string& s) {
   std::string r = "'";
@@ -109,6 +110,42 @@ void* open_checked(const std::string& path, const std::string& key) {
   return h;
 }
 
+std::string read_file(const std::string& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// The precompiled kernel prelude for the current cache dir and compiler (built on first use;
+// "" when it cannot be built, and kernels then compile from the plain headers). Note [Kernel
+// cache]: the .gch sits in a directory searched before the real headers, so GCC uses it when it
+// is valid for the flags and silently falls back to the header when not.
+std::string pch_dir() {
+  static std::mutex mu;
+  static std::map<std::string, std::string> done;  // cache dir -> pch dir
+  std::lock_guard<std::mutex> l(mu);
+  std::string inc = include_dir(), cache = cache_dir();
+  std::string salt = compiler() + compiler_version() + kCodeFlags + inc + read_file(inc + "/codegen/kernel_prelude.h") +
+                     read_file(inc + "/core/functors.h") + read_file(inc + "/core/vec_math.h");
+  char key[40];
+  std::snprintf(key, sizeof key, "%016llx", (unsigned long long)fnv1a(salt));
+  std::string dir = cache + "/pch_" + key, gch = dir + "/codegen/kernel_prelude.h.gch";
+  if (file_exists(gch)) return dir;
+  auto it = done.find(cache + key);
+  if (it != done.end()) return it->second;  // tried before and failed
+  mkdirs(dir + "/codegen");
+  static std::atomic<uint64_t> counter{0};
+  std::string tmp = gch + "." + std::to_string(::getpid()) + "." + std::to_string(counter++) + ".tmp";
+  std::string cmd = shell_quote(compiler()) + " " + kCodeFlags + " -x c++-header -I" + shell_quote(inc) + " " +
+                    shell_quote(inc + "/codegen/kernel_prelude.h") + " -o " + shell_quote(tmp) + " > /dev/null 2>&1";
+  jit::log::kernels("building the precompiled kernel prelude ", gch);
+  if (std::system(cmd.c_str()) == 0 && ::rename(tmp.c_str(), gch.c_str()) == 0) return done[cache + key] = dir;
+  ::unlink(tmp.c_str());
+  jit::log::kernels("could not build the precompiled prelude; kernels compile from the headers");
+  return done[cache + key] = "";
+}
+
 }  // namespace
 
 void* Library::symbol(const std::string& name) const {
@@ -120,7 +157,7 @@ void* Library::symbol(const std::string& name) const {
 std::string include_dir() {
   if (const char* e = std::getenv("FW_INCLUDE_DIR"); e && *e) return e;
   std::string src = FW_SOURCE_INCLUDE_DIR;
-  if (!src.empty() && file_exists(src + "/core/functors.h")) return src;
+  if (!src.empty() && file_exists(src + "/core/functors.h") && file_exists(src + "/codegen/kernel_prelude.h")) return src;
   return FW_INSTALL_INCLUDE_DIR;
 }
 
@@ -172,10 +209,15 @@ const Library& load_library(const std::string& source, const std::string& key) {
       FW_CHECK(::rename(tmp_cpp.c_str(), cpp.c_str()) == 0, "[fw::compile] cannot rename ", tmp_cpp, " to ", cpp);
     }
     std::string tmp_so = so + tag, log_path = base + tag + ".log";
-    std::string cmd = shell_quote(compiler()) + " " + kFlags + " -I" + shell_quote(include_dir()) + " " +
-                      shell_quote(cpp) + " -o " + shell_quote(tmp_so) + " > " + shell_quote(log_path) + " 2>&1";
-    jit::log::kernels("compiling ", cpp);
-    int rc = std::system(cmd.c_str());
+    auto command = [&](const std::string& pch) {
+      return shell_quote(compiler()) + " " + kFlags + (pch.empty() ? "" : " -I" + shell_quote(pch)) + " -I" +
+             shell_quote(include_dir()) + " " + shell_quote(cpp) + " -o " + shell_quote(tmp_so) + " > " +
+             shell_quote(log_path) + " 2>&1";
+    };
+    std::string pch = pch_dir();
+    jit::log::kernels("compiling ", cpp, pch.empty() ? "" : " (precompiled prelude)");
+    int rc = std::system(command(pch).c_str());
+    if (rc != 0 && !pch.empty()) rc = std::system(command("").c_str());  // a bad .gch: plain headers
     std::string out;
     {
       std::ifstream lf(log_path);

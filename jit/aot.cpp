@@ -174,6 +174,7 @@ struct AotProgram : Program {
 
 std::string why_not(const Graph& g) {
   for (const Writeback& w : g.writebacks) {
+    if (!w.grad) continue;  // written under no_grad (running statistics): no autograd history
     int tv = w.target_kind == ValueKind::Input ? g.inputs[w.target] : g.externals[w.target];
     if (g.values[tv].requires_grad) return "an input that requires grad is written in place";
   }
@@ -213,8 +214,9 @@ std::shared_ptr<Program> aot_program(Graph g, const CompileOptions& o,
       s->grad_positions[it->second].push_back(int(i));
     }
   }
+  std::vector<char> seen_input(V, 0);
   for (size_t i = 0; i < g.inputs.size(); i++)
-    if (g.values[g.inputs[i]].requires_grad) {
+    if (g.values[g.inputs[i]].requires_grad && !seen_input[g.inputs[i]]++) {
       s->edges.push_back({false, int(i)});
       s->edge_dtype.push_back(g.values[g.inputs[i]].dtype);
     }

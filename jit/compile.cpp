@@ -298,8 +298,20 @@ std::vector<int64_t> shape_key(const std::vector<Tensor>& in) {
 
 }  // namespace
 
-CompiledFn::Result CompiledFn::call(const std::vector<Tensor>& inputs, const std::string& key, const Runner& run) {
+CompiledFn::Result CompiledFn::call(const std::vector<Tensor>& inputs, const std::string& key_in, const Runner& run) {
   Result r;
+  // Arguments that are the same tensor are one graph value: the aliasing pattern is guarded too.
+  const std::string* keyp = &key_in;
+  std::string aliased;
+  for (size_t i = 1; i < inputs.size(); i++)
+    for (size_t j = 0; j < i; j++)
+      if (inputs[i].impl() == inputs[j].impl()) {
+        if (aliased.empty()) aliased = key_in;
+        aliased += "=" + std::to_string(i) + ":" + std::to_string(j);
+        break;
+      }
+  if (!aliased.empty()) keyp = &aliased;
+  const std::string& key = *keyp;
   if (fw::detail::tls().tracer) {  // called inside another capture: trace through it
     r.outs = run(inputs, r.lens);
     return r;

@@ -1,6 +1,7 @@
 // Graph IR: dump, verifier, interpreter, DCE and CSE (Note [Graph IR] in ir.h).
 #include "jit/ir.h"
 
+#include <algorithm>
 #include <map>
 #include <sstream>
 
@@ -117,7 +118,8 @@ void Graph::verify() const {
   };
   FW_CHECK(external_tensors.size() == externals.size(), "[jit::verify] ", externals.size(),
            " external values but ", external_tensors.size(), " captured tensors");
-  for (int v : inputs) def(v, "input");
+  for (size_t i = 0; i < inputs.size(); i++)
+    if (std::find(inputs.begin(), inputs.begin() + i, inputs[i]) == inputs.begin() + i) def(inputs[i], "input");
   for (int v : externals) def(v, "external");
   for (size_t i = 0; i < nodes.size(); i++) {
     const Node& n = nodes[i];
@@ -159,8 +161,9 @@ void apply_writebacks(const Graph& g, const std::vector<Tensor>& env, ArrayRef<T
     const Tensor& dst = w.target_kind == ValueKind::Input ? inputs[w.target] : externals[w.target];
     const Tensor& src = env[w.value];
     if (src.is_same(dst)) continue;
-    // A write into a tensor that takes part in autograd keeps autograd's in-place semantics;
-    // otherwise (parameters updated under no_grad, buffers) it is a plain copy.
+    // The write runs in the grad mode it was traced in: under no_grad (running statistics,
+    // parameter updates) a plain copy; otherwise autograd's in-place rules apply, as in eager.
+    AutoGradMode mode(w.grad);
     const_cast<Tensor&>(dst).copy_(src);
   }
 }

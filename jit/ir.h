@@ -47,12 +47,14 @@ struct Writeback {
   ValueKind target_kind;  // Input or External
   int target;             // index into the call's inputs / the graph's externals
   int value;
+  bool grad = false;  // the write happened with grad mode on (it keeps autograd's in-place rules)
 };
 
 struct Graph {
   std::vector<ValueInfo> values;
   std::vector<Node> nodes;
-  std::vector<int> inputs;     // value ids of the tensor arguments, in call order
+  std::vector<int> inputs;     // value ids of the tensor arguments, in call order (an argument
+                               // passed twice appears twice with one value id)
   std::vector<int> externals;  // value ids of captured tensors
   std::vector<Tensor> external_tensors;  // the captured tensors themselves (identity)
   std::vector<int> outputs;

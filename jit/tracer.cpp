@@ -49,13 +49,17 @@ Tracer::Scope::~Scope() { tls().tracer = prev; }
 
 Tracer::Tracer(std::vector<Tensor> real_inputs, bool fullgraph, SegmentRunner run, bool symbolic)
     : real_inputs_(std::move(real_inputs)), run_(std::move(run)), fullgraph_(fullgraph) {
+  // The function sees the real argument tensors (so autograd identities and data stay theirs);
+  // the tracer knows them as graph inputs. An argument passed twice is one value.
   for (size_t i = 0; i < real_inputs_.size(); i++) {
     const Tensor& r = real_inputs_[i];
     FW_CHECK(r.defined(), "[fw::compile] tensor argument #", i, " is undefined");
     FW_CHECK(symbolic || !r.impl()->storage->placeholder, "[fw::compile] tensor argument #", i,
              " is a value traced by another fw::compile call that has finished");
-    Tensor alias = make_view(r, r.sizes(), r.strides(), r.storage_offset());
-    set_requires_grad_flag(alias, r.requires_grad());
+    if (auto it = value_of_.find(r.impl().get()); it != value_of_.end()) {
+      g_.inputs.push_back(it->second);
+      continue;
+    }
     ValueInfo v;
     v.kind = ValueKind::Input;
     v.index = int(i);
@@ -66,9 +70,8 @@ Tracer::Tracer(std::vector<Tensor> real_inputs, bool fullgraph, SegmentRunner ru
     v.requires_grad = r.requires_grad();
     int id = g_.add_value(std::move(v));
     g_.inputs.push_back(id);
-    value_of_[alias.impl().get()] = id;
-    held_.push_back(alias.impl());
-    aliases_.push_back(alias);
+    value_of_[r.impl().get()] = id;
+    held_.push_back(r.impl());
   }
 }
 
@@ -266,8 +269,9 @@ void Tracer::on_dispatch_into(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, co
   }
   auto w = std::find_if(g_.writebacks.begin(), g_.writebacks.end(),
                         [&](const Writeback& x) { return x.target_kind == tkind && x.target == tindex; });
-  if (w != g_.writebacks.end()) w->value = v;
-  else g_.writebacks.push_back({tkind, tindex, v});
+  bool grad = tls().grad_enabled;
+  if (w != g_.writebacks.end()) w->value = v, w->grad = w->grad || grad;
+  else g_.writebacks.push_back({tkind, tindex, v, grad});
   if (!st->placeholder) {  // reading the real tensor before the write lands breaks the graph
     st->placeholder = true;
     pending_.push_back(intrusive_ptr<StorageImpl>(oi->storage));
@@ -287,8 +291,9 @@ void Tracer::on_materialize(const TensorImpl* t) {
   FW_ASSERT(!st->placeholder);
 }
 
-// Our placeholder storages still referenced from outside the tracer, with the values filling them.
-std::vector<int> Tracer::alive_roots() {
+// What is still referenced from outside the tracer: our placeholder storages (with the value
+// that fills each) and the handles on them (with their values).
+Tracer::Live Tracer::live() {
   std::unordered_map<const TensorImpl*, int> internal;  // refs the tracer itself accounts for
   std::unordered_map<const StorageImpl*, int> held_count;
   std::vector<intrusive_ptr<TensorImpl>> all(held_);
@@ -299,21 +304,65 @@ std::vector<int> Tracer::alive_roots() {
     if (h->view_base) internal[h->view_base.get()]++;
     held_count[h->storage.get()]++;
   }
-  std::vector<int> roots;
-  std::unordered_set<const StorageImpl*> seen;
-  auto add = [&](const StorageImpl* st) {
+  Live L;
+  std::unordered_set<const StorageImpl*> seen_st;
+  std::unordered_set<const TensorImpl*> seen_h;
+  auto add_store = [&](StorageImpl* st) {
     auto r = root_of_.find(st);
-    if (r == root_of_.end() || !seen.insert(st).second) return;
-    roots.push_back(r->second);
+    if (r == root_of_.end() || !st->placeholder || !seen_st.insert(st).second) return;
+    L.stores.push_back(st);
+    L.store_values.push_back(r->second);
   };
-  for (auto& h : all)
-    if (h && h->refcount_.load() > internal[h.get()] + 1) add(h->storage.get());
-  std::vector<const StorageImpl*> extra;
+  for (auto& h : all) {
+    if (!h || h->refcount_.load() <= internal[h.get()] + 1) continue;  // +1: `all` itself
+    if (!root_of_.count(h->storage.get())) continue;
+    add_store(h->storage.get());
+    auto v = value_of_.find(h.get());
+    if (v != value_of_.end() && seen_h.insert(h.get()).second) {
+      L.handles.push_back(h.get());
+      L.handle_values.push_back(v->second);
+    }
+  }
+  std::vector<std::pair<int, StorageImpl*>> extra;
   for (auto& [st, v] : root_of_)
-    if (st->refcount_.load() > held_count[st]) extra.push_back(st);
-  std::sort(extra.begin(), extra.end(), [&](auto* x, auto* y) { return root_of_[x] < root_of_[y]; });
-  for (auto* st : extra) add(st);
-  return roots;
+    if (st->refcount_.load() > held_count[st]) extra.push_back({v, const_cast<StorageImpl*>(st)});
+  std::sort(extra.begin(), extra.end());
+  for (auto& e : extra) add_store(e.second);
+  return L;
+}
+
+std::vector<Tensor> Tracer::run_segment(const std::vector<int>& outs, const Live& L) {
+  for (auto& p : pending_) p->placeholder = false;
+  pending_.clear();
+  g_.outputs = outs;
+  g_.outputs.insert(g_.outputs.end(), L.store_values.begin(), L.store_values.end());
+  g_.outputs.insert(g_.outputs.end(), L.handle_values.begin(), L.handle_values.end());
+  Graph seg = std::move(g_);
+  std::vector<Tensor> res;
+  {
+    Suspend s;
+    std::vector<Tensor> ins = segments_ == 0 ? real_inputs_ : std::vector<Tensor>{};
+    if (segments_ > 0) seg.inputs.clear();
+    res = run_(seg, ins);
+  }
+  segments_++;
+  FW_ASSERT(res.size() == outs.size() + L.stores.size() + L.handles.size());
+  Suspend s;  // copies below are real work, not part of the trace
+  size_t k = outs.size();
+  for (size_t i = 0; i < L.stores.size(); i++, k++) {
+    Tensor r = std::move(res[k]);
+    if (L.stores[i]->placeholder) adopt(L.stores[i], r);
+  }
+  // Handles take the autograd history of their results: gradients that later flow into them
+  // reach the ops of the segment (the data is the same; the history is the result's).
+  for (size_t i = 0; i < L.handles.size(); i++, k++) {
+    Tensor h(intrusive_ptr<TensorImpl>(L.handles[i]));
+    if (res[k].requires_grad()) rebind_grad(h, res[k]);
+    else if (h.impl()->autograd) h.impl()->autograd->requires_grad = false;
+  }
+  res.resize(outs.size());
+  new_segment();
+  return res;
 }
 
 void Tracer::adopt(StorageImpl* st, const Tensor& r) {
@@ -345,36 +394,7 @@ void Tracer::graph_break(const std::string& op, const std::string& reason) {
            " (compile without fullgraph(true) to allow it, or keep the function free of it)");
   breaks_.push_back({op, reason});
   log::breaks("graph break at ", op, ": ", reason);
-  // Which placeholder buffers must become real: every one still referenced from outside.
-  std::vector<StorageImpl*> stores;
-  std::vector<int> roots;
-  {
-    std::vector<int> r = alive_roots();
-    for (int v : r)
-      for (auto& [st, rv] : root_of_)
-        if (rv == v && st->placeholder) {
-          stores.push_back(const_cast<StorageImpl*>(st));
-          roots.push_back(v);
-        }
-  }
-  for (auto& p : pending_) p->placeholder = false;
-  pending_.clear();
-  g_.outputs = roots;
-  Graph seg = std::move(g_);
-  std::vector<Tensor> res;
-  {
-    Suspend s;
-    std::vector<Tensor> ins = segments_ == 0 ? real_inputs_ : std::vector<Tensor>{};
-    if (segments_ > 0) seg.inputs.clear();
-    res = run_(seg, ins);
-  }
-  segments_++;
-  FW_ASSERT(res.size() == stores.size());
-  for (size_t i = 0; i < stores.size(); i++) {
-    Tensor r = std::move(res[i]);
-    if (stores[i]->placeholder) adopt(stores[i], r);
-  }
-  new_segment();
+  run_segment({}, live());
 }
 
 void Tracer::new_segment() {
@@ -408,41 +428,20 @@ bool Tracer::finish(const std::vector<Tensor>& outs) {
   // Buffers still referenced that are not results: the function stored a traced tensor outside.
   std::unordered_set<const StorageImpl*> out_st;
   for (auto& t : outs) out_st.insert(t.impl()->storage.get());
-  std::vector<int> escaped;
-  for (int v : alive_roots()) {
-    bool is_out = false;
-    for (auto& [st, rv] : root_of_)
-      if (rv == v && out_st.count(st)) is_out = true;
-    if (!is_out) escaped.push_back(v);
-  }
-  if (!escaped.empty())
+  Live L = live();
+  bool escaped = false;
+  for (StorageImpl* st : L.stores) escaped = escaped || !out_st.count(st);
+  if (escaped)
     escape_notes.push_back("a tensor made inside the trace is still referenced after the function returned "
                            "(stored outside it), so the function is re-traced on every call");
-  for (auto& p : pending_) p->placeholder = false;
-  pending_.clear();
-  g_.outputs = ov;
-  if (breaks_.empty() && escaped.empty()) return true;
-  // Run the last segment here; escaped buffers are materialised like at a break.
-  std::vector<StorageImpl*> stores;
-  for (int v : escaped)
-    for (auto& [st, rv] : root_of_)
-      if (rv == v && st->placeholder && !out_st.count(st)) {
-        stores.push_back(const_cast<StorageImpl*>(st));
-        g_.outputs.push_back(v);
-      }
-  Graph seg = std::move(g_);
-  std::vector<Tensor> res;
-  {
-    Suspend s;
-    std::vector<Tensor> ins = segments_ == 0 ? real_inputs_ : std::vector<Tensor>{};
-    if (segments_ > 0) seg.inputs.clear();
-    res = run_(seg, ins);
+  if (breaks_.empty() && !escaped) {
+    for (auto& p : pending_) p->placeholder = false;
+    pending_.clear();
+    g_.outputs = ov;
+    return true;
   }
-  segments_++;
-  for (size_t i = 0; i < stores.size(); i++) adopt(stores[i], res[ov.size() + i]);
-  res.resize(ov.size());
-  results_ = std::move(res);
-  new_segment();
+  // Run the last segment here; escaped buffers and handles are materialised like at a break.
+  results_ = run_segment(ov, L);
   return false;
 }
 

@@ -52,7 +52,7 @@ class Tracer {
   Tracer& operator=(const Tracer&) = delete;
 
   // The tensors to hand to the traced function in place of the real arguments.
-  const std::vector<Tensor>& inputs() const { return aliases_; }
+  const std::vector<Tensor>& inputs() const { return real_inputs_; }
 
   // Activates the tracer on this thread for the lifetime of the guard.
   struct Scope {
@@ -84,11 +84,18 @@ class Tracer {
   void graph_break(const std::string& op, const std::string& reason);
   fw::detail::Outs run_eagerly(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, const Tensor* out);
   void new_segment();
-  std::vector<int> alive_roots();
+  struct Live {
+    std::vector<StorageImpl*> stores;  // placeholder buffers to fill...
+    std::vector<int> store_values;     // ...with these values
+    std::vector<TensorImpl*> handles;  // handles that get their value's autograd history
+    std::vector<int> handle_values;
+  };
+  Live live();
+  std::vector<Tensor> run_segment(const std::vector<int>& outs, const Live& L);
   void adopt(StorageImpl* st, const Tensor& result);
 
   Graph g_;
-  std::vector<Tensor> real_inputs_, aliases_;
+  std::vector<Tensor> real_inputs_;
   std::unordered_map<const TensorImpl*, int> value_of_;
   std::vector<intrusive_ptr<TensorImpl>> held_;   // per value id: the impl it was recorded with
   std::vector<intrusive_ptr<TensorImpl>> extra_;  // handles made without the door (detach, ...)

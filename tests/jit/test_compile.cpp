@@ -201,6 +201,29 @@ TEST_P(Backends, GradientsMatchEager) {
   }
 }
 
+TEST_P(Backends, GradientsFlowThroughGraphBreaksAndRepeatedArguments) {
+  auto fn = [](const fw::Tensor& x, const fw::Tensor& w, const fw::Tensor& w2) {
+    fw::Tensor h = (x * w).tanh();
+    fw::Tensor sel = h.index({h > 0});           // boolean mask: a data-dependent break
+    float scale = h.abs().max().item<float>();   // item(): another break
+    return (sel.sum() + (h * w2).sum()) / scale;
+  };
+  auto f = fw::compile(fn, opts());
+  fw::manual_seed(6);
+  fw::Tensor x = fw::randn({6, 5}, fw::requires_grad()), w = fw::randn({5}, fw::requires_grad());
+  for (int it = 0; it < 2; it++) {
+    auto g1 = fw::autograd::grad({f(x, w, w)}, {x, w});  // w passed twice: one value
+    auto g2 = fw::autograd::grad({fn(x, w, w)}, {x, w});
+    expect_close(g1[0], g2[0]);
+    expect_close(g1[1], g2[1]);
+    fw::Tensor w2 = fw::randn({5});
+    auto g3 = fw::autograd::grad({f(x, w, w2)}, {x, w});  // aliasing changed: recompiles
+    auto g4 = fw::autograd::grad({fn(x, w, w2)}, {x, w});
+    expect_close(g3[1], g4[1]);
+  }
+  EXPECT_GE(f.explain().breaks.size(), 2u);
+}
+
 TEST_P(Backends, CompiledModuleTrainingStepMatchesEager) {
   fw::manual_seed(4);
   auto make = [] {
