@@ -8,6 +8,7 @@ PKGS=(build-essential cmake ninja-build ccache pkg-config libeigen3-dev libsleef
 PKGS+=(libdnnl-dev)  # optional at configure time: oneDNN float32 convolutions
 PKGS+=(libfftw3-dev libsndfile1-dev libpng-dev)  # FFT, audio files, spectrogram pictures
 PKGS+=(libespeak-ng-dev hunspell-kmr hunspell-kk hunspell-te hunspell-lt myspell-tl)  # fw-synth-corpus: speech synthesis, word lists
+PKGS+=(libfst-dev sctk)  # fw_asr: decoding graphs (OpenFst), sclite for the WER cross-check
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
