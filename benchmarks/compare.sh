@@ -18,7 +18,7 @@ for pkg in libtorch-dev libopenblas0-openmp; do
   fi
 done
 scripts/setup.sh >/dev/null
-cmake --build build --target fw >/dev/null
+cmake --build build --target fw fw_bench_compile >/dev/null
 src=../shared/bench/bench_api.cpp
 flags=(-O2 -std=c++20 -march=native -w)
 if ! g++ "${flags[@]}" "$src" -Iinclude -Lbuild/core -lfw -fopenmp -o "$out/bench_fw" 2>/dev/null; then
@@ -31,6 +31,14 @@ echo "source: $src  rounds: $rounds  threads: 2  $(date -u +%F)"
 for r in $(seq "$rounds"); do
   OMP_NUM_THREADS=2 "$out/bench_torch" | sed "s/^/torch $r /" >> "$out/all.txt"
   OMP_NUM_THREADS=2 LD_LIBRARY_PATH=build/core "$out/bench_fw" | sed "s/^/fw $r /" >> "$out/all.txt"
+  # fw::compile: compiled W2/W3/W4 (ratios against the same libtorch figures), replay overhead,
+  # and W7 (first call of the compiled W4 step) cold (empty kernel cache) then warm (a new process
+  # finding the disk cache the cold one filled).
+  cache="$out/fw-cache-$r"
+  FW_CACHE_DIR="$cache" OMP_NUM_THREADS=2 build/benchmarks/fw_bench_compile | sed "s/^/fw $r /" >> "$out/all.txt"
+  rm -rf "$cache"
+  FW_CACHE_DIR="$cache" OMP_NUM_THREADS=2 build/benchmarks/fw_bench_compile w7 | sed "s/^W7_first_call/W7_first_call_cold/; s/^/fw $r /" >> "$out/all.txt"
+  FW_CACHE_DIR="$cache" OMP_NUM_THREADS=2 build/benchmarks/fw_bench_compile w7 | sed "s/^W7_first_call/W7_first_call_warm/; s/^/fw $r /" >> "$out/all.txt"
 done
 python3 - "$out/all.txt" <<'PY'
 import sys, statistics, collections
@@ -39,10 +47,15 @@ units = {}
 for line in open(sys.argv[1]):
     who, _, name, v, unit = line.split()[:5]
     vals[name][who].append(float(v)); units[name] = unit
-print(f"{'workload':28s} {'libtorch':>12s} {'fw':>12s} {'unit':>8s} {'fw speedup':>11s}")
-for name in vals:
-    t, f = statistics.median(vals[name]["torch"]), statistics.median(vals[name]["fw"])
+print(f"{'workload':34s} {'libtorch':>12s} {'fw':>12s} {'unit':>8s} {'fw speedup':>11s}")
+for name in list(vals):
+    f = statistics.median(vals[name]["fw"])
+    peer = name.split("[")[0]  # "W2_...[compiled]" is measured against libtorch's W2
+    if peer not in vals or not vals[peer]["torch"]:
+        print(f"{name:34s} {'-':>12s} {f:12.3f} {units[name]:>8s} {'-':>11s}")
+        continue
+    t = statistics.median(vals[peer]["torch"])
     higher_better = units[name].endswith("/s")
     ratio = f / t if higher_better else t / f
-    print(f"{name:28s} {t:12.3f} {f:12.3f} {units[name]:>8s} {ratio:10.2f}x")
+    print(f"{name:34s} {t:12.3f} {f:12.3f} {units[name]:>8s} {ratio:10.2f}x")
 PY

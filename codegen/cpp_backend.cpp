@@ -134,6 +134,7 @@ struct Arg {
   ArgKind kind;
   int id = 0;  // Load: value id of the buffer; Value: value id
   std::string lit;
+  const char* cast = nullptr;  // converted to this C type first (eager's type promotion)
 };
 
 struct PwOp {
@@ -176,8 +177,11 @@ bool pointwise(const Graph& g, int ni, PwOp& op) {
         if (s.isComplex()) return false;
         op.args.push_back({ArgKind::Literal, 0, literal(s, t)});
       } else {
-        if (next >= n.in.size() || g.values[n.in[next]].dtype != t) return false;
+        if (next >= n.in.size()) return false;
+        ScalarType at = g.values[n.in[next]].dtype;
+        if (at != t && (!(t == kFloat || t == kDouble) || !ctype(at))) return false;
         op.args.push_back(tensor_arg(n.in[next++]));
+        if (at != t) op.args.back().cast = ctype(t);
       }
     }
     return true;
@@ -186,9 +190,17 @@ bool pointwise(const Graph& g, int ni, PwOp& op) {
   std::string obj = functor_object(n);
   if (obj.empty()) return false;
   if (n.in.empty()) return false;
+  // Inputs share one dtype T, or the result is floating and every input converts to it (eager
+  // promotes the operands to the result type and computes there: a bool mask times a float...).
   ScalarType t = g.values[n.in[0]].dtype;
-  for (int v : n.in)
-    if (g.values[v].dtype != t) return false;
+  bool mixed = false;
+  for (int v : n.in) mixed = mixed || g.values[v].dtype != t;
+  if (mixed) {
+    if (out.dtype != kFloat && out.dtype != kDouble) return false;
+    for (int v : n.in)
+      if (!ctype(g.values[v].dtype)) return false;
+    t = out.dtype;
+  }
   std::string f = d.functor;
   bool is_float = t == kFloat || t == kDouble;
   if (!is_float && !(t == kLong || t == kInt || t == kBool)) return false;
@@ -197,7 +209,10 @@ bool pointwise(const Graph& g, int ni, PwOp& op) {
   if (out.dtype != t && out.dtype != kBool) return false;
   op.in_t = t;
   op.expr_head = obj;
-  for (int v : n.in) op.args.push_back(tensor_arg(v));
+  for (int v : n.in) {
+    op.args.push_back(tensor_arg(v));
+    if (g.values[v].dtype != t) op.args.back().cast = ctype(t);
+  }
   // A scalar operand: binary ops with kScalarRhs, ternary ops given two tensors.
   const char* name = d.name;
   bool ternary = f == "Lerp" || f == "Addcmul" || f == "Addcdiv";
@@ -208,7 +223,8 @@ bool pointwise(const Graph& g, int ni, PwOp& op) {
     if (n.attrs.s0.isComplex()) return false;
     op.args.push_back({ArgKind::Literal, 0, literal(n.attrs.s0, t)});
   }
-  if (t == kFloat && out.dtype == kFloat && op.args.size() == 1 && vec_f32(f)) op.form = PwOp::VecCall;
+  if (t == kFloat && out.dtype == kFloat && op.args.size() == 1 && !op.args[0].cast && vec_f32(f))
+    op.form = PwOp::VecCall;
   return true;
 }
 
@@ -277,8 +293,8 @@ void emit_prelude(std::ostream& os) {
 std::string arg_ref(const Arg& a, const std::map<int, int>& slot) {
   if (a.kind == ArgKind::Literal) return a.lit;
   auto it = slot.find(a.id);
-  if (it != slot.end()) return "p" + std::to_string(it->second) + "[j]";
-  return "v" + std::to_string(a.id) + "[j]";
+  std::string r = it != slot.end() ? "p" + std::to_string(it->second) + "[j]" : "v" + std::to_string(a.id) + "[j]";
+  return a.cast ? std::string("static_cast<") + a.cast + ">(" + r + ")" : r;
 }
 
 // The block body. Buffers: stores first (0..ns-1), then loads. A buffer with stride 1 is read or
