@@ -53,14 +53,26 @@ std::string shell_quote(const std::string& s) {
   return r + "'";
 }
 
+// Identifies the compiler binary without running it (a warm process must not pay for
+// `c++ --version`): its resolved path, size and modification time.
 std::string compiler_version() {
   static const std::string v = [] {
-    std::string cmd = shell_quote(compiler()) + " --version 2>/dev/null";
-    std::unique_ptr<FILE, int (*)(FILE*)> p(popen(cmd.c_str(), "r"), pclose);
-    if (!p) return std::string("unknown");
-    char buf[256] = {0};
-    if (!fgets(buf, sizeof buf, p.get())) return std::string("unknown");
-    return std::string(buf);
+    std::string c = compiler(), path;
+    if (c.find('/') != std::string::npos) {
+      path = c;
+    } else if (const char* p = std::getenv("PATH")) {
+      std::stringstream ss(p);
+      for (std::string dir; std::getline(ss, dir, ':');)
+        if (!dir.empty() && ::access((dir + "/" + c).c_str(), X_OK) == 0) {
+          path = dir + "/" + c;
+          break;
+        }
+    }
+    char real[4096];
+    if (path.empty() || !::realpath(path.c_str(), real)) return c;
+    struct stat st;
+    if (::stat(real, &st) != 0) return std::string(real);
+    return std::string(real) + ":" + std::to_string(st.st_size) + ":" + std::to_string(st.st_mtime);
   }();
   return v;
 }
