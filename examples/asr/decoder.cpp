@@ -43,15 +43,21 @@ struct TraceEntry {
   int32_t prev;
 };
 
-// Tokens indexed by arc or state id, with an O(active) reset via generation stamps.
+// Tokens indexed by arc or state id, with an O(active) reset via generation stamps. Kept per
+// thread between decodes (see Workspace), so reset() only grows the arrays.
 class TokenSet {
  public:
-  explicit TokenSet(size_t n) : tok_(n), gen_of_(n, 0) {}
+  void reset(size_t n) {
+    if (tok_.size() < n) tok_.resize(n), gen_of_.resize(n, 0);
+    clear();
+  }
   void clear() {
-    ++gen_;
+    if (++gen_ == 0) {  // wrapped: forget every stamp
+      std::fill(gen_of_.begin(), gen_of_.end(), 0u);
+      gen_ = 1;
+    }
     active_.clear();
   }
-  bool has(int32_t i) const { return gen_of_[size_t(i)] == gen_; }
   Token& at(int32_t i) { return tok_[size_t(i)]; }
   // Token i, created with cost +inf if absent.
   Token& get(int32_t i) {
@@ -67,9 +73,52 @@ class TokenSet {
  private:
   std::vector<Token> tok_;
   std::vector<uint32_t> gen_of_;
-  uint32_t gen_ = 1;
+  uint32_t gen_ = 0;
   std::vector<int32_t> active_;
 };
+
+// Scratch memory of one decode, reused by the next decode on the same thread: the token arrays
+// are as large as the graph, and allocating them per utterance cost more than decoding short ones.
+struct Workspace {
+  TokenSet prev, cur, states;
+  std::vector<Link> links;
+  std::vector<TraceEntry> trace;
+  std::vector<double> acost, scratch;
+  std::vector<int32_t> queue, remap;
+};
+
+// Note [Word link garbage collection]
+// Every token that crosses a word arc appends a link, most of which die with their token at the
+// next pruning. When the arena doubles past the live size, the links reachable from the live
+// tokens are compacted in place (a link's predecessor always has a smaller index, so one forward
+// pass renumbers them) and the tokens' indices rewritten.
+void collect_links(Workspace& ws) {
+  std::vector<Link>& links = ws.links;
+  std::vector<int32_t>& remap = ws.remap;
+  remap.assign(links.size(), -1);
+  auto mark = [&](int32_t l) {
+    for (; l >= 0 && remap[size_t(l)] == -1; l = links[size_t(l)].prev) remap[size_t(l)] = 0;
+  };
+  for (int32_t i : ws.prev.active()) mark(ws.prev.at(i).link);
+  for (int32_t s : ws.states.active()) mark(ws.states.at(s).link);
+  int32_t n = 0;
+  for (size_t l = 0; l < links.size(); ++l) {
+    if (remap[l] == -1) continue;
+    Link k = links[l];
+    k.prev = k.prev >= 0 ? remap[size_t(k.prev)] : -1;
+    remap[l] = n;
+    links[size_t(n++)] = k;
+  }
+  links.resize(size_t(n));
+  for (int32_t i : ws.prev.active()) {
+    Token& t = ws.prev.at(i);
+    if (t.link >= 0) t.link = remap[size_t(t.link)];
+  }
+  for (int32_t s : ws.states.active()) {
+    Token& t = ws.states.at(s);
+    if (t.link >= 0) t.link = remap[size_t(t.link)];
+  }
+}
 
 }  // namespace
 
@@ -115,12 +164,20 @@ DecodeResult Decoder::decode(const float* ll, int64_t T, int64_t P) const {
   const auto& eps = g.epsilon_arcs();
   const double loop_cost = -std::log(o.self_loop_prob), exit_cost = -std::log1p(-o.self_loop_prob);
   const double wip = o.word_insertion_penalty, beam = o.beam;
-  TokenSet prev(emit.size()), cur(emit.size()), states(size_t(g.num_states()));
-  std::vector<Link> links;
-  std::vector<TraceEntry> trace;
-  std::vector<double> acost(static_cast<size_t>(P));
-  std::vector<double> scratch;
-  std::vector<int32_t> queue;
+  thread_local Workspace ws;
+  ws.prev.reset(emit.size());
+  ws.cur.reset(emit.size());
+  ws.states.reset(size_t(g.num_states()));
+  ws.links.clear();
+  ws.trace.clear();
+  ws.acost.assign(size_t(P), 0.0);
+  TokenSet &prev = ws.prev, &cur = ws.cur, &states = ws.states;
+  std::vector<Link>& links = ws.links;
+  std::vector<TraceEntry>& trace = ws.trace;
+  std::vector<double>& acost = ws.acost;
+  std::vector<double>& scratch = ws.scratch;
+  std::vector<int32_t>& queue = ws.queue;
+  size_t gc_at = size_t(1) << 16;
   DecodeResult r;
   r.frames = T;
 
@@ -212,6 +269,10 @@ DecodeResult Decoder::decode(const float* ll, int64_t T, int64_t P) const {
                               [&](int32_t s) { return !(states.at(s).cost <= best_state + beam); }),
                sact.end());
     std::swap(prev, cur);
+    if (links.size() > gc_at) {
+      collect_links(ws);
+      gc_at = std::max(size_t(1) << 16, 2 * links.size());
+    }
   }
 
   int32_t best_s = -1;

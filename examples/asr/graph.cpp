@@ -202,6 +202,10 @@ DecodingGraph build(const Problem& pb, const GraphOptions& o, const char* fn) {
   fst::Decode(&det, encoder);
   check_fst(det, fn, "Minimize(det(L ∘ G))");
   info.min_states = det.NumStates(), info.min_arcs = count_arcs(det);
+  if (o.push_weights) {
+    fst::Push(&det, fst::REWEIGHT_TO_INITIAL);
+    check_fst(det, fn, "Push(min(det(L ∘ G)))");
+  }
 
   const int32_t P = pb.num_phones, W = int32_t(pb.words.size()) - 1;
   std::vector<float> finals(size_t(det.NumStates()));

@@ -143,9 +143,12 @@ TEST(AsrDecoder, UnprunedSearchMatchesReferenceViterbi) {
   std::vector<Pronunciation> lex = toy_lexicon(ph);
   std::map<std::string, std::string> train{{"a", "ab two abc"}, {"b", "cab too deed lie"}};
   std::mt19937_64 rng(17);
-  for (auto type : {LmOptions::Type::kWordLoop, LmOptions::Type::kUnigram, LmOptions::Type::kBigram}) {
+  using T = LmOptions::Type;
+  for (auto [type, push] : std::vector<std::pair<T, bool>>{
+           {T::kWordLoop, true}, {T::kUnigram, false}, {T::kBigram, true}, {T::kBigram, false}}) {
     GraphOptions go;
     go.lm.type = type;
+    go.push_weights = push;
     DecodingGraph g = build_word_graph(ph, lex, train, go);
     for (int trial = 0; trial < 3; ++trial) {
       std::vector<int32_t> frames = asr_test::frames_for({"cab", "lie", "abc"}, lex, rng);
@@ -411,4 +414,25 @@ TEST(AsrDecoder, SpeedReport) {
                 double(tokens) / double(frames), 100 * sc.total.wer());
     EXPECT_LT(s / (double(frames) / 100.0), 1.0);  // faster than real time
   }
+}
+
+// A long utterance with a wide beam creates ~1.2M word links; the arena is compacted ~18 times
+// (Note [Word link garbage collection]) and the words must come out intact.
+TEST(AsrDecoder, LongUtteranceWithWideBeam) {
+  RandomSetup r(300, 400, 71);
+  std::mt19937_64 rng(15);
+  std::vector<std::string> words;
+  for (const auto& [utt, text] : asr_test::random_text(r.vocab, 30, 5, 10, 3, "l")) {
+    std::vector<std::string> w = split_words(text);
+    words.insert(words.end(), w.begin(), w.end());
+  }
+  std::vector<int32_t> frames = asr_test::frames_for(words, r.lexicon, rng);
+  fw::Tensor ll = asr_test::loglikes_for(frames, r.phones.size(), 6.0, 1.0, rng);
+  DecodeOptions o = asr_test::test_options();
+  o.beam = 40;
+  DecodeResult res = Decoder(r.graph, o).decode(ll);
+  EXPECT_GT(res.frames, 5000);
+  EXPECT_GT(res.tokens / res.frames, 1000);
+  EXPECT_EQ(res.text(), join_words(words));
+  EXPECT_NEAR(res.cost, reference_viterbi(r.graph, ll, o), 1e-6 * std::abs(res.cost));
 }

@@ -251,6 +251,15 @@ TEST(AsrGraph, PathCostsMatchHandComputedGrammar) {
               -std::log(pb * pa * pend) + 3 * nosil, tol);
   // A phone sequence that spells no word sequence has no path.
   EXPECT_TRUE(std::isinf(path_cost(g, spell(ph, "abc")).first));
+  // Weight pushing moves costs towards the start but keeps every path's total.
+  o.lm.type = LmOptions::Type::kBigram;
+  o.push_weights = false;
+  DecodingGraph unpushed = build_word_graph(ph, lex, text, o);
+  for (const char* s : {"abcd", "_ab_cd_", "gh", "cdab", "abgh_ef"})
+    EXPECT_NEAR(path_cost(unpushed, spell(ph, s)).first, path_cost(g, spell(ph, s)).first, tol) << s;
+  bool negative = false;
+  for (const auto& a : g.emitting_arcs()) negative |= a.cost < -1e-3f;
+  EXPECT_FALSE(negative);  // pushed tropical weights are differences to the best completion
 }
 
 TEST(AsrGraph, PhoneGraphWords) {

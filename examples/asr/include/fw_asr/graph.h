@@ -31,6 +31,10 @@ struct GraphOptions {
   double silence_prob = 0.5;
   std::string silence_phone = "sil";
   LmOptions lm;
+  // Push weights towards the start state (tropical semiring): every arc then carries the cost
+  // difference to the best completion, so grammar costs are paid as early as the phones allow
+  // and the beam prunes earlier. Path costs are unchanged (up to float rounding).
+  bool push_weights = true;
 };
 
 // Sizes of the intermediate machines, for logs (states / arcs).
