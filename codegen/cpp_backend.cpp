@@ -548,7 +548,7 @@ struct CodegenProgram : Program {
   std::vector<Tensor> run(ArrayRef<Tensor> inputs, ArrayRef<Tensor> externals) override {
     std::vector<Tensor> env(g.values.size());
     for (size_t i = 0; i < g.inputs.size(); i++) env[g.inputs[i]] = inputs[i];
-    for (size_t i = 0; i < g.externals.size(); i++) env[g.externals[i]] = externals[i];
+    bind_externals(g, env, externals);
     for (const Step& s : steps) {
       if (s.kernel) run_kernel(s.index, env);
       else run_node(s.index, env);

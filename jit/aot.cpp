@@ -326,7 +326,7 @@ std::shared_ptr<Program> aot_program(Graph g, const CompileOptions& o,
   for (auto& v : fwd.values) v.requires_grad = false;  // the compiled forward records no autograd
   log::graphs("joint graph: backward has ", bw.nodes.size(), " ops and reads ", saved_values.size(),
               " saved forward value(s)\n", bw.dump());
-  eliminate_common_subexpressions(bw);
+  run_passes(bw);
   eliminate_common_subexpressions(fwd);
   {
     NoGradGuard ng;

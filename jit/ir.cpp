@@ -141,7 +141,7 @@ std::vector<Tensor> interpret(const Graph& g, ArrayRef<Tensor> inputs, ArrayRef<
            " tensor inputs, got ", inputs.size());
   std::vector<Tensor> env(g.values.size());
   for (size_t i = 0; i < g.inputs.size(); i++) env[g.inputs[i]] = inputs[i];
-  for (size_t i = 0; i < g.externals.size(); i++) env[g.externals[i]] = externals[i];
+  bind_externals(g, env, externals);
   std::vector<Tensor> in;
   for (const Node& n : g.nodes) {
     in.clear();
@@ -153,6 +153,13 @@ std::vector<Tensor> interpret(const Graph& g, ArrayRef<Tensor> inputs, ArrayRef<
   std::vector<Tensor> out;
   for (int v : g.outputs) out.push_back(env[v]);
   return out;
+}
+
+void bind_externals(const Graph& g, std::vector<Tensor>& env, ArrayRef<Tensor> externals) {
+  FW_CHECK(externals.size() <= g.externals.size(), "[jit] the graph captures ", g.externals.size(),
+           " tensors, got ", externals.size());
+  for (size_t i = 0; i < g.externals.size(); i++)
+    env[g.externals[i]] = i < externals.size() ? externals[i] : g.external_tensors[i];
 }
 
 void apply_writebacks(const Graph& g, const std::vector<Tensor>& env, ArrayRef<Tensor> inputs,
@@ -253,6 +260,96 @@ int eliminate_common_subexpressions(Graph& g) {
   for (Writeback& w : g.writebacks) w.value = repl[w.value];
   if (merged) eliminate_dead_code(g);
   return merged;
+}
+
+int fold_constants(Graph& g, int64_t max_numel) {
+  std::vector<char> is_const(g.values.size(), 0);
+  std::vector<Tensor> val(g.values.size());
+  std::vector<char> fold(g.nodes.size(), 0);
+  int folded = 0;
+  for (size_t i = 0; i < g.nodes.size(); i++) {
+    const Node& n = g.nodes[i];
+    if (impure(n.op)) continue;
+    bool all = true;
+    for (int v : n.in) all = all && is_const[v];
+    if (!all) continue;
+    int64_t numel = 0;
+    for (int v : n.out) numel += fw::detail::shape_numel(g.values[v].sizes, "fold_constants");
+    if (numel > max_numel) continue;
+    std::vector<Tensor> in;
+    for (int v : n.in) in.push_back(val[v]);
+    fw::detail::Outs o;
+    try {
+      NoGradGuard ng;
+      o = fw::detail::dispatch(n.op, in, n.attrs);
+    } catch (const fw::Error&) {
+      continue;  // leave it to run (and raise) at run time
+    }
+    for (size_t k = 0; k < n.out.size(); k++) {
+      val[n.out[k]] = o[k];
+      is_const[n.out[k]] = 1;
+    }
+    fold[i] = 1;
+    folded++;
+  }
+  if (!folded) return 0;
+  // Constants read by the rest of the graph become externals (captured tensors).
+  std::vector<char> needed(g.values.size(), 0);
+  for (size_t i = 0; i < g.nodes.size(); i++)
+    if (!fold[i])
+      for (int v : g.nodes[i].in) needed[v] = 1;
+  for (int v : g.outputs) needed[v] = 1;
+  for (const Writeback& w : g.writebacks) needed[w.value] = 1;
+  std::vector<Node> nodes;
+  for (size_t i = 0; i < g.nodes.size(); i++) {
+    if (fold[i]) {
+      for (int v : g.nodes[i].out) {
+        if (!needed[v]) continue;
+        ValueInfo& x = g.values[v];
+        x.kind = ValueKind::External;
+        x.index = int(g.externals.size());
+        x.out_nr = 0;
+        x.requires_grad = false;
+        g.externals.push_back(v);
+        g.external_tensors.push_back(val[v]);
+      }
+      continue;
+    }
+    for (int v : g.nodes[i].out) g.values[v].index = int(nodes.size());
+    nodes.push_back(std::move(g.nodes[i]));
+  }
+  g.nodes = std::move(nodes);
+  return folded;
+}
+
+int fold_views(Graph& g) {
+  std::vector<int> producer(g.values.size(), -1);
+  for (size_t i = 0; i < g.nodes.size(); i++)
+    for (int v : g.nodes[i].out) producer[v] = int(i);
+  auto is_view = [&](int i) { return op_def(g.nodes[i].op).kind == OpKind::View && g.nodes[i].out.size() == 1; };
+  int folded = 0;
+  for (size_t i = 0; i < g.nodes.size(); i++) {
+    Node& n = g.nodes[i];
+    if (!is_view(int(i)) || n.in.empty()) continue;
+    int p = producer[n.in[0]];
+    if (p < 0 || !is_view(p)) continue;
+    const Node& pn = g.nodes[p];
+    if (g.values[pn.in[0]].dtype != g.values[n.out[0]].dtype) continue;  // dtype views stay
+    const ValueInfo& o = g.values[n.out[0]];
+    // Only chains that keep the root's storage offset: the root's own offset is not guarded
+    // (an argument may be a slice elsewhere in its storage), and as_strided without an explicit
+    // offset keeps its input's.
+    if (o.offset != g.values[pn.in[0]].offset) continue;
+    OpAttrs a;
+    a.ints = o.sizes;
+    a.ints2 = o.strides;
+    n.op = OpId::as_strided;
+    n.attrs = a;
+    n.in = {pn.in[0]};
+    folded++;
+  }
+  if (folded) eliminate_dead_code(g);
+  return folded;
 }
 
 }  // namespace fw::jit

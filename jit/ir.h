@@ -74,6 +74,9 @@ struct Graph {
 // mode the eager ops record autograd history as usual, so results are differentiable.
 std::vector<Tensor> interpret(const Graph& g, ArrayRef<Tensor> inputs, ArrayRef<Tensor> externals);
 
+// Binds the captured tensors: the caller passes those of the capture (read live); constants that
+// passes appended after them (fold_constants) come from the graph itself.
+void bind_externals(const Graph& g, std::vector<Tensor>& env, ArrayRef<Tensor> externals);
 // Copies the writebacks' values into their targets (shared by every runner).
 void apply_writebacks(const Graph& g, const std::vector<Tensor>& env, ArrayRef<Tensor> inputs,
                       ArrayRef<Tensor> externals);
@@ -81,6 +84,12 @@ void apply_writebacks(const Graph& g, const std::vector<Tensor>& env, ArrayRef<T
 // Passes (jit/passes.cpp). Each keeps the graph's interface (inputs, externals, outputs) intact.
 int eliminate_dead_code(Graph& g);        // returns the number of nodes removed
 int eliminate_common_subexpressions(Graph& g);
+// Evaluates nodes that depend on no input, external or random draw (a fill, an arange, a
+// constant reshaped or cast...) once, at build time; their values become captured constants.
+int fold_constants(Graph& g, int64_t max_numel = 1 << 16);
+// Replaces a view of a view by one as_strided view of the first view's input (the recorded
+// strides and offsets are exact for the concrete graph a program is built from).
+int fold_views(Graph& g);
 
 std::string op_attrs_str(OpId op, const OpAttrs& a);
 const char* dtype_short(ScalarType t);

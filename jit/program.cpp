@@ -26,11 +26,21 @@ static std::shared_ptr<Program> interpreter_backend(Graph g, const CompileOption
   return interpreter_program(std::move(g));
 }
 
-std::shared_ptr<Program> build_program(Graph g, const CompileOptions& o) {
-  g.verify();
+int run_passes(Graph& g) {
+  int views = fold_views(g);
+  int consts = fold_constants(g);
   int cse = eliminate_common_subexpressions(g);
   int dce = eliminate_dead_code(g);
-  if (cse || dce) log::graphs("passes: CSE merged ", cse, " node(s), DCE removed ", dce);
+  if (views || consts || cse || dce)
+    log::graphs("passes: folded ", views, " view chain(s) and ", consts, " constant node(s), CSE merged ", cse,
+                ", DCE removed ", dce);
+  return views + consts + cse + dce;
+}
+
+std::shared_ptr<Program> build_program(Graph g, const CompileOptions& o) {
+  g.verify();
+  int cse = run_passes(g);
+  (void)cse;
   auto backend = o.backend() == "inductor" ? &codegen_program : &interpreter_backend;
   bool train = false;
   if (fw::detail::tls().grad_enabled)

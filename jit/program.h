@@ -15,7 +15,9 @@ struct Program {
   virtual std::string describe() const = 0;
 };
 
-// Runs the standard passes (DCE, CSE) and builds the backend's program for g.
+// The standard passes: view folding, constant folding, CSE, DCE (returns how many changes).
+int run_passes(Graph& g);
+// Runs the standard passes and builds the backend's program for g.
 std::shared_ptr<Program> build_program(Graph g, const CompileOptions& o);
 
 // The interpreter as a program (backends "eager" and the fallback of the others).
