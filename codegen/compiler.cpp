@@ -192,9 +192,13 @@ void clear_memory_cache() {
 }
 
 const Library& load_library(const std::string& source, const std::string& key) {
-  std::lock_guard<std::mutex> l(g_mu);
-  auto it = memory().find(key);
-  if (it != memory().end()) return *it->second;
+  {
+    std::lock_guard<std::mutex> l(g_mu);
+    auto it = memory().find(key);
+    if (it != memory().end()) return *it->second;
+  }
+  // Compiles without the lock, so independent graphs (a forward and its backward) build in
+  // parallel; two threads building one key both finish, and the first to register wins.
   std::string dir = cache_dir();
   mkdirs(dir);
   std::string base = dir + "/fw_" + key;
@@ -247,8 +251,9 @@ const Library& load_library(const std::string& source, const std::string& key) {
     lib->handle = open_checked(so, key);
     FW_CHECK(lib->handle != nullptr, "[fw::compile] the freshly compiled ", so, " could not be loaded");
   }
+  std::lock_guard<std::mutex> l(g_mu);
   auto& slot = memory()[key];
-  slot = std::move(lib);
+  if (!slot) slot = std::move(lib);
   return *slot;
 }
 

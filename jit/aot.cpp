@@ -17,6 +17,7 @@
 // an argument that is written in place) run through the interpreter, whose eager ops record
 // autograd as usual; so results are always differentiable. Double backward (create_graph)
 // through a compiled function is rejected with a clear message.
+#include <future>
 #include <unordered_map>
 
 #include "autograd/node.h"
@@ -329,9 +330,14 @@ std::shared_ptr<Program> aot_program(Graph g, const CompileOptions& o,
   run_passes(bw);
   eliminate_common_subexpressions(fwd);
   {
+    // The two graphs compile at the same time (each is one compiler process).
+    auto bwd = std::async(std::launch::async, [&bw, &o, backend] {
+      NoGradGuard ng;
+      return backend(std::move(bw), o);
+    });
     NoGradGuard ng;
     s->fwd = backend(std::move(fwd), o);
-    s->bwd = backend(std::move(bw), o);
+    s->bwd = bwd.get();
   }
   auto p = std::make_shared<AotProgram>();
   p->s = s;
