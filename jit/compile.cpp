@@ -14,6 +14,7 @@
 // sizes give (no recompilation per size) without symbolic shape arithmetic in every op's meta;
 // its cost is one trace per new size. Past cache_limit captures the function runs eagerly, with
 // one warning naming the guard that kept failing.
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <set>
@@ -413,7 +414,12 @@ CompiledFn::Result CompiledFn::call(const std::vector<Tensor>& inputs, const std
     }
   }
   size_t nbreaks = s.expl.breaks.size();
+  auto t0 = std::chrono::steady_clock::now();
   Captured c = capture(s, inputs, run);
+  auto ms_since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+  };
+  log::perf(s.name, ": traced in ", ms_since(t0), " ms (", c.replayable ? "replayable" : "re-traced per call", ")");
   r.lens = c.lens;
   e.lens = c.lens;
   // The guard list of this capture (for explain and FW_LOGS=guards).
@@ -440,7 +446,9 @@ CompiledFn::Result CompiledFn::call(const std::vector<Tensor>& inputs, const std
   s.expl.graph_count++;
   std::vector<TensorGuard> ext;
   for (auto& t : c.graph.external_tensors) ext.push_back(TensorGuard::of(t));
+  auto t1 = std::chrono::steady_clock::now();
   std::shared_ptr<Program> p = build_program(c.graph, s.opts);
+  log::perf(s.name, ": built in ", ms_since(t1), " ms: ", p->describe());
   Graph g = std::move(c.graph);
   if (e.dynamic) {
     if (e.by_shape.size() >= 64) e.by_shape.clear();
