@@ -8,6 +8,7 @@
 #include <fw/fw.h>
 #include <fw/jit.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <random>
@@ -337,6 +338,8 @@ void run_shard(int shard) {
       ASSERT_TRUE(err.empty()) << "seed " << seed << " (FW_FUZZ_SEED=" << seed << ")\n" << p.str() << err;
     }
     compiled_graphs++;
+    if (std::getenv("FW_FUZZ_PROGRESS") && compiled_graphs % 100 == 0)
+      std::fprintf(stderr, "shard %d: %d graphs, 0 mismatches\n", shard, compiled_graphs);
   }
   EXPECT_EQ(compiled_graphs, n);
 }
