@@ -146,6 +146,7 @@ struct CompiledFn::State {
   std::vector<std::unique_ptr<Entry>> entries;
   std::vector<std::vector<char>> dyn;  // learned dynamic dims per input
   std::function<std::vector<Tensor>()> tensor_list;
+  std::function<std::string()> state_key;
   std::vector<const TensorImpl*> tensor_ids;
   std::map<std::string, std::shared_ptr<Program>> segment_cache;  // graph text -> program
   bool warned = false;
@@ -161,7 +162,8 @@ std::set<CompiledFn::State*>& registry() {
 }
 
 std::string miss_reason(const Entry& e, const std::vector<Tensor>& in, const std::string& key, bool grad) {
-  if (e.key != key) return "a non-tensor argument (or the arguments' structure) changed";
+  if (e.key != key)
+    return "a non-tensor argument, the arguments' structure or aliasing, or the module's train/eval state changed";
   if (e.grad != grad) return std::string("grad mode changed to ") + (grad ? "enabled" : "disabled");
   for (size_t i = 0; i < in.size(); i++) {
     const TensorGuard& g = e.in[i];
@@ -232,6 +234,8 @@ void CompiledFn::guard_tensors(std::function<std::vector<Tensor>()> list) {
   s_->tensor_list = std::move(list);
   for (auto& t : s_->tensor_list()) s_->tensor_ids.push_back(t.impl().get());
 }
+
+void CompiledFn::guard_state(std::function<std::string()> key) { s_->state_key = std::move(key); }
 
 Explanation CompiledFn::explain() const {
   std::lock_guard<std::mutex> l(s_->mu);
@@ -312,6 +316,11 @@ CompiledFn::Result CompiledFn::call(const std::vector<Tensor>& inputs, const std
         break;
       }
   if (!aliased.empty()) keyp = &aliased;
+  if (s_->state_key) {  // module train/eval flags
+    if (aliased.empty()) aliased = key_in;
+    aliased += "|M" + s_->state_key();
+    keyp = &aliased;
+  }
   const std::string& key = *keyp;
   if (fw::detail::tls().tracer) {  // called inside another capture: trace through it
     r.outs = run(inputs, r.lens);

@@ -208,6 +208,8 @@ class CompiledFn {
   Result call(const std::vector<Tensor>& inputs, const std::string& key, const Runner& run);
   // Modules: the parameter/buffer list whose identity is guarded on every call.
   void guard_tensors(std::function<std::vector<Tensor>()> list);
+  // Modules: state that changes what forward computes (train/eval flags), guarded by value.
+  void guard_state(std::function<std::string()> key);
   Explanation explain() const;
   struct State;
 
@@ -270,6 +272,12 @@ class CompiledModule {
         ts.insert(ts.end(), b.begin(), b.end());
       }
       return ts;
+    });
+    fwd_.engine().guard_state([w = std::weak_ptr<M>(m)] {
+      std::string k;
+      if (auto p = w.lock())
+        for (auto& sub : p->modules()) k += sub->is_training() ? 'T' : 'E';
+      return k;
     });
   }
   template <class... A> auto forward(A&&... a) const { return fwd_(std::forward<A>(a)...); }

@@ -253,6 +253,43 @@ TEST_P(Backends, CompiledModuleTrainingStepMatchesEager) {
   EXPECT_EQ(cm.explain().graph_count, 1);
 }
 
+TEST_P(Backends, ConvNetWithBatchNormAndDropoutTrainsLikeEager) {
+  auto make = [] {
+    fw::manual_seed(7);
+    return fw::nn::Sequential(fw::nn::Conv2d(fw::nn::Conv2dOptions(3, 4, 3).padding(1)), fw::nn::BatchNorm2d(4),
+                              fw::nn::ReLU(), fw::nn::MaxPool2d(fw::nn::MaxPool2dOptions(2)), fw::nn::Flatten(),
+                              fw::nn::Dropout(0.25), fw::nn::Linear(4 * 4 * 4, 5));
+  };
+  auto m1 = make(), m2 = make();
+  auto cm = fw::compile(m1, opts());
+  fw::optim::SGD o1(m1->parameters(), fw::optim::SGDOptions(0.05).momentum(0.9).nesterov(true));
+  fw::optim::SGD o2(m2->parameters(), fw::optim::SGDOptions(0.05).momentum(0.9).nesterov(true));
+  for (int step = 0; step < 3; step++) {
+    fw::Tensor x = fw::randn({6, 3, 8, 8}), y = fw::randint(0, 5, {6});
+    fw::manual_seed(100 + step);  // same dropout masks in both
+    fw::Tensor l1 = fw::nn::functional::cross_entropy(cm(x), y);
+    fw::manual_seed(100 + step);
+    fw::Tensor l2 = fw::nn::functional::cross_entropy(m2->forward(x), y);
+    expect_close(l1, l2, 1e-4, 1e-5);
+    o1.zero_grad();
+    o2.zero_grad();
+    l1.backward();
+    l2.backward();
+    o1.step();
+    o2.step();
+  }
+  auto p1 = m1->parameters(), p2 = m2->parameters();
+  for (size_t i = 0; i < p1.size(); i++) expect_close(p1[i], p2[i], 1e-4, 1e-5);
+  auto b1 = m1->buffers(), b2 = m2->buffers();  // running statistics updated in place
+  for (size_t i = 0; i < b1.size(); i++)
+    if (b1[i].is_floating_point()) expect_close(b1[i], b2[i], 1e-4, 1e-5);
+  m1->eval();
+  m2->eval();
+  fw::Tensor xe = fw::randn({6, 3, 8, 8});  // the training shape: only the module state differs
+  expect_close(cm(xe), m2->forward(xe), 1e-4, 1e-5);  // eval mode is guarded: another capture
+  EXPECT_EQ(cm.explain().graph_count, 2);
+}
+
 INSTANTIATE_TEST_SUITE_P(Compile, Backends, ::testing::ValuesIn(kBackends));
 
 TEST(Compile, BackwardInsideTheCompiledFunctionIsRejectedWithAClearMessage) {
