@@ -5,6 +5,8 @@
 #include <fstream>
 #include <set>
 
+#include <unistd.h>
+
 #include "tests/asr/helpers.h"
 
 using namespace fw::asr;
@@ -12,9 +14,18 @@ using asr_test::error_of;
 
 namespace {
 
+// Files written by write_file, removed when the test program exits.
+struct TempFiles {
+  std::set<std::string> paths;
+  ~TempFiles() {
+    for (const std::string& p : paths) std::remove(p.c_str());
+  }
+} temp_files;
+
 std::string write_file(const std::string& name, const std::string& text) {
-  std::string path = testing::TempDir() + "/fw_asr_" + name;
+  std::string path = testing::TempDir() + "/fw_asr_" + std::to_string(getpid()) + "_" + name;
   std::ofstream(path, std::ios::binary) << text;
+  temp_files.paths.insert(path);
   return path;
 }
 
@@ -277,7 +288,7 @@ TEST(AsrGraph, WritesOpenFstFiles) {
   PhoneTable ph = asr_test::letter_phones();
   DecodingGraph g = build_word_graph(ph, {asr_test::pron(ph, "ab", "ab"), asr_test::pron(ph, "čia", "ci")},
                                      {{"u", "ab čia"}});
-  std::string path = testing::TempDir() + "/fw_asr_LG.fst";
+  std::string path = testing::TempDir() + "/fw_asr_" + std::to_string(getpid()) + "_LG.fst";
   g.write_fst(path, ph);
   std::ifstream f(path, std::ios::binary);
   unsigned char magic[4] = {};

@@ -9,6 +9,8 @@
 #include <memory>
 #include <sstream>
 
+#include <unistd.h>
+
 #include "tests/asr/helpers.h"
 
 using namespace fw::asr;
@@ -27,7 +29,8 @@ ScliteResult run_sclite(const std::map<std::string, std::string>& ref, const std
   ScliteResult res;
 #ifdef FW_SCLITE
   std::string dir = testing::TempDir();
-  std::string rf = dir + "/fw_asr_" + tag + "_ref.trn", hf = dir + "/fw_asr_" + tag + "_hyp.trn";
+  std::string base = dir + "/fw_asr_" + std::to_string(getpid()) + "_" + tag;
+  std::string rf = base + "_ref.trn", hf = base + "_hyp.trn";
   write_trn(rf, ref);
   write_trn(hf, hyp);
   // -i rm: ids "(speaker-utterance)"; -s: case-sensitive; -e utf-8: multi-byte words.

@@ -4,6 +4,8 @@
 #include <fstream>
 #include <functional>
 
+#include <unistd.h>
+
 #include "tests/asr/helpers.h"
 
 using namespace fw::asr;
@@ -170,8 +172,8 @@ TEST(AsrScore, CorpusScoringModes) {
 }
 
 TEST(AsrScore, TrnAndTextFiles) {
-  std::string dir = testing::TempDir();
-  std::string trn = dir + "/fw_asr_test.trn", text = dir + "/fw_asr_test.text";
+  std::string dir = testing::TempDir(), pid = std::to_string(getpid());
+  std::string trn = dir + "/fw_asr_" + pid + ".trn", text = dir + "/fw_asr_" + pid + ".text";
   write_trn(trn, {{"s1-u2", ""}, {"s1-u1", "  a   b "}});
   std::ifstream in(trn);
   std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
