@@ -486,6 +486,7 @@ struct CodegenProgram : Program {
     const Node& n = g.nodes[ni];
     std::vector<Tensor> in;
     for (int v : n.in) in.push_back(env[v]);
+    AutoGradMode mode(n.grad && fw::is_grad_enabled());
     Outs o = dispatch(n.op, in, n.attrs);
     for (size_t k = 0; k < n.out.size(); k++) env[n.out[k]] = std::move(o[k]);
   }

@@ -182,7 +182,7 @@ std::string why_not(const Graph& g) {
   for (const Node& n : g.nodes) {
     const OpDef& d = op_def(n.op);
     bool needs = false;
-    for (int v : n.in) needs = needs || g.values[v].requires_grad;
+    for (int v : n.in) needs = needs || (n.grad && g.values[v].requires_grad);
     if (needs && d.differentiable && !d.vjp) return std::string("op ") + d.name + " has no vjp";
   }
   return "";
@@ -269,7 +269,7 @@ std::shared_ptr<Program> aot_program(Graph g, const CompileOptions& o,
           needs_any = needs_any || needs[j];
         }
         const OpDef& d = op_def(n.op);
-        if (!needs_any || !d.differentiable) continue;
+        if (!needs_any || !d.differentiable || !n.grad) continue;
         std::vector<Tensor> ins, outs_n;
         for (int v : n.in) ins.push_back(in[G + v]);
         for (int v : n.out) outs_n.push_back(in[G + v]);

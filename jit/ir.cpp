@@ -94,7 +94,7 @@ std::string Graph::dump() const {
       if (k) os << ", ";
       meta(n.out[k]);
     }
-    os << "\n";
+    os << (n.grad ? "" : " [no_grad]") << "\n";
   }
   for (const Writeback& w : writebacks)
     os << (w.target_kind == ValueKind::Input ? "input(" : "external(") << w.target << ") <- %" << w.value << "\n";
@@ -146,6 +146,7 @@ std::vector<Tensor> interpret(const Graph& g, ArrayRef<Tensor> inputs, ArrayRef<
   for (const Node& n : g.nodes) {
     in.clear();
     for (int v : n.in) in.push_back(env[v]);
+    AutoGradMode mode(n.grad && fw::is_grad_enabled());
     fw::detail::Outs o = fw::detail::dispatch(n.op, in, n.attrs);
     for (size_t k = 0; k < n.out.size(); k++) env[n.out[k]] = std::move(o[k]);
   }
@@ -244,7 +245,7 @@ int eliminate_common_subexpressions(Graph& g) {
     Node& n = g.nodes[i];
     for (int& v : n.in) v = repl[v];
     if (impure(n.op)) continue;
-    auto key = std::make_pair(int(n.op), n.in);
+    auto key = std::make_pair(int(n.op) * 2 + int(n.grad), n.in);
     auto [lo, hi] = seen.equal_range(key);
     bool done = false;
     for (auto it = lo; it != hi && !done; ++it) {

@@ -40,6 +40,7 @@ struct Node {
   OpId op;
   OpAttrs attrs;
   std::vector<int> in, out;
+  bool grad = true;  // grad mode when traced: replays of ops traced under no_grad record nothing
 };
 
 // (target, value): after the graph runs, `value` is copied into input/external `target`.

@@ -71,6 +71,7 @@ Tracer::Tracer(std::vector<Tensor> real_inputs, bool fullgraph, SegmentRunner ru
     int id = g_.add_value(std::move(v));
     g_.inputs.push_back(id);
     value_of_[r.impl().get()] = id;
+    real_of_.emplace(r.impl()->storage.get(), r.impl().get());
     held_.push_back(r.impl());
   }
 }
@@ -106,6 +107,7 @@ int Tracer::add_external(const Tensor& t) {
   g_.externals.push_back(id);
   g_.external_tensors.push_back(t);
   value_of_[t.impl().get()] = id;
+  real_of_.emplace(t.impl()->storage.get(), t.impl().get());
   held_.push_back(t.impl());
   return id;
 }
@@ -122,11 +124,30 @@ int Tracer::resolve(const Tensor& t) {
     a.i0 = t.storage_offset();
     a.flags = kHasOffset;
     Tensor base(held_[r->second]);
+    AutoGradMode mode(tls().grad_enabled && t.requires_grad());  // detach() cuts the gradient
     Outs o = on_dispatch(OpId::as_strided, {base}, a);
     int v = value_of_.at(o[0].impl().get());
     value_of_[t.impl().get()] = v;
     extra_.push_back(t.impl());
     return v;
+  }
+  if (auto r = real_of_.find(st); r != real_of_.end()) {
+    // An alias of an argument or captured tensor made without the door (x.detach()...): a view of
+    // its current value, so replays read the new call's tensor, not this one.
+    Tensor base(intrusive_ptr<TensorImpl>(const_cast<TensorImpl*>(r->second)));
+    if (t.storage_offset() == base.storage_offset()) {
+      OpAttrs a;
+      a.ints = DimVec(t.sizes());
+      a.ints2 = DimVec(t.strides());
+      AutoGradMode mode(tls().grad_enabled && t.requires_grad());
+      Outs o = on_dispatch(OpId::as_strided, {base}, a);
+      int v = value_of_.at(o[0].impl().get());
+      value_of_[t.impl().get()] = v;
+      extra_.push_back(t.impl());
+      return v;
+    }
+    escape_notes.push_back("an alias of an argument at another storage offset was made outside fw ops, so the "
+                           "function is re-traced on every call");
   }
   if (st->placeholder) {
     bool ours = std::any_of(pending_.begin(), pending_.end(), [&](auto& p) { return p.get() == st; });
@@ -177,7 +198,7 @@ Outs Tracer::on_dispatch(OpId id, ArrayRef<Tensor> in, const OpAttrs& a) {
   bool rg = false;
   if (tls().grad_enabled && d.differentiable)
     for (const Tensor& t : in) rg = rg || t.requires_grad();
-  Node n{id, a, std::move(ins), {}};
+  Node n{id, a, std::move(ins), {}, tls().grad_enabled};
   int ni = int(g_.nodes.size());
   for (size_t k = 0; k < outs.size(); k++) {
     Tensor& o = outs[k];
@@ -400,6 +421,7 @@ void Tracer::graph_break(const std::string& op, const std::string& reason) {
 void Tracer::new_segment() {
   g_ = Graph{};
   value_of_.clear();
+  real_of_.clear();
   held_.clear();
   extra_.clear();
   root_of_.clear();
@@ -434,7 +456,7 @@ bool Tracer::finish(const std::vector<Tensor>& outs) {
   if (escaped)
     escape_notes.push_back("a tensor made inside the trace is still referenced after the function returned "
                            "(stored outside it), so the function is re-traced on every call");
-  if (breaks_.empty() && !escaped) {
+  if (breaks_.empty() && !escaped && escape_notes.empty()) {
     for (auto& p : pending_) p->placeholder = false;
     pending_.clear();
     g_.outputs = ov;

@@ -100,6 +100,7 @@ class Tracer {
   std::vector<intrusive_ptr<TensorImpl>> held_;   // per value id: the impl it was recorded with
   std::vector<intrusive_ptr<TensorImpl>> extra_;  // handles made without the door (detach, ...)
   std::unordered_map<const StorageImpl*, int> root_of_;  // our placeholder storages -> filling value
+  std::unordered_map<const StorageImpl*, const TensorImpl*> real_of_;  // argument/capture storages
   std::vector<intrusive_ptr<StorageImpl>> pending_;      // real storages with writebacks pending
   std::vector<BreakInfo> breaks_;
   std::vector<Tensor> results_;

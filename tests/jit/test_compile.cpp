@@ -426,3 +426,39 @@ TEST(GraphIR, PassesFoldViewsAndConstantsAndKeepResults) {
 }
 
 }  // namespace
+
+namespace {
+TEST(Compile, DetachOfAnArgumentReadsTheNewCallsTensorAndCutsTheGradient) {
+  for (const char* backend : {"eager", "aot_eager", "inductor"}) {
+    auto fn = [](const fw::Tensor& x) { return (x * x.detach()).sum(); };  // d/dx = x, not 2x
+    auto f = fw::compile(fn, fw::CompileOptions().backend(backend));
+    for (int it = 0; it < 2; it++) {
+      fw::Tensor x = fw::randn({5}, fw::requires_grad());
+      fw::Tensor l = f(x);
+      expect_close(l, (x * x).sum().detach());
+      auto g = fw::autograd::grad({l}, {x});
+      SCOPED_TRACE(backend);
+      expect_close(g[0], x.detach());
+    }
+    EXPECT_EQ(f.explain().graph_count, 1) << backend;
+  }
+}
+
+TEST(Compile, OpsTracedUnderNoGradStayWithoutHistory) {
+  auto fn = [](const fw::Tensor& x) {
+    fw::Tensor stat;
+    {
+      fw::NoGradGuard ng;
+      stat = x.mean();
+    }
+    return x * stat;  // stat is a constant for autograd, as in eager
+  };
+  for (const char* backend : {"eager", "aot_eager", "inductor"}) {
+    auto f = fw::compile(fn, fw::CompileOptions().backend(backend));
+    fw::Tensor x = fw::randn({4}, fw::requires_grad());
+    auto g1 = fw::autograd::grad({f(x).sum()}, {x});
+    auto g2 = fw::autograd::grad({fn(x).sum()}, {x});
+    expect_close(g1[0], g2[0]);
+  }
+}
+}  // namespace
