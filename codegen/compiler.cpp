@@ -139,7 +139,8 @@ std::string pch_dir() {
   std::lock_guard<std::mutex> l(mu);
   std::string inc = include_dir(), cache = cache_dir();
   std::string salt = compiler() + compiler_version() + kCodeFlags + inc + read_file(inc + "/codegen/kernel_prelude.h") +
-                     read_file(inc + "/core/functors.h") + read_file(inc + "/core/vec_math.h");
+                     read_file(inc + "/core/functors.h") + read_file(inc + "/core/vec_math.h") +
+                     read_file(inc + "/core/parallel.h");
   char key[40];
   std::snprintf(key, sizeof key, "%016llx", (unsigned long long)fnv1a(salt));
   std::string dir = cache + "/pch_" + key, gch = dir + "/codegen/kernel_prelude.h.gch";

@@ -6,8 +6,10 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
 
 #include "core/functors.h"
+#include "core/parallel.h"
 #include "core/vec_math.h"
 
 namespace fw::kernel {
@@ -22,4 +24,15 @@ template <class T> inline void store(T* __restrict p, const T* __restrict d, int
   if (s == 1) for (int64_t j = 0; j < m; j++) p[j] = d[j];
   else for (int64_t j = 0; j < m; j++) p[j * s] = d[j];
 }
+// Runs f(begin, end) over [0, n) on fw's thread pool (core/parallel.h), the workers eager kernels
+// use, in one piece when the work is small.
+template <class F> inline void par_for(int64_t n, int64_t work, const F& f) {
+  fw::detail::parallel_for(0, n, work >= fw::detail::kGrainSize ? 1 : n, f);
+}
+// A per-thread row buffer (std::vector<bool> has no data()).
+template <class T> struct RowBuf {
+  std::unique_ptr<T[]> p;
+  explicit RowBuf(int64_t n) : p(new T[n > 0 ? n : 1]) {}
+  T* data() { return p.get(); }
+};
 }  // namespace fw::kernel

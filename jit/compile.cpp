@@ -273,6 +273,7 @@ Captured capture(CompiledFn::State& s, const std::vector<Tensor>& inputs, const 
     return p->run(ins, g.external_tensors);
   };
   Tracer T(inputs, s.opts.fullgraph(), seg_runner);
+  T.set_decompose(s.opts.backend() == "inductor");
   Captured c;
   std::vector<Tensor> outs;
   {

@@ -179,6 +179,33 @@ Outs Tracer::on_dispatch(OpId id, ArrayRef<Tensor> in, const OpAttrs& a) {
   in_op_--;
   current_op_ = prev_op;
   if (breaks_.size() != nb) return run_eagerly(id, in, a, nullptr);  // meta read values
+  if (decompose_ && (id == OpId::softmax || id == OpId::log_softmax)) {
+    // Note [Decompositions]
+    // Under the inductor backend softmax(x, d) is recorded as exp(x - m) / sum(exp(x - m), d) and
+    // log_softmax as (x - m) - log(sum(exp(x - m), d)), with m = amax(x, d) taken without gradient
+    // (both are shift-invariant, so the exact gradient does not flow through m); codegen's row
+    // kernels then run the whole thing in one pass over each row, fused with what comes before
+    // and after. Other backends keep the op and its single-pass eager kernel.
+    const Tensor& x = in[0];
+    if (x.dim() > 0 && x.numel() > 0 && (x.dtype() == kFloat || x.dtype() == kDouble) &&
+        (!a.has_dtype() || a.dtype == x.dtype())) {
+      int64_t dim = wrap_dim(a.i0, x.dim(), d.name);
+      Tensor m;
+      {
+        NoGradGuard ng;
+        m = x.amax({dim}, true);
+      }
+      Tensor z = x - m;
+      Outs o;
+      if (id == OpId::softmax) {
+        Tensor e = z.exp();
+        o.push_back(e / e.sum({dim}, true));
+      } else {
+        o.push_back(z - z.exp().sum({dim}, true).log());
+      }
+      return o;
+    }
+  }
   std::vector<int> ins;
   for (const Tensor& t : in) ins.push_back(resolve(t));
   if (breaks_.size() != nb) return run_eagerly(id, in, a, nullptr);

@@ -53,6 +53,9 @@ class Tracer {
 
   // The tensors to hand to the traced function in place of the real arguments.
   const std::vector<Tensor>& inputs() const { return real_inputs_; }
+  // Record composite ops with fast eager kernels (softmax, log_softmax) as their primitive
+  // decomposition, so codegen can fuse them with their neighbours (Note [Decompositions]).
+  void set_decompose(bool on) { decompose_ = on; }
 
   // Activates the tracer on this thread for the lifetime of the guard.
   struct Scope {
@@ -106,6 +109,7 @@ class Tracer {
   std::vector<Tensor> results_;
   SegmentRunner run_;
   bool fullgraph_;
+  bool decompose_ = false;
   int segments_ = 0;
   int in_op_ = 0;  // > 0 while the tracer runs an op's meta or view kernel
   const char* current_op_ = nullptr;

@@ -63,7 +63,7 @@ TEST(Codegen, GeneratedSourceIsReadableAndNamedAfterItsOps) {
   std::string src = ss.str();
   EXPECT_NE(src.find("extern \"C\" void fused_mul_add_tanh_mul_sub_0("), std::string::npos) << src;
   EXPECT_NE(src.find("//   %3 = add(%2; s0=1"), std::string::npos) << src;  // the source graph, as a comment
-  EXPECT_NE(src.find("#pragma omp parallel for"), std::string::npos);
+  EXPECT_NE(src.find("par_for("), std::string::npos);  // rows/blocks split over fw's thread pool
   EXPECT_EQ(dir.files(".so").size(), 1u);
   EXPECT_TRUE(dir.files(".tmp").empty());
 }
@@ -150,4 +150,39 @@ TEST(Codegen, CompilerFailureIsAClearError) {
   unsetenv("FW_CXX");
 }
 
+}  // namespace
+
+namespace {
+TEST(Codegen, RowKernelsFuseSoftmaxNormalisationsAndPerRowValues) {
+  CacheDir dir;
+  auto fn = [](const fw::Tensor& x, const fw::Tensor& w, const fw::Tensor& b) {
+    fw::Tensor h = x * w + b;
+    fw::Tensor mu = h.mean({-1}, true);
+    fw::Tensor xc = h - mu;
+    fw::Tensor rstd = ((xc * xc).mean({-1}, true) + 1e-5).rsqrt();       // per-row scalar ops
+    fw::Tensor ln = xc * rstd;
+    return std::make_tuple(fw::softmax(ln, -1), fw::log_softmax(h, 1), h.amax({-1}), ln.sum({-1}, false) * 2);
+  };
+  auto f = fw::compile(fn);
+  fw::manual_seed(11);
+  for (int64_t rows : {7, 64}) {
+    fw::Tensor x = fw::randn({rows, 33}), w = fw::randn({33}), b = fw::randn({rows, 1});
+    x.index_put_({1, 3}, std::numeric_limits<float>::quiet_NaN());  // NaN rows stay NaN, like eager
+    x.index_put_({2, 5}, std::numeric_limits<float>::infinity());
+    auto [a1, a2, a3, a4] = f(x, w, b);
+    auto [e1, e2, e3, e4] = fn(x, w, b);
+    EXPECT_TRUE(fw::allclose(a1, e1, 1e-5, 1e-6, true)) << (a1 - e1).abs().nan_to_num(0).max();
+    EXPECT_TRUE(fw::allclose(a2, e2, 1e-5, 1e-5, true));
+    EXPECT_TRUE(fw::allclose(a3, e3, 0, 0, true));
+    EXPECT_TRUE(fw::allclose(a4, e4, 1e-4, 1e-4, true));
+  }
+  bool row = false;
+  for (auto& p : dir.files(".cpp")) {
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    row = row || ss.str().find("row kernel over the last dimension") != std::string::npos;
+  }
+  EXPECT_TRUE(row);
+}
 }  // namespace
