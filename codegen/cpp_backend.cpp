@@ -569,7 +569,14 @@ void emit_row_kernel(std::ostream& os, const Graph& g, const Kernel& k) {
       os << "      const " << ot << " s" << v << " = " << pw_expr(r.op, k, slot) << ";\n";
       continue;
     }
-    os << "      " << ot << "* __restrict v" << v << " = b" << v << ".data();  // " << op_def(n.op).name << "\n";
+    auto st = std::find(k.stores.begin(), k.stores.end(), v);
+    if (st != k.stores.end()) {  // stored: computed straight into a contiguous output row
+      int b = int(st - k.stores.begin());
+      os << "      " << ot << "* __restrict v" << v << " = s[" << b << "] == 1 ? o" << b << " + base[" << b << "] : b" << v
+         << ".data();  // " << op_def(n.op).name << "\n";
+    } else {
+      os << "      " << ot << "* __restrict v" << v << " = b" << v << ".data();  // " << op_def(n.op).name << "\n";
+    }
     if (r.op.form == PwOp::VecCall) {
       const Arg& a = r.op.args[0];
       std::string src = slot.count(a.id) ? "p" + std::to_string(slot.at(a.id)) : "v" + std::to_string(a.id);
@@ -582,7 +589,7 @@ void emit_row_kernel(std::ostream& os, const Graph& g, const Kernel& k) {
   for (size_t i = 0; i < k.stores.size(); i++) {
     int v = k.stores[i];
     if (k.scalar_values.count(v)) os << "      o" << i << "[base[" << i << "]] = s" << v << ";\n";
-    else os << "      store(o" << i << " + base[" << i << "], v" << v << ", s[" << i << "], C);\n";
+    else os << "      if (s[" << i << "] != 1) store(o" << i << " + base[" << i << "], v" << v << ", s[" << i << "], C);\n";
   }
   os << "    }\n  });\n}\n\n";
 }
@@ -784,6 +791,7 @@ std::shared_ptr<Program> codegen_program(Graph g, const CompileOptions& o) {
 
   std::vector<Kernel> kernels;
   std::vector<Step> steps;
+  std::vector<Node> extra;  // composite ops run whole (appended to the graph after scheduling)
   Kernel cur;
   std::set<int> cur_nodes, cur_values;
   auto seal_row = [&]() {
@@ -818,6 +826,22 @@ std::shared_ptr<Program> codegen_program(Graph g, const CompileOptions& o) {
         for (int u : users[v])
           if (!cur_nodes.count(u)) outside = true;
         if (outside) k.stores.push_back(v);
+      }
+      // A decomposed softmax with nothing fused around it: the op's own single-pass kernel is
+      // faster than the generic row kernel, so run that instead.
+      for (const Decomposition& dc : g.decomps) {
+        std::set<int> vals(dc.values.begin(), dc.values.end());
+        bool same = k.loads.size() == 1 && k.loads[0] == dc.input && vals.count(dc.output);
+        for (auto& r : k.rops) same = same && vals.count(r.kind == Kernel::RowOp::Red ? r.out : g.nodes[r.op.node].out[0]);
+        for (int v : k.stores) same = same && v == dc.output;
+        if (!same) continue;
+        log::fusion("running ", op_def(dc.op).name, " (%", dc.output, ") with its eager kernel: nothing to fuse around it");
+        extra.push_back(Node{dc.op, dc.attrs, {dc.input}, {dc.output}, true});
+        steps.push_back({false, int(g.nodes.size() + extra.size() - 1)});
+        cur = Kernel();
+        cur_nodes.clear();
+        cur_values.clear();
+        return;
       }
       k.name = kernel_name(g, k, kernels.size());
       log::fusion(k.name, ": row kernel with ", k.rops.size(), " op(s), ", k.loads.size(), " load(s), ",
@@ -975,9 +999,16 @@ std::shared_ptr<Program> codegen_program(Graph g, const CompileOptions& o) {
     steps.push_back({false, int(i)});
   }
   seal();
-  if (kernels.empty()) {
+  bool substituted = !extra.empty();
+  for (auto& n : extra) g.nodes.push_back(std::move(n));
+  if (kernels.empty() && !substituted) {
     log::kernels("no fusible group in this graph; running it with eager kernels");
     return interpreter_program(std::move(g));
+  }
+  if (kernels.empty()) {  // only composite ops put back together: the steps, no library
+    p->steps = std::move(steps);
+    p->g = std::move(g);
+    return p;
   }
   std::ostringstream src;
   emit_prelude(src);

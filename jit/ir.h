@@ -51,8 +51,18 @@ struct Writeback {
   bool grad = false;  // the write happened with grad mode on (it keeps autograd's in-place rules)
 };
 
+// A composite op recorded as its primitive decomposition (Note [Decompositions]): the values it
+// produced, so a backend that fuses nothing around it can run the original op instead.
+struct Decomposition {
+  OpId op;
+  OpAttrs attrs;
+  int input = -1, output = -1;
+  std::vector<int> values;
+};
+
 struct Graph {
   std::vector<ValueInfo> values;
+  std::vector<Decomposition> decomps;
   std::vector<Node> nodes;
   std::vector<int> inputs;     // value ids of the tensor arguments, in call order (an argument
                                // passed twice appears twice with one value id)

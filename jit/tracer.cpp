@@ -190,6 +190,8 @@ Outs Tracer::on_dispatch(OpId id, ArrayRef<Tensor> in, const OpAttrs& a) {
     if (x.dim() > 0 && x.numel() > 0 && (x.dtype() == kFloat || x.dtype() == kDouble) &&
         (!a.has_dtype() || a.dtype == x.dtype())) {
       int64_t dim = wrap_dim(a.i0, x.dim(), d.name);
+      const int in_value = resolve(x);
+      const size_t first_node = g_.nodes.size();
       Tensor m;
       {
         NoGradGuard ng;
@@ -203,6 +205,10 @@ Outs Tracer::on_dispatch(OpId id, ArrayRef<Tensor> in, const OpAttrs& a) {
       } else {
         o.push_back(z - z.exp().sum({dim}, true).log());
       }
+      Decomposition dc{id, a, in_value, value_of_.at(o[0].impl().get()), {}};
+      for (size_t i = first_node; i < g_.nodes.size(); i++)
+        dc.values.insert(dc.values.end(), g_.nodes[i].out.begin(), g_.nodes[i].out.end());
+      g_.decomps.push_back(std::move(dc));
       return o;
     }
   }
