@@ -652,14 +652,28 @@ struct CodegenProgram : Program {
     for (size_t k = 0; k < n.out.size(); k++) env[n.out[k]] = std::move(o[k]);
   }
 
-  void run_row_kernel(int ki, std::vector<Tensor>& env) const {
-    const Kernel& k = kernels[ki];
-    std::vector<Tensor> bufs;  // stores, then loads
+  // The kernel's buffers (fresh contiguous stores, then the loads) with the stores bound in env.
+  std::vector<Tensor> buffers(const Kernel& k, std::vector<Tensor>& env) const {
+    std::vector<Tensor> bufs;
     for (int v : k.stores) {
       bufs.push_back(make_tensor(g.values[v].sizes, g.values[v].dtype));
       env[v] = bufs.back();
     }
     for (int v : k.loads) bufs.push_back(env[v]);
+    return bufs;
+  }
+  // The kernel ABI's size/stride array: [R, sizes..., strides of each buffer...].
+  static std::vector<int64_t> pack(const DimVec& cs, const std::vector<DimVec>& cst) {
+    std::vector<int64_t> M;
+    M.push_back(int64_t(cs.size()));
+    M.insert(M.end(), cs.begin(), cs.end());
+    for (auto& x : cst) M.insert(M.end(), x.begin(), x.end());
+    return M;
+  }
+
+  void run_row_kernel(int ki, std::vector<Tensor>& env) const {
+    const Kernel& k = kernels[ki];
+    std::vector<Tensor> bufs = buffers(k, env);
     const DimVec& shape = k.shape;
     std::vector<DimVec> st;
     for (size_t b = 0; b < bufs.size(); b++) {
@@ -679,11 +693,7 @@ struct CodegenProgram : Program {
     coalesce(shape, st, outer_dims, cs, cst);
     cs.push_back(shape.back());
     for (size_t b = 0; b < bufs.size(); b++) cst[b].push_back(st[b].back());
-    int64_t R = int64_t(cs.size());
-    std::vector<int64_t> M;
-    M.push_back(R);
-    M.insert(M.end(), cs.begin(), cs.end());
-    for (auto& x : cst) M.insert(M.end(), x.begin(), x.end());
+    std::vector<int64_t> M = pack(cs, cst);
     std::vector<void*> P;
     for (auto& b : bufs) P.push_back(b.numel() ? b.data_ptr() : nullptr);
     int64_t n = 1;
@@ -699,12 +709,7 @@ struct CodegenProgram : Program {
   void run_kernel(int ki, std::vector<Tensor>& env) const {
     const Kernel& k = kernels[ki];
     if (k.row) return run_row_kernel(ki, env);
-    std::vector<Tensor> bufs;  // stores, then loads
-    for (int v : k.stores) {
-      bufs.push_back(make_tensor(g.values[v].sizes, g.values[v].dtype));
-      env[v] = bufs.back();
-    }
-    for (int v : k.loads) bufs.push_back(env[v]);
+    std::vector<Tensor> bufs = buffers(k, env);
     const DimVec& shape = k.shape;
     std::vector<DimVec> st;
     for (auto& b : bufs) st.push_back(broadcast_strides(b, shape));
@@ -737,12 +742,7 @@ struct CodegenProgram : Program {
       red_out = make_tensor(g.values[k.red_out].sizes, g.values[k.red_out].dtype);
       env[k.red_out] = red_out;
     }
-    int64_t R = int64_t(cs.size());
-    std::vector<int64_t> M;
-    M.reserve(1 + R * (1 + bufs.size()));
-    M.push_back(R);
-    M.insert(M.end(), cs.begin(), cs.end());
-    for (auto& s : cst) M.insert(M.end(), s.begin(), s.end());
+    std::vector<int64_t> M = pack(cs, cst);
     std::vector<void*> P;
     if (k.reduction) P.push_back(red_out.data_ptr());
     for (auto& b : bufs) P.push_back(b.numel() ? b.data_ptr() : nullptr);
