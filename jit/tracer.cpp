@@ -60,20 +60,25 @@ Tracer::Tracer(std::vector<Tensor> real_inputs, bool fullgraph, SegmentRunner ru
       g_.inputs.push_back(it->second);
       continue;
     }
-    ValueInfo v;
-    v.kind = ValueKind::Input;
-    v.index = int(i);
-    v.sizes = DimVec(r.sizes());
-    v.strides = DimVec(r.strides());
-    v.offset = r.storage_offset();
-    v.dtype = r.dtype();
-    v.requires_grad = r.requires_grad();
-    int id = g_.add_value(std::move(v));
-    g_.inputs.push_back(id);
-    value_of_[r.impl().get()] = id;
-    real_of_.emplace(r.impl()->storage.get(), r.impl().get());
-    held_.push_back(r.impl());
+    g_.inputs.push_back(add_real(r, ValueKind::Input, int(i)));
   }
+}
+
+// A value for a real tensor (an argument or a capture) with its recorded geometry.
+int Tracer::add_real(const Tensor& t, ValueKind kind, int index) {
+  ValueInfo v;
+  v.kind = kind;
+  v.index = index;
+  v.sizes = DimVec(t.sizes());
+  v.strides = DimVec(t.strides());
+  v.offset = t.storage_offset();
+  v.dtype = t.dtype();
+  v.requires_grad = t.requires_grad();
+  int id = g_.add_value(std::move(v));
+  value_of_[t.impl().get()] = id;
+  real_of_.emplace(t.impl()->storage.get(), t.impl().get());
+  held_.push_back(t.impl());
+  return id;
 }
 
 Tracer::~Tracer() {
@@ -95,20 +100,9 @@ Tensor Tracer::placeholder(IntArrayRef sizes, ScalarType dtype) {
 }
 
 int Tracer::add_external(const Tensor& t) {
-  ValueInfo v;
-  v.kind = ValueKind::External;
-  v.index = int(g_.externals.size());
-  v.sizes = DimVec(t.sizes());
-  v.strides = DimVec(t.strides());
-  v.offset = t.storage_offset();
-  v.dtype = t.dtype();
-  v.requires_grad = t.requires_grad();
-  int id = g_.add_value(std::move(v));
+  int id = add_real(t, ValueKind::External, int(g_.externals.size()));
   g_.externals.push_back(id);
   g_.external_tensors.push_back(t);
-  value_of_[t.impl().get()] = id;
-  real_of_.emplace(t.impl()->storage.get(), t.impl().get());
-  held_.push_back(t.impl());
   return id;
 }
 

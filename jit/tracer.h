@@ -83,6 +83,7 @@ class Tracer {
  private:
   int resolve(const Tensor& t);
   int add_external(const Tensor& t);
+  int add_real(const Tensor& t, ValueKind kind, int index);
   Tensor placeholder(IntArrayRef sizes, ScalarType dtype);
   void graph_break(const std::string& op, const std::string& reason);
   fw::detail::Outs run_eagerly(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, const Tensor* out);
