@@ -827,21 +827,40 @@ std::shared_ptr<Program> codegen_program(Graph g, const CompileOptions& o) {
           if (!cur_nodes.count(u)) outside = true;
         if (outside) k.stores.push_back(v);
       }
-      // A decomposed softmax with nothing fused around it: the op's own single-pass kernel is
-      // faster than the generic row kernel, so run that instead.
-      for (const Decomposition& dc : g.decomps) {
-        std::set<int> vals(dc.values.begin(), dc.values.end());
-        bool same = k.loads.size() == 1 && k.loads[0] == dc.input && vals.count(dc.output);
-        for (auto& r : k.rops) same = same && vals.count(r.kind == Kernel::RowOp::Red ? r.out : g.nodes[r.op.node].out[0]);
-        for (int v : k.stores) same = same && v == dc.output;
-        if (!same) continue;
-        log::fusion("running ", op_def(dc.op).name, " (%", dc.output, ") with its eager kernel: nothing to fuse around it");
-        extra.push_back(Node{dc.op, dc.attrs, {dc.input}, {dc.output}, true});
-        steps.push_back({false, int(g.nodes.size() + extra.size() - 1)});
-        cur = Kernel();
-        cur_nodes.clear();
-        cur_values.clear();
-        return;
+      // Composite ops decomposed at trace time (softmax, layer_norm...) with nothing but each other
+      // in the row kernel: their own single-pass eager kernels beat the generic row kernel, so
+      // they run whole instead. Fusion pays when pointwise producers or consumers join them.
+      {
+        std::vector<const Decomposition*> used;
+        std::set<int> vals, ins, outs;
+        for (const Decomposition& dc : g.decomps) {
+          bool touches = false;
+          for (auto& r : k.rops) {
+            int v = r.kind == Kernel::RowOp::Red ? r.out : g.nodes[r.op.node].out[0];
+            touches = touches || std::find(dc.values.begin(), dc.values.end(), v) != dc.values.end();
+          }
+          if (!touches) continue;
+          used.push_back(&dc);
+          vals.insert(dc.values.begin(), dc.values.end());
+          ins.insert(dc.inputs.begin(), dc.inputs.end());
+          outs.insert(dc.outputs.begin(), dc.outputs.end());
+        }
+        bool only = !used.empty();
+        for (auto& r : k.rops) only = only && vals.count(r.kind == Kernel::RowOp::Red ? r.out : g.nodes[r.op.node].out[0]);
+        for (int v : k.loads) only = only && (ins.count(v) || outs.count(v));
+        for (int v : k.stores) only = only && outs.count(v);
+        if (only) {
+          for (const Decomposition* dc : used) {  // in trace order
+            log::fusion("running ", op_def(dc->op).name, " (%", dc->outputs[0],
+                        ") with its eager kernel: nothing else to fuse with it");
+            extra.push_back(Node{dc->op, dc->attrs, dc->inputs, dc->outputs, true});
+            steps.push_back({false, int(g.nodes.size() + extra.size() - 1)});
+          }
+          cur = Kernel();
+          cur_nodes.clear();
+          cur_values.clear();
+          return;
+        }
       }
       k.name = kernel_name(g, k, kernels.size());
       log::fusion(k.name, ": row kernel with ", k.rops.size(), " op(s), ", k.loads.size(), " load(s), ",

@@ -56,7 +56,7 @@ struct Writeback {
 struct Decomposition {
   OpId op;
   OpAttrs attrs;
-  int input = -1, output = -1;
+  std::vector<int> inputs, outputs;
   std::vector<int> values;
 };
 

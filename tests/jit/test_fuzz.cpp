@@ -81,7 +81,7 @@ Program generate(uint64_t seed) {
     std::vector<int> fl = floats();
     int a = fl.empty() ? 0 : (r.coin(0.6) ? fl.back() : r.pick(fl));
     int b = fl.empty() ? 0 : r.pick(fl);
-    int kind = int(r.uni(0, 15));
+    int kind = int(r.uni(0, 16));
     StepFn f;
     std::string t;
     double c = double(r.uni(-20, 20)) / 8;
@@ -229,6 +229,17 @@ Program generate(uint64_t seed) {
         f = [a, c](const Pool& q) { return q[a].clamp(-std::abs(c), std::abs(c) + 0.1); };
         t = "clamp(t" + std::to_string(a) + ")";
         break;
+      case 15: {
+        if (pool[a].dim() == 0) continue;
+        int64_t c = pool[a].size(-1);
+        bool affine = r.coin();
+        fw::Tensor w = fw::rand({c}, pool[a].dtype()) + 0.5, bias = fw::rand({c}, pool[a].dtype()) - 0.5;
+        f = [a, c, affine, w, bias](const Pool& q) {
+          return affine ? fw::layer_norm(q[a], {c}, w, bias, 1e-5) : fw::layer_norm(q[a], {c}, {}, {}, 1e-5);
+        };
+        t = std::string("layer_norm(t") + std::to_string(a) + (affine ? ", affine)" : ")");
+        break;
+      }
       default:
         f = [a](const Pool& q) { return q[a].pow(2) + q[a].sign(); };
         t = "pow(t" + std::to_string(a) + ", 2) + sign";
