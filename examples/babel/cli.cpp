@@ -1,6 +1,9 @@
 // The fw-babel / fw-swbd command line: one subcommand per recipe stage.
 #include <dirent.h>
 
+#include <climits>
+#include <cstdlib>
+
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -25,15 +28,17 @@ commands (examples/babel/README.md has the details):
             or one language given explicitly
               [--lang-name NAME] --train-feats RSPEC --train-ali RSPEC [--dev-feats R --dev-ali R]
               [--test-feats R --test-ali R] [--num-classes N] [--phones phones.txt]
+              [--lexicon lexicon.txt --train-text T --dev-text T --test-text T] (for WER)
             model:    --model classic|vgg6|vgg8|vgg10 (vgg10) --width 1.0 --fc-dim 2048 --num-fc 3
                       --scales 1|3 (1) [--batch-norm] --init kaiming|torch7
             training: --epochs 4 --frames-per-epoch N (all training frames) --batch-size 256
                       --optimizer sgd|adam --lr 0.02 --lr-decay 0.7 --momentum 0.9 --weight-decay 0
                       --gamma 0.8 --lang-weighting frames|uniform --seed 1 --threads N
-                      --compile | --no-compile --no-resume --log-every 50 --valid-frames 4000 --quiet
+                      --compile (fw::compile; default eager = --no-compile) --no-resume --log-every 50 --valid-frames 4000 --quiet
                       --ali-tolerance 0 --skip-unaligned --max-utts N --stop-after-epochs N
   eval      --exp DIR [--splits dev,test] [--tune-split dev] [--penalties 0,1,2,...]
-            [--acoustic-scale 1] [--no-per] [--threads N]   -> DIR/results.tsv
+            [--acoustic-scale 1] [--no-per] [--no-wer] [--wer-scales 0.1,0.2,0.4] [--wer-beam 12]
+            [--threads N]   -> DIR/results.tsv (WER needs fw_asr, a lexicon and transcripts)
   loglikes  --exp DIR --feats RSPEC --out WSPEC [--lang NAME] [--acoustic-scale 1] [--threads N]
             log posterior - log prior per frame, a Kaldi float matrix archive for Kaldi decoders
   table     --exp-root DIR --systems a,b,... [--labels A,B,...] [--split test] [--langs ku,kk,...]
@@ -43,6 +48,12 @@ commands (examples/babel/README.md has the details):
   model     --model ... --width ... --fc-dim ... --num-fc ... --scales ... --classes 40[,38,...]
             print the layer table and parameter counts
 )";
+
+std::string absolute_path(const std::string& p) {
+  char buf[PATH_MAX];
+  FW_CHECK(::realpath(p.c_str(), buf) != nullptr, "cannot find ", p);
+  return buf;
+}
 
 ModelSpec model_spec(Args& a) {
   ModelSpec m;
@@ -59,11 +70,14 @@ ModelSpec model_spec(Args& a) {
 std::vector<LangSpec> lang_specs(Args& a) {
   std::vector<LangSpec> langs;
   if (a.has("langs")) {
-    const std::string data = a.required("data-root"), feats = a.required("feat-root");
+    // Absolute paths: the experiment's config (and so evaluation) must not depend on the cwd.
+    const std::string data = absolute_path(a.required("data-root")), feats = absolute_path(a.required("feat-root"));
     for (const auto& name : split(a.str("langs", ""), ',')) {
       LangSpec L;
       L.name = name;
       L.phones = data + "/" + name + "/phones.txt";
+      L.lexicon = data + "/" + name + "/lexicon.txt";
+      if (!file_exists(L.lexicon)) L.lexicon.clear();
       if (file_exists(L.phones)) {
         L.num_classes = int64_t(read_phones(L.phones).size());
       } else {
@@ -73,8 +87,10 @@ std::vector<LangSpec> lang_specs(Args& a) {
         std::string scp = feats + "/" + name + "/" + s + "/feats.scp";
         std::string ali = data + "/" + name + "/" + s + "/ali.txt";
         if (!file_exists(ali)) ali = data + "/" + name + "/" + s + "/ali.ark";
+        std::string text = data + "/" + name + "/" + s + "/text";
         if (!file_exists(scp)) continue;
-        L.splits[s] = {"scp:" + scp, file_exists(ali) ? (ali.back() == 'k' ? "ark:" + ali : ali) : ""};
+        L.splits[s] = {"scp:" + scp, file_exists(ali) ? (ali.back() == 'k' ? "ark:" + ali : ali) : "",
+                       file_exists(text) ? text : ""};
       }
       FW_CHECK(L.splits.count("train"), "language ", name, ": no features ", feats, "/", name,
                "/train/feats.scp (run the features stage)");
@@ -86,10 +102,12 @@ std::vector<LangSpec> lang_specs(Args& a) {
   L.name = a.str("lang-name", "lang");
   L.num_classes = a.integer("num-classes", 0);
   L.phones = a.str("phones", "");
+  L.lexicon = a.str("lexicon", "");
   if (!L.phones.empty() && L.num_classes == 0) L.num_classes = int64_t(read_phones(L.phones).size());
   for (const char* s : {"train", "dev", "test"}) {
     std::string f = a.str(std::string(s) + "-feats", ""), al = a.str(std::string(s) + "-ali", "");
-    if (!f.empty()) L.splits[s] = {f, al};
+    std::string tx = a.str(std::string(s) + "-text", "");
+    if (!f.empty()) L.splits[s] = {f, al, tx};
   }
   FW_CHECK(L.splits.count("train"), "give --langs (with --data-root, --feat-root) or --train-feats and --train-ali");
   langs.push_back(L);
@@ -165,12 +183,18 @@ int cmd_eval(Args& a) {
   if (a.has("penalties")) o.penalties = parse_reals(a.str("penalties", ""));
   o.acoustic_scale = a.real("acoustic-scale", o.acoustic_scale);
   o.per = !a.flag("no-per");
+  o.wer = !a.flag("no-wer");
+  if (a.has("wer-scales")) o.wer_scales = parse_reals(a.str("wer-scales", ""));
+  o.wer_beam = a.real("wer-beam", o.wer_beam);
   o.threads = a.integer("threads", 0);
   a.check_all_used();
-  for (const auto& r : evaluate(exp, o))
-    std::printf("eval %s %s %s: %lld frames, frame acc %.2f%%, PER %s (penalty %.1f)\n", exp.c_str(), r.lang.c_str(),
-                r.split.c_str(), (long long)r.frames, r.frame_accuracy,
-                r.per < 0 ? "-" : (std::to_string(r.per).substr(0, 5) + "%").c_str(), r.penalty);
+  for (const auto& r : evaluate(exp, o)) {
+    char per[32] = "-", wer[48] = "-";
+    if (r.per >= 0) std::snprintf(per, sizeof per, "%.2f%% (penalty %g)", r.per, r.penalty);
+    if (r.wer >= 0) std::snprintf(wer, sizeof wer, "%.2f%% (acoustic scale %g)", r.wer, r.wer_scale);
+    std::printf("eval %s %s %s: %lld frames, frame acc %.2f%%, PER %s, WER %s\n", exp.c_str(), r.lang.c_str(),
+                r.split.c_str(), (long long)r.frames, r.frame_accuracy, per, wer);
+  }
   return 0;
 }
 

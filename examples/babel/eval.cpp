@@ -4,11 +4,16 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
 #include <fw/audio/kaldi_io.h>
 
 #include "examples/babel/recipe.h"
+
+#ifdef FW_RECIPE_HAVE_ASR
+#include <fw_asr/asr.h>
+#endif
 
 namespace fw::recipe {
 
@@ -52,6 +57,21 @@ std::string fmt_num(double x, int prec) {
 
 }  // namespace
 
+bool wer_available() {
+#ifdef FW_RECIPE_HAVE_ASR
+  return true;
+#else
+  return false;
+#endif
+}
+
+// Note [WER]
+// With fw_asr (examples/asr, built where OpenFst is found) each language's words are decoded from
+// the same log-likelihoods as the PER: a det(L ∘ G) graph from the language's lexicon and a backoff
+// bigram of its training transcripts (fw::asr::build_word_graph with its defaults: optional
+// silence 0.5), token-passing Viterbi with a one-state phone HMM (beam EvalOptions::wer_beam), and
+// fw::asr::score against the split's `text`. The acoustic scale is chosen on the tuning split from
+// EvalOptions::wer_scales and applied to the others, as the phone insertion penalty is.
 std::vector<EvalRow> evaluate(const std::string& exp, const EvalOptions& o) {
   if (o.threads > 0) fw::set_num_threads(int(o.threads));
   LoadedModel m = load_model(exp);
@@ -75,6 +95,17 @@ std::vector<EvalRow> evaluate(const std::string& exp, const EvalOptions& o) {
     if (tune != splits.end()) std::rotate(splits.begin(), tune, tune + 1);
     double penalty = 0;
     bool tuned = false;
+#ifdef FW_RECIPE_HAVE_ASR
+    std::unique_ptr<fw::asr::DecodingGraph> graph;
+    if (o.wer && !L.phones.empty() && !L.lexicon.empty() && L.splits.count("train") &&
+        !L.splits.at("train").text.empty()) {
+      auto phones = fw::asr::PhoneTable::read(L.phones);
+      graph = std::make_unique<fw::asr::DecodingGraph>(fw::asr::build_word_graph(
+          phones, fw::asr::read_lexicon(L.lexicon, phones), fw::asr::read_text(L.splits.at("train").text)));
+    }
+    double wer_scale = 0;
+    bool wer_tuned = false;
+#endif
     for (const auto& split : splits) {
       LoadOptions lo = m.config.load;
       lo.max_utts = 0;
@@ -98,11 +129,9 @@ std::vector<EvalRow> evaluate(const std::string& exp, const EvalOptions& o) {
           ref[size_t(t)] = int32_t(d.labels[size_t(d.start[u] + t)]);
           correct += pp[t] == ref[size_t(t)];
         }
-        if (per) {
-          Tensor ll = (lp - logprior).contiguous();
-          lls[u].assign(ll.data_ptr<float>(), ll.data_ptr<float>() + ll.numel());
-          refs[u] = collapse(ref, sil);
-        }
+        Tensor ll = (lp - logprior).contiguous();
+        lls[u].assign(ll.data_ptr<float>(), ll.data_ptr<float>() + ll.numel());
+        if (per) refs[u] = collapse(ref, sil);
       }
       row.frame_accuracy = 100.0 * double(correct) / double(std::max<int64_t>(1, row.frames));
       if (per) {
@@ -123,14 +152,48 @@ std::vector<EvalRow> evaluate(const std::string& exp, const EvalOptions& o) {
         row.per = score(penalty).rate();
         row.penalty = penalty;
       }
+#ifdef FW_RECIPE_HAVE_ASR
+      if (graph && !L.splits.at(split).text.empty()) {
+        auto text = fw::asr::read_text(L.splits.at(split).text);
+        std::map<std::string, std::string> ref;
+        std::vector<size_t> scored;
+        for (size_t u = 0; u < d.utts.size(); u++) {
+          auto it = text.find(d.utts[u]);
+          if (it == text.end()) continue;
+          ref[d.utts[u]] = it->second;
+          scored.push_back(u);
+        }
+        auto wer_at = [&](double scale) {
+          fw::asr::DecodeOptions dopt;
+          dopt.acoustic_scale = scale;
+          dopt.beam = o.wer_beam;
+          fw::asr::Decoder dec(*graph, dopt);
+          std::map<std::string, std::string> hyp;
+          for (size_t u : scored) hyp[d.utts[u]] = dec.decode(lls[u].data(), d.length[u], K).text();
+          return 100.0 * fw::asr::score(ref, hyp).total.wer();
+        };
+        if (!scored.empty()) {
+          if (!wer_tuned) {
+            double best = 1e300;
+            for (double sc : o.wer_scales) {
+              double w = wer_at(sc);
+              if (w < best - 1e-12) best = w, wer_scale = sc;
+            }
+            wer_tuned = true;
+          }
+          row.wer = wer_at(wer_scale);
+          row.wer_scale = wer_scale;
+        }
+      }
+#endif
       rows.push_back(row);
     }
   }
-  std::string tsv = "lang\tsplit\tutts\tframes\tframe_acc\tper\tpenalty\twer\n";
+  std::string tsv = "lang\tsplit\tutts\tframes\tframe_acc\tper\tpenalty\twer\twer_acoustic_scale\n";
   for (const auto& r : rows)
     tsv += r.lang + "\t" + r.split + "\t" + std::to_string(r.utts) + "\t" + std::to_string(r.frames) + "\t" +
            fmt_num(r.frame_accuracy, 2) + "\t" + fmt_num(r.per, 2) + "\t" + fmt_num(r.penalty, 1) + "\t" +
-           fmt_num(r.wer, 2) + "\n";
+           fmt_num(r.wer, 2) + "\t" + fmt_num(r.wer < 0 ? -1 : r.wer_scale, 2) + "\n";
   write_text_atomic(exp + "/results.tsv", tsv);
   return rows;
 }
@@ -157,6 +220,7 @@ std::vector<EvalRow> read_results(const std::string& path) {
     r.per = num(f[5]);
     r.penalty = num(f[6]);
     r.wer = num(f[7]);
+    if (f.size() > 8) r.wer_scale = num(f[8]);
     rows.push_back(r);
   }
   return rows;
@@ -185,8 +249,7 @@ int64_t write_loglikes(const std::string& exp, const std::string& lang, const st
 // One row per system, one column per language and the mean over the languages (unweighted, as
 // the paper's tables list languages side by side). A system is one experiment (multilingual) or
 // several (one monolingual model per language); their results.tsv rows are merged by language.
-// WER: the hook column; results.tsv has a wer field that a word-level decoder fills (examples/asr),
-// "-" until then.
+// WER: "-" where it was not computed (no fw_asr, lexicon or transcripts; Note [WER]).
 std::string comparison_table(const std::vector<TableSystem>& systems, const std::string& split,
                              const std::vector<std::string>& lang_order) {
   std::vector<std::string> langs;
@@ -247,7 +310,8 @@ std::string comparison_table(const std::vector<TableSystem>& systems, const std:
         false);
   block("Phone error rate (%), " + split + " set, phone-loop Viterbi, penalty tuned on dev, lower is better",
         [](const EvalRow& r) { return r.per; }, true);
-  block("Word error rate (%), " + split + " set [WER hook: lexicon + grammar decoder of examples/asr]",
+  block("Word error rate (%), " + split +
+            " set, lexicon + bigram graph (examples/asr), acoustic scale tuned on dev, lower is better",
         [](const EvalRow& r) { return r.wer; }, true);
   return out.str();
 }

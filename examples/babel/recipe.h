@@ -85,11 +85,13 @@ FeatureResult compute_features(const std::string& data_dir, const std::string& o
 struct SplitSpec {
   std::string feats;  // rspecifier of the features ("scp:feats/ku/train/feats.scp")
   std::string ali;    // alignments: rspecifier or path (text ali-to-pdf form or binary int32 ark); "" = none
+  std::string text;   // Kaldi `text` (utt word word ...) for WER; "" = none
 };
 struct LangSpec {
   std::string name;
   int64_t num_classes = 0;      // 0: inferred from the training alignments (max id + 1)
   std::string phones;           // phones.txt ("<phone> <id>"); "" = class ids are not phones
+  std::string lexicon;          // lexicon.txt ("<word> <phone> ..."), for WER; "" = none
   std::map<std::string, SplitSpec> splits;  // "train", "dev", "test"
 };
 
@@ -152,7 +154,7 @@ struct TrainOptions {
   std::string lang_weighting = "frames";  // frames: languages in proportion to their frames; uniform
   uint64_t seed = 1;
   int64_t threads = 0;           // 0: leave fw's setting
-  bool compile = true;           // fw::compile the trunk and heads (false: eager)
+  bool compile = false;          // fw::compile the trunk and heads (README "fw::compile": no faster here)
   int64_t log_every = 50;        // steps between CSV log rows / progress lines
   int64_t valid_frames = 4000;   // dev frames scored after each epoch (0: none)
   bool resume = true;            // continue from exp/checkpoint.safetensors when its config matches
@@ -228,14 +230,22 @@ struct EvalOptions {
   int64_t threads = 0;
   int64_t batch_size = 1024;
   bool per = true;                       // PER needs phone alignments and phones.txt
+  // WER (when fw_asr is built, see wer_available()): words decoded with examples/asr's lexicon +
+  // bigram graph built from the training text; the acoustic scale is chosen on tune_split.
+  bool wer = true;
+  std::vector<double> wer_scales = {0.1, 0.2, 0.4};
+  double wer_beam = 12.0;
 };
+// True when fw_recipe was built with fw_asr (OpenFst found): evaluate() can fill the WER column.
+bool wer_available();
 // One row of exp/results.tsv.
 struct EvalRow {
   std::string lang, split;
   int64_t frames = 0, utts = 0;
   double frame_accuracy = 0;
   double per = -1, penalty = 0;          // -1: not computed
-  double wer = -1;                       // WER hook: filled by a word decoder (examples/asr) when present
+  double wer = -1;                       // -1: not computed (no fw_asr, lexicon or transcripts)
+  double wer_scale = 0;                  // acoustic scale of the WER decoding (tuned on dev)
 };
 // Frame accuracy per language and split; PER on a phone loop with the penalty tuned on tune_split.
 // Writes exp/results.tsv and returns its rows.

@@ -14,8 +14,9 @@
 #   --data-root DIR   existing data: DIR/<lang>/{phones.txt,train,dev,test} Kaldi data dirs with
 #                     ali.txt (or ali.ark); skips synthesis
 #   --langs LIST      [ku,kk,te,lt,tpi,ceb]
-#   --speakers N --utts N --corpus-seed N   synthesised corpus size (speakers per language,
-#                     utterances per speaker) [demo 4 x 10; full 12 x 50]
+#   --speakers N --utts N --dev-speakers N --test-speakers N --corpus-seed N   synthesised corpus
+#                     (speakers per language, utterances per speaker, held-out speakers)
+#                     [demo 7 x 4 with 1 dev and 2 test speakers; full 12 x 50 with 1 and 2]
 #   --systems LIST    comma-separated <kind>-<mono|multi>[-3scale], kind classic|vgg6|vgg8|vgg10|vgg
 #                     (vgg = vgg10) [classic-mono,vgg-mono,vgg-multi,vgg-multi-3scale]
 #   --width W --classic-width W --fc-dim N --num-fc N   model size [demo: 0.125, 0.25, 256, 3;
@@ -25,7 +26,7 @@
 #   --valid-frames N  dev frames per language scored after each epoch [demo 1000, full 4000]
 #   --threads N|auto  fw threads; auto: 2 (at most nproc) unless other processes keep the CPUs
 #                     busy, then 1 (sampled before each stage; README "Threads") [auto]
-#   --compile 0|1     fw::compile the trunk and heads (1) or train eagerly (0) [see README]
+#   --compile 0|1     fw::compile the trunk and heads (1) or train eagerly (0) [0; README "fw::compile"]
 #   --train-opts "..." extra fw-babel train options
 set -euo pipefail
 
@@ -38,6 +39,8 @@ langs=ku,kk,te,lt,tpi,ceb
 size=demo
 speakers=
 utts=
+dev_speakers=
+test_speakers=
 corpus_seed=1
 systems=classic-mono,vgg-mono,vgg-multi,vgg-multi-3scale
 width=
@@ -62,7 +65,7 @@ while [ $# -gt 0 ]; do
   [ "$opt" != "$1" ] && [ $# -ge 2 ] || { sed -n '2,30p' "$0" >&2; echo "run.sh: bad arguments at '$1'" >&2; exit 2; }
   var=${opt//-/_}
   case $var in
-    stage|stop_stage|work|bin|data_root|langs|size|speakers|utts|corpus_seed|systems|width|classic_width|fc_dim|\
+    stage|stop_stage|work|bin|data_root|langs|size|speakers|utts|dev_speakers|test_speakers|corpus_seed|systems|width|classic_width|fc_dim|\
     num_fc|epochs|batch_size|lr|lr_decay|gamma|optimizer|seed|threads|compile|valid_frames|batch_norm|train_opts)
       printf -v "$var" '%s' "$2" ;;
     *) echo "run.sh: unknown option --$opt" >&2; exit 2 ;;
@@ -74,18 +77,18 @@ done
 # full: the paper's layer sizes (vgg10 64..512 channels, 3 x 2048 FC) on a larger corpus.
 case $size in
   demo)
-    : "${speakers:=4}" "${utts:=10}" "${width:=0.125}" "${classic_width:=0.25}" "${fc_dim:=256}" "${num_fc:=3}"
-    : "${epochs:=3}" "${batch_size:=128}" "${lr:=0.03}" "${lr_decay:=0.8}" "${gamma:=0.8}" "${optimizer:=sgd}"
-    : "${valid_frames:=1000}" "${batch_norm:=1}"
+    : "${speakers:=7}" "${utts:=4}" "${dev_speakers:=1}" "${test_speakers:=2}" "${width:=0.125}" "${classic_width:=$width}" "${fc_dim:=256}" "${num_fc:=3}"
+    : "${epochs:=3}" "${batch_size:=64}" "${lr:=0.03}" "${lr_decay:=0.8}" "${gamma:=0.8}" "${optimizer:=sgd}"
+    : "${valid_frames:=500}" "${batch_norm:=1}"
     ;;
   full)
-    : "${speakers:=12}" "${utts:=50}" "${width:=1}" "${classic_width:=1}" "${fc_dim:=2048}" "${num_fc:=3}"
+    : "${speakers:=12}" "${utts:=50}" "${dev_speakers:=1}" "${test_speakers:=2}" "${width:=1}" "${classic_width:=$width}" "${fc_dim:=2048}" "${num_fc:=3}"
     : "${epochs:=10}" "${batch_size:=256}" "${lr:=0.01}" "${lr_decay:=0.85}" "${gamma:=0.8}" "${optimizer:=sgd}"
     : "${valid_frames:=4000}" "${batch_norm:=1}"
     ;;
   *) echo "run.sh: --size is demo or full" >&2; exit 2 ;;
 esac
-: "${compile:=1}"
+: "${compile:=0}"
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}  # see README "Threads"
 
 FWB=$bin/examples/babel/fw-babel
@@ -120,7 +123,7 @@ IFS=, read -r -a SYSTEMS <<<"$systems"
 if [ -z "$data_root" ]; then
   data_root=$work/corpus/data
   if [ "$stage" -le 0 ] && [ "$stop_stage" -ge 0 ]; then
-    want="langs=$langs speakers=$speakers utts=$utts seed=$corpus_seed"
+    want="langs=$langs speakers=$speakers utts=$utts dev=$dev_speakers test=$test_speakers seed=$corpus_seed"
     if [ -f "$work/corpus/summary.tsv" ] && [ "$(cat "$work/corpus/options" 2>/dev/null)" = "$want" ]; then
       log "stage 0: corpus $work/corpus exists ($want)"
     else
@@ -128,7 +131,7 @@ if [ -z "$data_root" ]; then
       log "stage 0: synthesising the corpus ($want)"
       rm -f "$work/corpus/options"
       "$SYNTH" --out "$work/corpus" --force --quiet --langs "$langs" --speakers-per-lang "$speakers" \
-        --utts-per-speaker "$utts" --seed "$corpus_seed"
+        --utts-per-speaker "$utts" --dev-speakers "$dev_speakers" --test-speakers "$test_speakers" --seed "$corpus_seed"
       echo "$want" >"$work/corpus/options"
       column -t "$work/corpus/summary.tsv" 2>/dev/null || cat "$work/corpus/summary.tsv"
     fi

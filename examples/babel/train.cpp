@@ -81,9 +81,11 @@ KeyValues train_config(const TrainOptions& o) {
     kv[p + "name"] = L.name;
     kv[p + "classes"] = std::to_string(L.num_classes);
     kv[p + "phones"] = L.phones;
+    kv[p + "lexicon"] = L.lexicon;
     for (const auto& [split, s] : L.splits) {
       kv[p + split + ".feats"] = s.feats;
       kv[p + split + ".ali"] = s.ali;
+      kv[p + split + ".text"] = s.text;
     }
   }
   kv["model.kind"] = o.model.kind;
@@ -117,12 +119,17 @@ KeyValues train_config(const TrainOptions& o) {
   return kv;
 }
 
-TrainOptions read_train_config(const std::string& exp) {
-  KeyValues kv = parse_key_values(read_text(exp + "/config.txt"));
+namespace {
+
+TrainOptions options_from_config(const KeyValues& kv, const std::string& exp, const std::string& where) {
   auto get = [&](const std::string& k) -> std::string {
     auto it = kv.find(k);
-    FW_CHECK(it != kv.end(), exp, "/config.txt: missing key ", k);
+    FW_CHECK(it != kv.end(), where, ": missing key ", k);
     return it->second;
+  };
+  auto opt = [&](const std::string& k) -> std::string {
+    auto it = kv.find(k);
+    return it == kv.end() ? std::string() : it->second;
   };
   TrainOptions o;
   o.exp = exp;
@@ -133,8 +140,10 @@ TrainOptions read_train_config(const std::string& exp) {
     L.name = get(p + "name");
     L.num_classes = std::atoll(get(p + "classes").c_str());
     L.phones = get(p + "phones");
+    L.lexicon = opt(p + "lexicon");
     for (const char* split : {"train", "dev", "test"})
-      if (kv.count(p + split + ".feats")) L.splits[split] = {get(p + split + ".feats"), get(p + split + ".ali")};
+      if (kv.count(p + split + ".feats"))
+        L.splits[split] = {get(p + split + ".feats"), get(p + split + ".ali"), opt(p + split + ".text")};
     o.langs.push_back(L);
   }
   o.model.kind = get("model.kind");
@@ -152,6 +161,12 @@ TrainOptions read_train_config(const std::string& exp) {
   o.batch_size = std::atoll(get("train.batch_size").c_str());
   o.seed = std::strtoull(get("train.seed").c_str(), nullptr, 10);
   return o;
+}
+
+}  // namespace
+
+TrainOptions read_train_config(const std::string& exp) {
+  return options_from_config(parse_key_values(read_text(exp + "/config.txt")), exp, exp + "/config.txt");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -530,10 +545,11 @@ TrainResult train(const TrainOptions& o) {
 
 LoadedModel load_model(const std::string& exp) {
   LoadedModel m;
-  m.config = read_train_config(exp);
   const std::string path = exp + "/" + kCheckpoint;
   FW_CHECK(file_exists(path), exp, " has no checkpoint (train first)");
   Checkpoint ck = read_checkpoint(path);
+  // The configuration the checkpoint was trained with (config.txt may already describe a new run).
+  m.config = options_from_config(ck.config, exp, path);
   m.epochs_done = ck.epoch;
   m.mean = ck.tensors.at("norm.mean");
   m.std = ck.tensors.at("norm.std");

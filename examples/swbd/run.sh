@@ -19,10 +19,11 @@
 #   --decode-data DIR  data dir whose log-likelihoods are written for Kaldi decoding [test data]
 #   --num-classes N    output classes (pdfs: `tree-info tree | grep num-pdfs`); 0 = max id + 1 [0]
 #   --phones FILE      phones.txt when the classes are phones (enables PER)
+#   --lexicon FILE     lexicon.txt over those phones (enables WER with examples/asr's decoder)
 #   --ali-tolerance N  frames by which alignments may differ from the features [0]
 #   --model K --width W --fc-dim N --num-fc N --scales 1|3 --epochs N --batch-size N --lr X
 #                      [vgg10 0.25 512 3 1, 4 epochs, 128, 0.03]
-#   --threads N [2]  --compile 0|1 [1]  --train-opts "..." (extra fw-swbd train options)
+#   --threads N [2]  --compile 0|1 [0]  --train-opts "..." (extra fw-swbd train options)
 set -euo pipefail
 
 stage=0
@@ -41,6 +42,7 @@ test_ali=
 decode_data=
 num_classes=0
 phones=
+lexicon=
 ali_tolerance=0
 model=vgg10
 width=0.25
@@ -51,7 +53,7 @@ epochs=4
 batch_size=128
 lr=0.03
 threads=2
-compile=1
+compile=0
 train_opts=
 
 while [ $# -gt 0 ]; do
@@ -60,7 +62,7 @@ while [ $# -gt 0 ]; do
   var=${opt//-/_}
   case $var in
     stage|stop_stage|work|bin|lang|speakers|utts|train_data|train_ali|dev_data|dev_ali|test_data|test_ali|\
-    decode_data|num_classes|phones|ali_tolerance|model|width|fc_dim|num_fc|scales|epochs|batch_size|lr|threads|\
+    decode_data|num_classes|phones|lexicon|ali_tolerance|model|width|fc_dim|num_fc|scales|epochs|batch_size|lr|threads|\
     compile|train_opts)
       printf -v "$var" '%s' "$2" ;;
     *) echo "run.sh: unknown option --$opt" >&2; exit 2 ;;
@@ -77,13 +79,16 @@ mkdir -p "$work"
 t_start=$SECONDS
 log() { printf '[swbd %4ds] %s\n' $((SECONDS - t_start)) "$*"; }
 
+name=swbd
 if [ -z "$train_data" ]; then
+  name=$lang
   # The bundled default: one language of the synthesised corpus, phone alignments, with the
   # training alignments converted to a binary Kaldi int32 archive as ali-to-pdf would write them.
   c=$work/corpus
   train_data=$c/data/$lang/train dev_data=$c/data/$lang/dev test_data=$c/data/$lang/test
   train_ali=ark:$c/data/$lang/train/ali.ark dev_ali=$c/data/$lang/dev/ali.txt test_ali=$c/data/$lang/test/ali.txt
   phones=$c/data/$lang/phones.txt
+  lexicon=$c/data/$lang/lexicon.txt
   if [ "$stage" -le 0 ] && [ "$stop_stage" -ge 0 ]; then
     want="lang=$lang speakers=$speakers utts=$utts"
     if [ -f "$c/summary.tsv" ] && [ "$(cat "$c/options" 2>/dev/null)" = "$want" ]; then
@@ -113,11 +118,16 @@ fi
 exp=$work/exp/$model-w$width-s$scales
 if [ "$stage" -le 2 ] && [ "$stop_stage" -ge 2 ]; then
   log "stage 2: training $exp"
-  args=(--exp "$exp" --lang-name "${lang}" --num-classes "$num_classes" --ali-tolerance "$ali_tolerance"
+  args=(--exp "$exp" --lang-name "$name" --num-classes "$num_classes" --ali-tolerance "$ali_tolerance"
         --train-feats "scp:$(feats_of "$train_data")/feats.scp" --train-ali "$train_ali")
   [ -n "$dev_data" ] && [ -n "$dev_ali" ] && args+=(--dev-feats "scp:$(feats_of "$dev_data")/feats.scp" --dev-ali "$dev_ali")
   [ -n "$test_data" ] && [ -n "$test_ali" ] && args+=(--test-feats "scp:$(feats_of "$test_data")/feats.scp" --test-ali "$test_ali")
   [ -n "$phones" ] && args+=(--phones "$phones")
+  if [ -n "$lexicon" ]; then  # word error rates with examples/asr's decoder (phone classes only)
+    args+=(--lexicon "$lexicon" --train-text "$train_data/text")
+    [ -n "$dev_data" ] && args+=(--dev-text "$dev_data/text")
+    [ -n "$test_data" ] && args+=(--test-text "$test_data/text")
+  fi
   [ "$compile" = 1 ] && args+=(--compile) || args+=(--no-compile)
   # shellcheck disable=SC2086
   "$FWS" train "${args[@]}" --model "$model" --width "$width" --fc-dim "$fc_dim" --num-fc "$num_fc" \
@@ -132,8 +142,7 @@ if [ "$stage" -le 3 ] && [ "$stop_stage" -ge 3 ]; then
 fi
 
 if [ "$stage" -le 4 ] && [ "$stop_stage" -ge 4 ]; then
-  name=$(basename "$decode_data")
-  out=$exp/loglikes_$name
+  out=$exp/loglikes_$(basename "$decode_data")
   log "stage 4: log-likelihoods of $decode_data -> $out.ark/.scp"
   "$FWS" loglikes --exp "$exp" --feats "scp:$(feats_of "$decode_data")/feats.scp" --out "ark,scp:$out.ark,$out.scp" \
     --threads "$threads"

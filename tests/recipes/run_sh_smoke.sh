@@ -8,7 +8,7 @@ work=$(mktemp -d /tmp/fw_recipe_run_sh_XXXXXX)
 trap 'rm -rf "$work"' EXIT
 export FW_CACHE_DIR=${FW_CACHE_DIR:-$work/fw-cache}
 
-"$src/examples/babel/run.sh" --bin "$build" --work "$work/babel" --langs tpi,kk --speakers 3 --utts 3 \
+"$src/examples/babel/run.sh" --bin "$build" --work "$work/babel" --langs tpi,kk --speakers 3 --utts 3 --dev-speakers 1 --test-speakers 1 \
   --systems classic-mono,vgg6-multi --epochs 1 --width 0.125 --classic-width 0.125 --fc-dim 64 --num-fc 1 \
   --valid-frames 200 --threads 1 --train-opts --quiet >"$work/babel.log" 2>&1 || { cat "$work/babel.log"; exit 1; }
 table=$work/babel/table.txt
@@ -17,7 +17,7 @@ grep -q '^classic-mono ' "$table" && grep -q '^vgg6-multi ' "$table" || { cat "$
 [ "$(grep -A3 '^Frame accuracy' "$table" | grep -cE '^(classic-mono|vgg6-multi) +[0-9.]+ +[0-9.]+ +[0-9.]+$')" = 2 ] ||
   { cat "$table"; exit 1; }
 # Re-running skips every stage's work.
-"$src/examples/babel/run.sh" --bin "$build" --work "$work/babel" --langs tpi,kk --speakers 3 --utts 3 \
+"$src/examples/babel/run.sh" --bin "$build" --work "$work/babel" --langs tpi,kk --speakers 3 --utts 3 --dev-speakers 1 --test-speakers 1 \
   --systems classic-mono,vgg6-multi --epochs 1 --width 0.125 --classic-width 0.125 --fc-dim 64 --num-fc 1 \
   --valid-frames 200 --threads 1 --train-opts --quiet >"$work/babel2.log" 2>&1
 grep -q 'corpus .* exists' "$work/babel2.log" && grep -q 'cached' "$work/babel2.log" &&

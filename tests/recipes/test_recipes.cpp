@@ -229,9 +229,11 @@ class RecipeCorpus : public ::testing::Test {
     L.name = kLang;
     L.phones = root_ + "/corpus/data/" + kLang + "/phones.txt";
     L.num_classes = int64_t(fr::read_phones(L.phones).size());
+    L.lexicon = root_ + "/corpus/data/" + kLang + "/lexicon.txt";
     for (const char* s : {"train", "dev", "test"})
       L.splits[s] = {"scp:" + root_ + "/feats/" + kLang + "/" + s + "/feats.scp",
-                     root_ + "/corpus/data/" + kLang + "/" + s + "/ali.txt"};
+                     root_ + "/corpus/data/" + kLang + "/" + s + "/ali.txt",
+                     root_ + "/corpus/data/" + kLang + "/" + s + "/text"};
     return L;
   }
   // The CI configuration: a narrow vgg6 (16-frame windows), 2 x 128 FC, batch norm.
@@ -295,13 +297,15 @@ TEST_F(RecipeCorpus, EndToEndReachesFrameAccuracy) {
   EXPECT_LT(t.epochs.back().loss, t.epochs.front().loss);
   fr::EvalOptions eo;
   eo.penalties = {0, 2, 4, 8};
+  eo.wer_scales = {0.1, 0.3};
   auto rows = fr::evaluate(o.exp, eo);
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].split, "dev");
   EXPECT_EQ(rows[1].split, "test");
-  std::printf("[recipe e2e] seed %llu: dev frame acc %.2f%% PER %.2f%%, test frame acc %.2f%% PER %.2f%% (penalty %.1f)\n",
-              (unsigned long long)seed, rows[0].frame_accuracy, rows[0].per, rows[1].frame_accuracy, rows[1].per,
-              rows[1].penalty);
+  std::printf("[recipe e2e] seed %llu: dev frame acc %.2f%% PER %.2f%% WER %.2f%%, test frame acc %.2f%% PER %.2f%% "
+              "WER %.2f%% (penalty %.1f, acoustic scale %.2f)\n",
+              (unsigned long long)seed, rows[0].frame_accuracy, rows[0].per, rows[0].wer, rows[1].frame_accuracy,
+              rows[1].per, rows[1].wer, rows[1].penalty, rows[1].wer_scale);
   const double held_out = (rows[0].frame_accuracy * double(rows[0].frames) + rows[1].frame_accuracy * double(rows[1].frames)) /
                           double(rows[0].frames + rows[1].frames);
   std::printf("[recipe e2e] held-out frame accuracy %.2f%% (threshold %.1f%%)\n", held_out, kMinHeldOutFrameAccuracy);
@@ -309,15 +313,22 @@ TEST_F(RecipeCorpus, EndToEndReachesFrameAccuracy) {
   EXPECT_GT(rows[1].per, 0.0);
   EXPECT_LT(rows[1].per, 100.0);
   EXPECT_EQ(rows[1].penalty, rows[0].penalty);  // tuned on dev, applied to test
+  if (fr::wer_available()) {                    // fw_asr built (OpenFst): words decoded and scored
+    EXPECT_GE(rows[1].wer, 0.0);
+    EXPECT_LT(rows[1].wer, 150.0);
+    EXPECT_EQ(rows[1].wer_scale, rows[0].wer_scale);
+  } else {
+    EXPECT_EQ(rows[1].wer, -1);
+  }
   // results.tsv round trip and the table.
   auto back = fr::read_results(o.exp + "/results.tsv");
   ASSERT_EQ(back.size(), 2u);
   EXPECT_NEAR(back[1].frame_accuracy, rows[1].frame_accuracy, 0.006);
-  EXPECT_EQ(back[1].wer, -1);
+  EXPECT_NEAR(back[1].wer, rows[1].wer, 0.006);
   std::string table = fr::comparison_table({{"tiny-vgg6", {o.exp}}, {"missing", {root_ + "/nothing"}}}, "test");
   EXPECT_NE(table.find("tiny-vgg6"), std::string::npos);
   EXPECT_NE(table.find(kLang), std::string::npos);
-  EXPECT_NE(table.find("WER hook"), std::string::npos);
+  EXPECT_NE(table.find("Word error rate"), std::string::npos);
 
   // Log-likelihoods for Kaldi: log posterior - log prior, one matrix per utterance.
   const std::string ark = root_ + "/loglikes.ark";
