@@ -113,7 +113,8 @@ pick_threads() {
     busy=$((busy + ${r%/*} - 1))
     sleep 0.05
   done
-  local free=$(( (n * 10 - busy + 5) / 10 ))
+  # busy: runnable tasks besides cut over 10 samples; an idle machine reads ~5 (the sampling shell).
+  local free=$(( n - (busy + 1) / 10 ))
   [ "$free" -gt 2 ] && free=2
   [ "$free" -lt 1 ] && free=1
   echo "$free"

@@ -23,7 +23,7 @@
 #   --ali-tolerance N  frames by which alignments may differ from the features [0]
 #   --model K --width W --fc-dim N --num-fc N --scales 1|3 --epochs N --batch-size N --lr X
 #                      [vgg10 0.25 512 3 1, 4 epochs, 128, 0.03]
-#   --threads N [2]  --compile 0|1 [0]  --train-opts "..." (extra fw-swbd train options)
+#   --threads N|auto [auto: 2, or 1 while other processes keep a CPU busy]  --compile 0|1 [0]  --train-opts "..." (extra fw-swbd train options)
 set -euo pipefail
 
 stage=0
@@ -52,7 +52,7 @@ scales=1
 epochs=4
 batch_size=128
 lr=0.03
-threads=2
+threads=auto
 compile=0
 train_opts=
 
@@ -78,6 +78,14 @@ export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}  # examples/babel/README.md, 
 mkdir -p "$work"
 t_start=$SECONDS
 log() { printf '[swbd %4ds] %s\n' $((SECONDS - t_start)) "$*"; }
+if [ "$threads" = auto ]; then  # as examples/babel/run.sh's pick_threads, once
+  busy=0
+  for i in 1 2 3 4 5 6 7 8 9 10; do r=$(cut -d' ' -f4 /proc/loadavg); busy=$((busy + ${r%/*} - 1)); sleep 0.05; done
+  threads=$(( $(nproc) - (busy + 1) / 10 ))
+  [ "$threads" -gt 2 ] && threads=2
+  [ "$threads" -lt 1 ] && threads=1
+  log "using $threads thread(s)"
+fi
 
 name=swbd
 if [ -z "$train_data" ]; then
