@@ -1,6 +1,9 @@
 // Kernel benchmarks: elementwise bandwidth, transcendental throughput, reductions, dispatch
 // overhead. Counters report bytes/s (GB/s) or FLOP/s next to the time.
 #include <benchmark/benchmark.h>
+#include <immintrin.h>
+
+#include <cmath>
 #include <fw/fw.h>
 
 namespace {
@@ -69,6 +72,57 @@ void BM_matmul_f32(benchmark::State& s) {
   s.counters["FLOP/s"] = benchmark::Counter(2.0 * n * n * n * s.iterations(), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_matmul_f32)->Arg(256)->Arg(1024)->UseRealTime();
+
+// The machine's float32 FMA ceiling: 12 independent vector accumulators per thread (enough to
+// cover FMA latency x throughput), no memory traffic. W1/W4 ratios are bounded by this figure
+// divided by the peer's achieved rate (BENCHMARKS.md). Uses the widest FMA the build targets.
+#if defined(__AVX512F__)
+using PeakVec = __m512;
+constexpr int kPeakLanes = 16;
+inline PeakVec peak_set(float v) { return _mm512_set1_ps(v); }
+inline PeakVec peak_fma(PeakVec a, PeakVec b, PeakVec c) { return _mm512_fmadd_ps(a, b, c); }
+inline float peak_sum(PeakVec a) { return _mm512_reduce_add_ps(a); }
+#elif defined(__AVX2__) && defined(__FMA__)
+using PeakVec = __m256;
+constexpr int kPeakLanes = 8;
+inline PeakVec peak_set(float v) { return _mm256_set1_ps(v); }
+inline PeakVec peak_fma(PeakVec a, PeakVec b, PeakVec c) { return _mm256_fmadd_ps(a, b, c); }
+inline float peak_sum(PeakVec a) {
+  alignas(32) float t[8];
+  _mm256_store_ps(t, a);
+  return t[0] + t[1] + t[2] + t[3] + t[4] + t[5] + t[6] + t[7];
+}
+#else
+using PeakVec = float;
+constexpr int kPeakLanes = 1;
+inline PeakVec peak_set(float v) { return v; }
+inline PeakVec peak_fma(PeakVec a, PeakVec b, PeakVec c) { return std::fma(a, b, c); }
+inline float peak_sum(PeakVec a) { return a; }
+#endif
+constexpr int64_t kPeakIters = 1 << 20;
+constexpr int kPeakAcc = 12;
+__attribute__((noinline)) float peak_fma_loop(float seed) {
+  PeakVec acc[kPeakAcc];
+  for (int i = 0; i < kPeakAcc; ++i) acc[i] = peak_set(seed * float(i));
+  const PeakVec b = peak_set(0.999f), c = peak_set(0.0001f);
+  for (int64_t k = 0; k < kPeakIters; ++k) {
+#pragma GCC unroll 12
+    for (int i = 0; i < kPeakAcc; ++i) acc[i] = peak_fma(acc[i], b, c);
+  }
+  float s = 0;
+  for (int i = 0; i < kPeakAcc; ++i) s += peak_sum(acc[i]);
+  return s;
+}
+void BM_peak_fma_f32(benchmark::State& state) {
+  float seed = 0.001f;
+  for (auto _ : state) benchmark::DoNotOptimize(seed = peak_fma_loop(seed) * 1e-9f + 0.001f);
+  // All threads together: Google Benchmark reports a rate counter per thread (each thread's
+  // iterations over the common elapsed time), so scale by the thread count.
+  state.counters["FLOP/s"] = benchmark::Counter(
+      double(state.iterations()) * kPeakIters * kPeakAcc * kPeakLanes * 2 * state.threads(),
+      benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_peak_fma_f32)->Threads(1)->Threads(2)->UseRealTime();
 
 }  // namespace
 
