@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 PKGS=(build-essential cmake ninja-build ccache pkg-config libeigen3-dev libsleef-dev libgtest-dev libbenchmark-dev)
 PKGS+=(libdnnl-dev)  # optional at configure time: oneDNN float32 convolutions
 PKGS+=(libfftw3-dev libsndfile1-dev libpng-dev)  # FFT, audio files, spectrogram pictures
-PKGS+=(libespeak-ng-dev hunspell-kmr hunspell-kk hunspell-te hunspell-lt myspell-tl)  # fw-synth-corpus: speech synthesis, word lists
+PKGS+=(libespeak-ng-dev hunspell-kmr hunspell-kk hunspell-te hunspell-lt myspell-tl hunspell-en-us)  # fw-synth-corpus: speech synthesis, word lists
 PKGS+=(libfst-dev sctk)  # fw_asr: decoding graphs (OpenFst), sclite for the WER cross-check
 missing=()
 for p in "${PKGS[@]}"; do

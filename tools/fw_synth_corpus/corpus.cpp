@@ -110,6 +110,9 @@ std::vector<std::string> load_words(const CorpusConfig& c, const Language& l) {
     words = tok_pisin_words();
   else
     words = read_hunspell_words(dictionary_path(c, l, ".dic"), dictionary_path(c, l, ".aff"), l.script);
+  if (l.keep_word)
+    words.erase(std::remove_if(words.begin(), words.end(), [&](const std::string& w) { return !l.keep_word(w); }),
+                words.end());
   if (words.empty()) throw Error("no usable words for " + l.name + " in the " + word_source(c, l));
   return words;
 }
@@ -402,7 +405,8 @@ void write_readme(const CorpusConfig& c, const fs::path& root, const std::vector
   r.push_back("|---|---|---|---|---|---|---|");
   for (const auto& L : langs) {
     const Language& l = *L.lang;
-    r.push_back("| " + l.name + " | " + l.id + " | " + std::to_string(l.babel_id) + " | " + l.voice + " | " +
+    r.push_back("| " + l.name + " | " + l.id + " | " + (l.babel_id ? std::to_string(l.babel_id) : "-") + " | " +
+                l.voice + " | " +
                 word_source(c, l) + " | " + std::to_string(s.phones.at(l.id)) + " | " +
                 std::to_string(s.lexicon.at(l.id)) + " |");
   }

@@ -20,6 +20,12 @@ const std::vector<Language>& known_languages() {
       {"ceb", "Cebuano (stand-in)", 301, "id", "tl", "myspell-tl", Script::kLatin,
        "no Cebuano voice or dictionary exists: Tagalog words (myspell-tl; Tagalog and Cebuano are "
        "closely related Central Philippine languages) read by espeak-ng's Indonesian voice"},
+      // Not one of the Babel languages (not in the default --langs): the bundled corpus of the
+      // Switchboard-style recipe.
+      {"en", "English", 0, "en-us", "en_US", "hunspell-en-us", Script::kLatin,
+       "espeak-ng's American English voice; words from hunspell-en-us (a-z only, no vowel-less "
+       "abbreviations or Roman numerals)",
+       english_word},
   };
   return langs;
 }
@@ -30,6 +36,17 @@ const Language& find_language(const std::string& id) {
   std::string all;
   for (const auto& l : known_languages()) all += (all.empty() ? "" : ",") + l.id;
   throw Error("unknown language '" + id + "' (known: " + all + ")");
+}
+
+bool english_word(const std::string& word) {
+  if (word.empty()) return false;
+  bool vowel = false, numeral = true;
+  for (char c : word) {
+    if (c < 'a' || c > 'z') return false;
+    if (c == 'a' || c == 'e' || c == 'i' || c == 'o' || c == 'u' || c == 'y') vowel = true;
+    if (c != 'i' && c != 'v' && c != 'x') numeral = false;
+  }
+  return vowel && !numeral;
 }
 
 const std::vector<std::string>& tok_pisin_words() {

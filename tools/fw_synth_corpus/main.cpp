@@ -1,5 +1,5 @@
-// fw-synth-corpus: synthesises the bundled Babel-like six-language corpus with libespeak-ng
-// (see README.md in this directory). Errors: one line on stderr, exit status 2.
+// fw-synth-corpus: synthesises the bundled Babel-like six-language corpus (or English, for the
+// Switchboard-style recipe) with libespeak-ng (see README.md in this directory). Errors: one line on stderr, exit status 2.
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -28,7 +28,8 @@ const char* kUsage =
     "options:\n"
     "  --out DIR                  output directory (created; must be empty unless --force)\n"
     "  --seed N                   random seed (default 1)\n"
-    "  --langs LIST               comma-separated ids from ku,kk,te,lt,tpi,ceb (default: all six)\n"
+    "  --langs LIST               comma-separated ids from ku,kk,te,lt,tpi,ceb,en (default: the six\n"
+    "                             Babel stand-ins ku,kk,te,lt,tpi,ceb; en = English)\n"
     "  --speakers-per-lang N      speakers per language (default 4)\n"
     "  --utts-per-speaker N       utterances per speaker (default 10)\n"
     "  --words-per-utt N|MIN-MAX  words per utterance, uniform (default 4-10)\n"
