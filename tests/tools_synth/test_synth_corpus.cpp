@@ -1,7 +1,8 @@
 // fw-synth-corpus (tools/fw_synth_corpus): runs the built tool (FW_SYNTH_TOOL) on a tiny corpus in
 // a temporary directory and checks the output's promises (determinism, completeness, alignment
 // lengths equal to fw::audio::kaldi::fbank's frame counts, phone tables, speaker-disjoint splits,
-// SNRs), plus the tool's library pieces directly (RNG, mixing, framing, word lists, voices).
+// SNRs), the same for a tiny English corpus (examples/swbd's default language), plus the tool's
+// library pieces directly (RNG, mixing, framing, word lists, voices).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,6 +21,7 @@
 #include "fw/audio/io.h"
 #include "fw/audio/kaldi.h"
 #include "fw/fw.h"
+#include "tools/fw_synth_corpus/corpus.h"
 #include "tools/fw_synth_corpus/espeak.h"
 #include "tools/fw_synth_corpus/languages.h"
 #include "tools/fw_synth_corpus/synth.h"
@@ -332,6 +334,133 @@ TEST_F(SynthCorpus, NoiseIsMixedAtTheRequestedSnr) {
   EXPECT_EQ(types.size(), 3u) << "white, pink and babble all drawn";
 }
 
+namespace {
+
+std::vector<std::string> english_args(const fs::path& out, int seed) {
+  return {"--out", out.string(), "--seed", std::to_string(seed), "--langs", "en", "--speakers-per-lang", "3",
+          "--utts-per-speaker", "3", "--words-per-utt", "3-5", "--vocab-size", "400", "--snr-db", "10,inf",
+          "--babble-pool", "2", "--quiet"};
+}
+
+// The tiny English corpus (3 speakers x 3 utterances), made once per test process.
+class SynthEnglish : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir();
+    root_ = dir_->path / "corpus";
+    const Result r = run_tool(english_args(root_, 3), dir_->path);
+    ASSERT_EQ(r.code, 0) << r.err;
+  }
+  static void TearDownTestSuite() {
+    delete dir_;
+    dir_ = nullptr;
+  }
+  static TempDir* dir_;
+  static fs::path root_;
+};
+TempDir* SynthEnglish::dir_ = nullptr;
+fs::path SynthEnglish::root_;
+
+}  // namespace
+
+TEST_F(SynthEnglish, AlignmentsMatchFbankFramesAndUseManyPhones) {
+  const fs::path d = root_ / "data" / "en";
+  std::vector<std::string> names;
+  auto phones = read_table(d / "phones.txt", &names);
+  ASSERT_GE(names.size(), 30u) << "English phone set of the tiny corpus (49 with espeak-ng 1.51)";
+  EXPECT_EQ(names[0], "sil");
+  for (size_t i = 0; i < names.size(); i++) EXPECT_EQ(phones[names[i]][0], std::to_string(i));
+  std::set<int> used;
+  int checked = 0;
+  for (const auto& split : kSplits) {
+    auto wav = read_table(d / split / "wav.scp");
+    auto ali = read_table(d / split / "ali.txt");
+    ASSERT_EQ(wav.size(), 3u) << split;
+    for (const auto& [utt, rest] : wav) {
+      EXPECT_EQ(utt.rfind("en-s0", 0), 0u) << utt;
+      auto [w, sr] = fw::audio::load(rest[0]);
+      ASSERT_EQ(sr, 16000);
+      ASSERT_TRUE(ali.count(utt)) << utt;
+      EXPECT_EQ(fw::audio::kaldi::fbank(w * 32768.0).sizes()[0], int64_t(ali[utt].size())) << utt;
+      EXPECT_EQ(ali[utt].front(), "0") << utt;
+      EXPECT_EQ(ali[utt].back(), "0") << utt;
+      for (const auto& id : ali[utt]) {
+        const int v = std::stoi(id);
+        ASSERT_GE(v, 0);
+        ASSERT_LT(v, int(names.size())) << utt;
+        used.insert(v);
+      }
+      checked++;
+    }
+  }
+  EXPECT_EQ(checked, 9);
+  EXPECT_GT(used.size(), 25u) << "distinct phones in the alignments";
+  const std::string readme = slurp(root_ / "README.md");
+  EXPECT_NE(readme.find("| English | en | - | en-us | hunspell en_US.dic (hunspell-en-us) |"), std::string::npos)
+      << readme;
+}
+
+TEST_F(SynthEnglish, LexiconHoldsLowerCaseDictionaryWords) {
+  const fs::path d = root_ / "data" / "en";
+  std::vector<std::string> names;
+  read_table(d / "phones.txt", &names);
+  const std::set<std::string> phone_set(names.begin(), names.end());
+  const auto dict = read_hunspell_words("/usr/share/hunspell/en_US.dic", "/usr/share/hunspell/en_US.aff", Script::kLatin);
+  ASSERT_GT(dict.size(), 40000u);
+  std::set<std::string> lexicon;
+  std::ifstream f(d / "lexicon.txt");
+  std::string line, w, p;
+  while (std::getline(f, line)) {
+    std::istringstream ls(line);
+    ls >> w;
+    lexicon.insert(w);
+    EXPECT_TRUE(english_word(w)) << w;
+    EXPECT_TRUE(std::binary_search(dict.begin(), dict.end(), w)) << w << " is not in hunspell-en-us";
+    int n = 0;
+    while (ls >> p) {
+      EXPECT_TRUE(phone_set.count(p)) << w << ": " << p;
+      EXPECT_NE(p, "sil");
+      n++;
+    }
+    EXPECT_GT(n, 0) << w;
+  }
+  size_t words = 0;
+  for (const auto& split : kSplits)
+    for (const auto& [utt, ws] : read_table(d / split / "text")) {
+      EXPECT_GE(ws.size(), 3u);
+      EXPECT_LE(ws.size(), 5u);
+      for (const auto& x : ws) EXPECT_TRUE(lexicon.count(x)) << "'" << x << "' has no lexicon entry";
+      words += ws.size();
+    }
+  EXPECT_GE(words, 27u);
+  EXPECT_GT(lexicon.size(), 10u);
+}
+
+TEST_F(SynthEnglish, SameSeedIsByteIdenticalOtherSeedDiffers) {
+  TempDir tmp;
+  const fs::path a = tmp.path / "corpus", b = tmp.path / "first", c = tmp.path / "other";
+  ASSERT_EQ(run_tool(english_args(a, 3), tmp.path).code, 0);
+  fs::rename(a, b);
+  ASSERT_EQ(run_tool(english_args(a, 3), tmp.path).code, 0);
+  const auto first = tree(b), second = tree(a);
+  ASSERT_GT(first.size(), 20u);
+  EXPECT_EQ(first.size(), second.size());
+  for (const auto& [name, bytes] : first) {
+    auto it = second.find(name);
+    ASSERT_NE(it, second.end()) << name;
+    EXPECT_TRUE(it->second == bytes) << name << " differs between two runs with the same seed";
+  }
+  // The fixture's corpus (same seed, another directory) has the same transcripts and alignments.
+  const auto shared = tree(root_);
+  for (const std::string& name : {"data/en/train/text", "data/en/test/ali.txt", "data/en/lexicon.txt",
+                                  "data/en/phones.txt", "wav/en/en-s01/en-s01-u001.wav"})
+    EXPECT_TRUE(shared.at(name) == first.at(name)) << name;
+  ASSERT_EQ(run_tool(english_args(c, 4), tmp.path).code, 0);
+  const auto other = tree(c);
+  EXPECT_NE(other.at("data/en/train/text"), first.at("data/en/train/text"));
+  EXPECT_NE(other.at("wav/en/en-s01/en-s01-u001.wav"), first.at("wav/en/en-s01/en-s01-u001.wav"));
+}
+
 TEST(SynthCli, HelpAndErrors) {
   TempDir tmp;
   Result r = run_tool({"--help"}, tmp.path);
@@ -354,6 +483,8 @@ TEST(SynthCli, HelpAndErrors) {
   expect_error({"--out", out, "--snr-db", "10,,20"}, "empty item");
   expect_error({"--out", out, "--noise-types", "brown"}, "unknown noise type 'brown'");
   expect_error({"--out", out, "--dict-dir", (tmp.path / "none").string()}, "install Debian package hunspell-kmr");
+  expect_error({"--out", out, "--langs", "en", "--dict-dir", (tmp.path / "none").string()},
+               "install Debian package hunspell-en-us");
   expect_error({"--out", out, "--espeak-data", (tmp.path / "none").string()}, "holds no espeak-ng-data");
   expect_error({"--out", out, "--words-per-utt", "5-2"}, "--words-per-utt");
   EXPECT_FALSE(fs::exists(out)) << "nothing is written before the options are checked";
@@ -489,7 +620,15 @@ TEST(SynthLib, WordListsAreCleaned) {
   EXPECT_GT(tpi.size(), 200u);
   EXPECT_TRUE(std::is_sorted(tpi.begin(), tpi.end()));
   for (const auto& l : known_languages()) EXPECT_NO_THROW(find_language(l.id));
-  EXPECT_THROW(find_language("en"), Error);
+  EXPECT_THROW(find_language("fr"), Error);
+  // English is known but not one of the default (Babel) languages.
+  EXPECT_EQ(find_language("en").voice, "en-us");
+  EXPECT_EQ(CorpusConfig().langs, (std::vector<std::string>{"ku", "kk", "te", "lt", "tpi", "ceb"}));
+
+  // English words: a-z with a vowel letter, no Roman numerals of i/v/x.
+  for (const char* w : {"thought", "mix", "civil", "rhythm", "dim", "lunchroom"}) EXPECT_TRUE(english_word(w)) << w;
+  for (const char* w : {"bldg", "kg", "mph", "shh", "xiv", "ii", "vi", "xxxix", "don't", "Boston", "café", ""})
+    EXPECT_FALSE(english_word(w)) << w;
 }
 
 TEST(SynthLib, EspeakVoicesAndPhonemeEvents) {
@@ -497,6 +636,7 @@ TEST(SynthLib, EspeakVoicesAndPhonemeEvents) {
   EXPECT_EQ(es.sample_rate(), 22050);
   for (const auto& l : known_languages()) EXPECT_TRUE(es.has_voice(l.voice)) << l.voice;
   EXPECT_TRUE(es.has_voice("kk+m3"));
+  EXPECT_TRUE(es.has_voice("en-us+f2"));
   EXPECT_FALSE(es.has_voice("kk+nosuchvariant"));
   EXPECT_FALSE(es.has_voice("tpi"));  // no Tok Pisin voice: hence the stand-in
   VoiceSettings v;
