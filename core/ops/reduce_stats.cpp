@@ -43,6 +43,30 @@ struct WelfordRed {
       a.m2 += di * (xi - a.mi);
     }
   }
+  // Contiguous runs of real values: blocks of up to 2048 take their mean and then the squared
+  // deviations from it (two vectorised passes over data that stays in L1, in double), and the
+  // block is merged with Chan's formula. Welford's per-element division made var_mean over
+  // (N, H, W) of a batch-norm-sized tensor 6x slower than a sum.
+  bool run(acc_t& a, const T* p, int64_t n, int64_t) const {
+    if constexpr (kCplx) {
+      return false;
+    } else {
+      constexpr int64_t kBlock = 2048;
+      for (int64_t b0 = 0; b0 < n; b0 += kBlock) {
+        const int64_t m = std::min(kBlock, n - b0);
+        const T* q = p + b0;
+        double sum = 0;
+#pragma omp simd reduction(+ : sum)
+        for (int64_t i = 0; i < m; i++) sum += double(q[i]);
+        const double mu = sum / double(m);
+        double m2 = 0;
+#pragma omp simd reduction(+ : m2)
+        for (int64_t i = 0; i < m; i++) m2 += (double(q[i]) - mu) * (double(q[i]) - mu);
+        merge(a, acc_t{double(m), mu, 0, m2});
+      }
+      return true;
+    }
+  }
   void merge(acc_t& a, const acc_t& b) const {
     if (b.n == 0) return;
     if (a.n == 0) {
