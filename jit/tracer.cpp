@@ -173,64 +173,9 @@ Outs Tracer::on_dispatch(OpId id, ArrayRef<Tensor> in, const OpAttrs& a) {
   in_op_--;
   current_op_ = prev_op;
   if (breaks_.size() != nb) return run_eagerly(id, in, a, nullptr);  // meta read values
-  if (decompose_ && id == OpId::native_layer_norm && a.ints.size() == 1 && in[0].numel() > 0 &&
-      (in[0].dtype() == kFloat || in[0].dtype() == kDouble)) {
-    // layer_norm over the last dimension (Note [Decompositions]): mean, centred values, biased
-    // variance, rstd = 1/sqrt(var + eps), then the affine part; outputs (y, mean, rstd) as the op.
-    Decomposition dc{id, a, {}, {}, {}};
-    for (const Tensor& t : in) dc.inputs.push_back(resolve(t));
-    const size_t first_node = g_.nodes.size();
-    const Tensor& x = in[0];
-    size_t next = 1;
-    Tensor w = (a.flags & 1) ? in[next++] : Tensor(), b = (a.flags & 2) ? in[next++] : Tensor();
-    Tensor mean = x.mean({-1}, true);
-    Tensor xc = x - mean;
-    Tensor rstd = ((xc * xc).mean({-1}, true) + a.f0).rsqrt();
-    Tensor y = xc * rstd;
-    if (w.defined()) y = y * w;
-    if (b.defined()) y = y + b;
+  if (decompose_) {
     Outs o;
-    o.push_back(y);
-    o.push_back(mean);
-    o.push_back(rstd);
-    for (auto& t : o) dc.outputs.push_back(value_of_.at(t.impl().get()));
-    for (size_t i = first_node; i < g_.nodes.size(); i++)
-      dc.values.insert(dc.values.end(), g_.nodes[i].out.begin(), g_.nodes[i].out.end());
-    g_.decomps.push_back(std::move(dc));
-    return o;
-  }
-  if (decompose_ && (id == OpId::softmax || id == OpId::log_softmax)) {
-    // Note [Decompositions]
-    // Under the inductor backend softmax(x, d) is recorded as exp(x - m) / sum(exp(x - m), d) and
-    // log_softmax as (x - m) - log(sum(exp(x - m), d)), with m = amax(x, d) taken without gradient
-    // (both are shift-invariant, so the exact gradient does not flow through m); codegen's row
-    // kernels then run the whole thing in one pass over each row, fused with what comes before
-    // and after. Other backends keep the op and its single-pass eager kernel.
-    const Tensor& x = in[0];
-    if (x.dim() > 0 && x.numel() > 0 && (x.dtype() == kFloat || x.dtype() == kDouble) &&
-        (!a.has_dtype() || a.dtype == x.dtype())) {
-      int64_t dim = wrap_dim(a.i0, x.dim(), d.name);
-      const int in_value = resolve(x);
-      const size_t first_node = g_.nodes.size();
-      Tensor m;
-      {
-        NoGradGuard ng;
-        m = x.amax({dim}, true);
-      }
-      Tensor z = x - m;
-      Outs o;
-      if (id == OpId::softmax) {
-        Tensor e = z.exp();
-        o.push_back(e / e.sum({dim}, true));
-      } else {
-        o.push_back(z - z.exp().sum({dim}, true).log());
-      }
-      Decomposition dc{id, a, {in_value}, {value_of_.at(o[0].impl().get())}, {}};
-      for (size_t i = first_node; i < g_.nodes.size(); i++)
-        dc.values.insert(dc.values.end(), g_.nodes[i].out.begin(), g_.nodes[i].out.end());
-      g_.decomps.push_back(std::move(dc));
-      return o;
-    }
+    if (decompose(id, in, a, o)) return o;
   }
   std::vector<int> ins;
   for (const Tensor& t : in) ins.push_back(resolve(t));

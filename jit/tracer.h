@@ -53,8 +53,9 @@ class Tracer {
 
   // The tensors to hand to the traced function in place of the real arguments.
   const std::vector<Tensor>& inputs() const { return real_inputs_; }
-  // Record composite ops with fast eager kernels (softmax, log_softmax) as their primitive
-  // decomposition, so codegen can fuse them with their neighbours (Note [Decompositions]).
+  // Record composite ops with their own eager kernels (softmax, log_softmax, layer_norm,
+  // batch_norm) as their primitive decomposition, so codegen can fuse them with their neighbours
+  // (Note [Decompositions] in decompose.cpp).
   void set_decompose(bool on) { decompose_ = on; }
 
   // Activates the tracer on this thread for the lifetime of the guard.
@@ -81,6 +82,8 @@ class Tracer {
   void on_materialize(const TensorImpl* t);
 
  private:
+  // Records op `id` as primitives when it has a decomposition for these inputs (decompose.cpp).
+  bool decompose(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, fw::detail::Outs& o);
   int resolve(const Tensor& t);
   int add_external(const Tensor& t);
   int add_real(const Tensor& t, ValueKind kind, int index);

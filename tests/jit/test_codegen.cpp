@@ -185,4 +185,56 @@ TEST(Codegen, RowKernelsFuseSoftmaxNormalisationsAndPerRowValues) {
   }
   EXPECT_TRUE(row);
 }
+
+std::string read_sources(const CacheDir& dir) {
+  std::string all;
+  for (auto& p : dir.files(".cpp")) {
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    all += ss.str();
+  }
+  return all;
+}
+
+// Note [Decompositions]: batch norm becomes primitives, so BN + ReLU after a convolution is one pass.
+TEST(Codegen, BatchNormDecomposesAndFusesWithItsConsumer) {
+  namespace F = fw::nn::functional;
+  fw::manual_seed(5);
+  fw::Tensor cw = fw::randn({4, 3, 3, 3}) * 0.3, w = fw::rand({4}) + 0.5, b = fw::randn({4});
+  auto block = [&](const fw::Tensor& x, const fw::Tensor& rm, const fw::Tensor& rv, bool training) {
+    fw::Tensor h = F::conv2d(x, cw, F::Conv2dFuncOptions().padding(1));
+    return fw::relu(F::batch_norm(h, rm, rv, F::BatchNormFuncOptions().weight(w).bias(b).training(training).momentum(0.2)));
+  };
+  {  // evaluation: the running statistics are per-channel constants
+    CacheDir dir;
+    fw::Tensor rm = fw::randn({4}) * 0.1, rv = fw::rand({4}) + 0.5;
+    auto f = fw::compile([&](const fw::Tensor& x) { return block(x, rm, rv, false); });
+    for (int64_t n : {2, 5}) {
+      fw::Tensor x = fw::randn({n, 3, 6, 7});
+      EXPECT_TRUE(fw::allclose(f(x), block(x, rm, rv, false), 1e-5, 1e-5));
+    }
+    std::string src = read_sources(dir);
+    EXPECT_NE(src.find("fused_sub_mul_add_relu_"), std::string::npos) << src;  // one pass after the conv
+  }
+  {  // training: batch statistics, running buffers updated as eager does, gradients as eager
+    CacheDir dir;
+    fw::Tensor rm1 = fw::zeros({4}), rv1 = fw::ones({4}), rm2 = rm1.clone(), rv2 = rv1.clone();
+    auto f = fw::compile([&](const fw::Tensor& x) { return block(x, rm1, rv1, true); });
+    for (int step = 0; step < 3; step++) {
+      fw::Tensor x = fw::randn({3, 3, 5, 4}) * (step + 1) + step;
+      fw::Tensor x1 = x.clone().requires_grad_(true), x2 = x.clone().requires_grad_(true);
+      fw::Tensor y1 = f(x1), y2 = block(x2, rm2, rv2, true);
+      EXPECT_TRUE(fw::allclose(y1, y2, 1e-4, 1e-5)) << (y1 - y2).abs().max();
+      fw::Tensor gy = fw::randn(y1.sizes());
+      (y1 * gy).sum().backward();
+      (y2 * gy).sum().backward();
+      EXPECT_TRUE(fw::allclose(x1.grad(), x2.grad(), 1e-4, 1e-5)) << (x1.grad() - x2.grad()).abs().max();
+      EXPECT_TRUE(fw::allclose(rm1, rm2, 1e-5, 1e-6)) << rm1 << rm2;
+      EXPECT_TRUE(fw::allclose(rv1, rv2, 1e-5, 1e-6)) << rv1 << rv2;
+    }
+    std::string src = read_sources(dir);
+    EXPECT_NE(src.find("fused_sub_mul_add_relu_"), std::string::npos) << src;
+  }
+}
 }  // namespace

@@ -1,0 +1,136 @@
+// Decompositions of composite ops under the inductor backend (Note [Decompositions]).
+#include <fw/fw.h>
+
+#include "jit/tracer.h"
+
+namespace fw::jit {
+
+using namespace fw::detail;
+
+namespace {
+
+bool float_or_double(const Tensor& t) { return t.dtype() == kFloat || t.dtype() == kDouble; }
+
+// The batch-norm attrs' flags (core/ops/norm.cpp): which optional inputs are present, and training.
+enum : uint32_t { kWeight = 1, kBias = 2, kRunMean = 4, kRunVar = 8, kTraining = 16 };
+
+}  // namespace
+
+// Note [Decompositions]
+// Under the inductor backend a few composite ops with their own eager kernels are recorded as the
+// primitives they compute, so codegen can fuse them with their producers and consumers:
+//  * softmax(x, d) = exp(x - m) / sum(exp(x - m), d) and log_softmax = (x - m) - log(sum(exp(x - m), d)),
+//    with m = amax(x, d) taken without gradient (both are shift-invariant, so the exact gradient
+//    does not flow through m);
+//  * layer_norm over the last dimension: mean, centred values, biased variance, rstd = 1/sqrt(var + eps),
+//    then the affine part; outputs (y, mean, rstd) as the op;
+//  * batch_norm. Evaluation mode is pointwise with per-channel constants, y = (x - running_mean) *
+//    (rsqrt(running_var + eps) * w) + b, so a convolution's BN + ReLU become one fused pass.
+//    Training mode takes the statistics with var_mean over (N, *) (one extern reduction), then
+//    the same pointwise form with the batch statistics, and updates the running buffers without
+//    gradient as the eager kernel does (unbiased variance, momentum); outputs (y, mean, rstd).
+// softmax/log_softmax/layer_norm are recorded as Decomposition entries: codegen's row kernels run
+// the original op's single-pass eager kernel when nothing else fuses with them. Other backends keep
+// the ops and their eager kernels. Every decomposition is limited to float32/float64 with one
+// dtype throughout; anything else (16-bit inputs computed in float, mixed parameter dtypes,
+// empty tensors) stays one op.
+bool Tracer::decompose(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, Outs& o) {
+  const OpDef& d = op_def(id);
+  if (id == OpId::native_layer_norm) {
+    if (a.ints.size() != 1 || in[0].numel() == 0 || !float_or_double(in[0])) return false;
+    Decomposition dc{id, a, {}, {}, {}};
+    for (const Tensor& t : in) dc.inputs.push_back(resolve(t));
+    const size_t first_node = g_.nodes.size();
+    const Tensor& x = in[0];
+    size_t next = 1;
+    Tensor w = (a.flags & kWeight) ? in[next++] : Tensor(), b = (a.flags & kBias) ? in[next++] : Tensor();
+    Tensor mean = x.mean({-1}, true);
+    Tensor xc = x - mean;
+    Tensor rstd = ((xc * xc).mean({-1}, true) + a.f0).rsqrt();
+    Tensor y = xc * rstd;
+    if (w.defined()) y = y * w;
+    if (b.defined()) y = y + b;
+    o = {y, mean, rstd};
+    for (auto& t : o) dc.outputs.push_back(value_of_.at(t.impl().get()));
+    for (size_t i = first_node; i < g_.nodes.size(); i++)
+      dc.values.insert(dc.values.end(), g_.nodes[i].out.begin(), g_.nodes[i].out.end());
+    g_.decomps.push_back(std::move(dc));
+    return true;
+  }
+  if (id == OpId::softmax || id == OpId::log_softmax) {
+    const Tensor& x = in[0];
+    if (x.dim() == 0 || x.numel() == 0 || !float_or_double(x) || (a.has_dtype() && a.dtype != x.dtype()))
+      return false;
+    int64_t dim = wrap_dim(a.i0, x.dim(), d.name);
+    const int in_value = resolve(x);
+    const size_t first_node = g_.nodes.size();
+    Tensor m;
+    {
+      NoGradGuard ng;
+      m = x.amax({dim}, true);
+    }
+    Tensor z = x - m;
+    if (id == OpId::softmax) {
+      Tensor e = z.exp();
+      o = {e / e.sum({dim}, true)};
+    } else {
+      o = {z - z.exp().sum({dim}, true).log()};
+    }
+    Decomposition dc{id, a, {in_value}, {value_of_.at(o[0].impl().get())}, {}};
+    for (size_t i = first_node; i < g_.nodes.size(); i++)
+      dc.values.insert(dc.values.end(), g_.nodes[i].out.begin(), g_.nodes[i].out.end());
+    g_.decomps.push_back(std::move(dc));
+    return true;
+  }
+  if (id == OpId::native_batch_norm) {
+    const Tensor& x = in[0];
+    if (x.dim() < 2 || x.numel() == 0 || !float_or_double(x)) return false;
+    for (const Tensor& t : in)
+      if (t.dtype() != x.dtype()) return false;
+    size_t next = 1;
+    auto opt = [&](uint32_t bit) { return (a.flags & bit) ? in[next++] : Tensor(); };
+    Tensor w = opt(kWeight), b = opt(kBias), rm = opt(kRunMean), rv = opt(kRunVar);
+    const bool training = a.flags & kTraining;
+    const int64_t ch = x.size(1), cnt = x.numel() / ch;
+    if (training && cnt < 2) return false;  // the eager kernel's infinite correction stays there
+    // The eager kernel's buffer update is invisible to autograd; a no-grad write here would cut a
+    // running buffer's own history, so buffers that require grad keep the op.
+    if (training && ((rm.defined() && rm.requires_grad()) || (rv.defined() && rv.requires_grad()))) return false;
+    DimVec cshape(size_t(x.dim()), 1);
+    cshape[1] = ch;
+    auto per_channel = [&](const Tensor& t) { return t.view(cshape); };
+    const double eps = a.f1, momentum = a.f0;
+    Tensor mean, var;
+    if (training) {
+      DimVec dims{0};
+      for (int64_t k = 2; k < x.dim(); k++) dims.push_back(k);
+      std::tie(var, mean) = fw::var_mean(x, dims, /*unbiased=*/false, /*keepdim=*/true);
+    } else {
+      mean = per_channel(rm.detach());  // running statistics are not differentiable (as in eager)
+      var = per_channel(rv.detach());
+    }
+    if (training) {
+      // Recorded before y so that the per-channel ops do not split y from its consumers (codegen
+      // fuses runs of same-shaped ops in trace order).
+      NoGradGuard ng;  // the eager kernel updates the buffers as a side effect, outside autograd
+      if (rm.defined()) rm.mul_(1 - momentum).add_(mean.detach().view({ch}) * momentum);
+      if (rv.defined())
+        rv.mul_(1 - momentum).add_(var.detach().view({ch}) * (momentum * double(cnt) / double(cnt - 1)));
+    }
+    Tensor rstd = (var + eps).rsqrt();
+    Tensor scale = w.defined() ? rstd * per_channel(w) : rstd;
+    Tensor y = (x - mean) * scale;
+    if (b.defined()) y = y + per_channel(b);
+    if (!training) {
+      // The op's statistics outputs are empty in evaluation mode.
+      Tensor none = fw::empty({0}, x.options());
+      o = {y, none, none.view({0})};
+      return true;
+    }
+    o = {y, mean.view({ch}), rstd.view({ch})};
+    return true;
+  }
+  return false;
+}
+
+}  // namespace fw::jit
