@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cmath>
 
+#include "core/profile.h"
 #include "core/visit.h"
 
 namespace fw::autograd::detail {
@@ -89,6 +90,7 @@ variable_list OpNode::apply(variable_list&& grads, bool create_graph) {
   gin.resize(in.size());
   {
     AutoGradMode mode(create_graph);
+    ProfileScope prof("vjp", d.name);
     d.vjp(ctx, grads, gin);
   }
   for (size_t i = 0; i < in.size(); i++) {

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "core/op.h"
+#include "core/profile.h"
 #include "core/visit.h"
 
 namespace fw::detail {
@@ -74,7 +75,10 @@ Outs dispatch(OpId id, ArrayRef<Tensor> in, const OpAttrs& a) {
     Device dev = in.empty() ? Device(kCPU) : in[0].device();
     for (auto& t : m) outs.push_back(make_tensor(t.sizes, t.dtype, dev));
   }
-  d.cpu(c, outs);
+  {
+    ProfileScope prof("op", d.name);
+    d.cpu(c, outs);
+  }
   if (d.kind == OpKind::View && !in.empty()) {
     const auto& src = in[0].impl();
     const intrusive_ptr<TensorImpl>& root = src->view_base ? src->view_base : src;
@@ -115,6 +119,7 @@ void dispatch_into(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, const Tensor&
            " can't be cast to the desired output type ", dtype_name(out.dtype()));
   bool direct = d.kind == OpKind::Elementwise && m[0].dtype == out.dtype() && !overlaps_differently(out, in);
   Outs outs;
+  ProfileScope prof("op", d.name);
   if (direct) {
     outs.push_back(out);
     d.cpu(c, outs);

@@ -10,6 +10,8 @@
 // 479 -> 244 ms, grad_weight 902 -> 305 ms against im2col + Eigen GEMM (libtorch 257/255/290).
 #include "core/ops/conv_dnnl.h"
 
+#include "core/profile.h"
+
 #include <atomic>
 
 #ifdef FW_HAVE_DNNL
@@ -181,13 +183,25 @@ bool run(const DnnlConvShape& s, bool transposed, const float* x, const float* w
   memory usr_src(p->usr_src_md, eng, const_cast<float*>(x)), usr_wei(p->usr_wei_md, eng, const_cast<float*>(w));
   memory usr_dst(p->usr_dst_md, eng, y);
   memory src = usr_src, wei = usr_wei, dst = usr_dst;
-  if (p->src_re) src = scratch(p->src_md, 0), p->src_in.execute(strm, usr_src, src);
-  if (p->wei_re) wei = scratch(p->wei_md, 1), p->wei_in.execute(strm, usr_wei, wei);
+  if (p->src_re) {
+    ProfileScope prof("dnnl", "reorder src");
+    src = scratch(p->src_md, 0), p->src_in.execute(strm, usr_src, src);
+  }
+  if (p->wei_re) {
+    ProfileScope prof("dnnl", "reorder weights");
+    wei = scratch(p->wei_md, 1), p->wei_in.execute(strm, usr_wei, wei);
+  }
   if (p->dst_re) dst = scratch(p->dst_md, 2);
   std::unordered_map<int, memory> args{{p->src_arg, src}, {p->wei_arg, wei}, {p->dst_arg, dst}};
   if (b) args.emplace(DNNL_ARG_BIAS, memory(p->bias_md, eng, const_cast<float*>(b)));
-  p->conv.execute(strm, args);
-  if (p->dst_re) p->dst_out.execute(strm, dst, usr_dst);
+  {
+    ProfileScope prof("dnnl", "compute");
+    p->conv.execute(strm, args);
+  }
+  if (p->dst_re) {
+    ProfileScope prof("dnnl", "reorder dst");
+    p->dst_out.execute(strm, dst, usr_dst);
+  }
   strm.wait();
   return true;
 }
