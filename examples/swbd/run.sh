@@ -2,7 +2,7 @@
 # The single-language (Switchboard-style) hybrid recipe (examples/swbd/README.md): features ->
 # training on frame alignments -> frame accuracy (and PER) -> log-likelihoods as a Kaldi archive.
 #
-#   examples/swbd/run.sh                                   # bundled synthesised corpus (one language)
+#   examples/swbd/run.sh                                   # bundled synthesised corpus (English)
 #   examples/swbd/run.sh --train-data K/data/train_nodup --train-ali "ark:ali-to-pdf ... |" \
 #       --dev-data K/data/train_dev --dev-ali "ark:..." --decode-data K/data/eval2000 --num-classes 8000
 #
@@ -10,7 +10,7 @@
 #   --stage N --stop-stage N   0 corpus, 1 features, 2 train, 3 eval, 4 loglikes [0, 4]
 #   --work DIR         [build/recipes/swbd]
 #   --bin DIR          build dir holding examples/swbd/fw-swbd and tools/fw-synth-corpus [build]
-#   --lang L           bundled corpus language (fw-synth-corpus has no English voice list) [lt]
+#   --lang L           bundled corpus language: en, or one of ku,kk,te,lt,tpi,ceb [en]
 #   --speakers N --utts N      bundled corpus size [8 x 15]
 #   --train-data DIR --train-ali SPEC   a Kaldi data dir and its frame alignments: a path or
 #                      rspecifier of text ("utt id id ...", ali-to-pdf ark,t) or binary int32 ark
@@ -30,7 +30,7 @@ stage=0
 stop_stage=4
 work=build/recipes/swbd
 bin=build
-lang=lt
+lang=en
 speakers=8
 utts=15
 train_data=
@@ -90,8 +90,9 @@ fi
 name=swbd
 if [ -z "$train_data" ]; then
   name=$lang
-  # The bundled default: one language of the synthesised corpus, phone alignments, with the
-  # training alignments converted to a binary Kaldi int32 archive as ali-to-pdf would write them.
+  # The bundled default: one language of the synthesised corpus (English unless --lang), phone
+  # alignments, with the training alignments converted to a binary Kaldi int32 archive as
+  # ali-to-pdf would write them.
   c=$work/corpus
   train_data=$c/data/$lang/train dev_data=$c/data/$lang/dev test_data=$c/data/$lang/test
   train_ali=ark:$c/data/$lang/train/ali.ark dev_ali=$c/data/$lang/dev/ali.txt test_ali=$c/data/$lang/test/ali.txt

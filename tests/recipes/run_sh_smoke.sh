@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Smoke test of examples/babel/run.sh (all stages, two systems, one tiny language) and of
-# examples/swbd/run.sh (binary alignments, loglikes archive). Usage: run_sh_smoke.sh BUILD_DIR
+# examples/swbd/run.sh (its default English corpus, binary alignments, loglikes archive).
+# Usage: run_sh_smoke.sh BUILD_DIR
 set -euo pipefail
 build=$1
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -24,10 +25,13 @@ grep -q 'corpus .* exists' "$work/babel2.log" && grep -q 'cached' "$work/babel2.
   grep -q 'already trained' "$work/babel2.log" && grep -q 'up to date' "$work/babel2.log" ||
   { cat "$work/babel2.log"; exit 1; }
 
-"$src/examples/swbd/run.sh" --bin "$build" --work "$work/swbd" --lang tpi --speakers 3 --utts 3 --model classic \
+"$src/examples/swbd/run.sh" --bin "$build" --work "$work/swbd" --speakers 3 --utts 3 --model classic \
   --width 0.125 --fc-dim 64 --num-fc 1 --epochs 1 --threads 1 --train-opts --quiet >"$work/swbd.log" 2>&1 ||
   { cat "$work/swbd.log"; exit 1; }
 ark=$(ls "$work"/swbd/exp/*/loglikes_test.ark)
 scp=${ark%.ark}.scp
 [ -s "$ark" ] && [ "$(wc -l <"$scp")" = 3 ] || { cat "$work/swbd.log"; exit 1; }
+# Without --lang the bundled corpus is English, and the results are reported for it.
+[ -s "$work/swbd/corpus/data/en/lexicon.txt" ] && grep -qE '^en[[:space:]]+test[[:space:]]' "$(dirname "$ark")/results.tsv" ||
+  { cat "$work/swbd.log" "$(dirname "$ark")/results.tsv"; exit 1; }
 echo "run.sh smoke test passed"
