@@ -1,14 +1,17 @@
 // Note [GEMM through Eigen]
-// Eigen 3.4's blocked GEMM (AVX-512 kernels with -march=native) measured ~350 GFLOP/s for
-// 1024^3 float32 on this 2-core machine, ahead of OpenBLAS. Eigen runs single-threaded here
-// (EIGEN_DONT_PARALLELIZE): large products are split into row or column blocks on fw's thread
-// pool (Note [Thread pool]), whose workers sleep instead of spinning when the machine is busy. Tensors
-// are mapped, never copied, when one of their strides is 1: a row-major Map for unit column
-// stride, a column-major Map for unit row stride (a transposed view). Eigen packs panels
-// itself, so both layouts run at the same speed. The four layout pairs are instantiated once
-// per dtype in this file only, keeping Eigen out of every other translation unit.
+// double, and float in builds without AVX-512 (FW_NATIVE=OFF, or a CPU without it), multiply
+// through Eigen 3.4's blocked GEMM; float with AVX-512 runs fw's own kernel (Note [Native float32
+// GEMM] in gemm_f32.cpp), except matrix-vector shapes, which stay on Eigen's GEMV. Eigen runs
+// single-threaded here (EIGEN_DONT_PARALLELIZE): large products are split into row or column
+// blocks on fw's thread pool (Note [Thread pool]), whose workers sleep instead of spinning when
+// the machine is busy. Tensors are mapped, never copied, when one of their strides is 1: a
+// row-major Map for unit column stride, a column-major Map for unit row stride (a transposed
+// view). Eigen packs panels itself, so both layouts run at the same speed. The four layout pairs
+// are instantiated once per dtype in this file only, keeping Eigen out of every other
+// translation unit.
 #include "core/ops/gemm.h"
 
+#include "core/ops/gemm_f32.h"
 #include "core/parallel.h"
 
 // GCC 12 reports false maybe-uninitialized warnings inside Eigen's AVX-512 packet code.
@@ -18,6 +21,7 @@
 #include <Eigen/Core>
 #pragma GCC diagnostic pop
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 namespace fw::detail {
@@ -73,11 +77,17 @@ void pack(MatArg<T>& x, int64_t rows, int64_t cols, std::vector<T>& buf) {
 template <class T>
 void gemm(int64_t m, int64_t n, int64_t k, T alpha, MatArg<T> a, MatArg<T> b, T beta, T* c, int64_t ldc) {
   if (m == 0 || n == 0) return;
-  if (k == 0) {
+  if (k == 0 || alpha == T(0)) {
     for (int64_t i = 0; i < m; i++)
       for (int64_t j = 0; j < n; j++) c[i * ldc + j] = beta == T(0) ? T(0) : beta * c[i * ldc + j];
     return;
   }
+#if defined(FW_SGEMM_AVX512)
+  // Matrix-vector products stay on Eigen's GEMV kernels, which read the matrix once.
+  if constexpr (std::is_same_v<T, float>) {
+    if (m > 1 && n > 1) return sgemm_avx512(m, n, k, alpha, a, b, beta, c, ldc);
+  }
+#endif
   std::vector<T> abuf, bbuf;
   int64_t lda = 0, ldb = 0;
   int oa = layout_of(a, m, k, lda);

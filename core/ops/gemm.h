@@ -11,10 +11,10 @@ struct MatArg {
   int64_t rs, cs;
 };
 
-// C = alpha * A(MxK) B(KxN) + beta * C for float/double through Eigen; C is row-major with
-// leading dimension ldc. beta == 0 ignores C's old contents (NaNs included). Operands with a
-// unit stride on either dim are used in place; others are packed first. Multithreaded with
-// OpenMP unless called inside a parallel region.
+// C = alpha * A(MxK) B(KxN) + beta * C for float/double (Note [GEMM through Eigen] in gemm.cpp);
+// C is row-major with leading dimension ldc, A and B take any strides. beta == 0 ignores C's old
+// contents (NaNs included); alpha == 0 or K == 0 reads neither A nor B. Multithreaded on fw's
+// pool unless called inside a parallel region.
 template <class T>
 void gemm(int64_t m, int64_t n, int64_t k, T alpha, MatArg<T> a, MatArg<T> b, T beta, T* c, int64_t ldc);
 

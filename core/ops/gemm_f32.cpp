@@ -1,0 +1,358 @@
+// Note [Native float32 GEMM]
+// A GotoBLAS/BLIS-style sgemm for AVX-512. Eigen's reached ~153-165 GFLOP/s on W1 here, against
+// OpenBLAS's ~170 and a 230 GFLOP/s FMA ceiling (BENCHMARKS.md).
+//  - Register tile: 14 rows x 32 columns of C in 28 zmm accumulators; per step of k, two zmm
+//    loads of packed B, 14 broadcasts of packed A and 28 FMAs. Zen 4 retires one 512-bit FMA
+//    per cycle, so loads have slack. Alone, with its data in L1/L2, the kernel runs at 96-98% of
+//    the FMA peak. Edge tiles use the same kernel instantiated for 1..14 rows and one or two
+//    vectors, with masked C loads/stores, so no FMA is spent on rows that do not exist.
+//  - Packing: B into panels of kc x 32 (zero-padded columns), A into panels of kc x 14, per
+//    block of at most kKC = 384 steps of k (blocks of equal depth: k = 784 is 2 x 392, not
+//    384 + 384 + 16). Operands whose panel runs across their unit stride (row-major A,
+//    transposed B) go through 16x16 register transposes; other strides element by element.
+//  - An operand used only once is not packed: A when C has one column panel (n <= 32), B when
+//    it has one row panel (m <= 14, row-major B). W4's 10-wide layer: 256x10x1024 ran at
+//    37 GFLOP/s on one core with A packed, 64 read in place. Read in place, a row-major A goes
+//    7 rows per kernel call: with a 4 KB row stride all rows fall in one set of the 8-way L1,
+//    and 14 of them evicted each other (14 rows: 37 GFLOP/s, 7 rows: 64).
+//  - Blocking: inside a block of k, a task walks its row panels and, for each, its column
+//    panels: the A panel (21 KB) is reread from L1/L2, the task's B block (kKC x 256 floats,
+//    384 KB) stays in the 1 MB L2; C is prefetched kCTail steps before the kernel ends (earlier,
+//    the B stream evicts it again).
+//  - Threads: both operands are packed once, in parallel, into one buffer from the caching
+//    allocator; then the participants of a second region claim C blocks from a shared counter
+//    (about four per thread, so a core slowed by another process takes fewer). Nothing waits
+//    on another task, so a pool that runs the tasks serially is still correct.
+#include "core/ops/gemm_f32.h"
+
+#if defined(FW_SGEMM_AVX512)
+#include <immintrin.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <type_traits>
+#include <utility>
+
+#include "core/parallel.h"
+#include "fw/storage.h"
+
+// GCC 12 reports false maybe-uninitialized warnings inside its AVX-512 shuffle intrinsics.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+namespace fw::detail {
+
+namespace {
+
+constexpr int kMR = 14;
+constexpr int kNR = 32;
+constexpr int64_t kKC = 384;      // deepest block of k
+constexpr int64_t kNCPanels = 8;  // column panels per task block: kKC x 256 floats of B in L2
+constexpr int64_t kTasksPerThread = 4;
+constexpr int64_t kCTail = 24;    // steps of k before the end at which C is prefetched
+// Rows per kernel call when A is read in place from a row-major operand (Note [Native float32
+// GEMM]: row strides of 4 KB put every row in the same 8-way L1 set).
+constexpr int kDirectRows = 7;
+
+inline __mmask16 lanes(int64_t n) { return n >= 16 ? __mmask16(0xFFFF) : n <= 0 ? 0 : __mmask16((1u << n) - 1); }
+
+// In-register transpose: r[i][j] becomes r[j][i].
+inline void transpose16(__m512 r[16]) {
+  __m512 t[16], u[16];
+  for (int p = 0; p < 8; p++) {
+    t[2 * p] = _mm512_unpacklo_ps(r[2 * p], r[2 * p + 1]);
+    t[2 * p + 1] = _mm512_unpackhi_ps(r[2 * p], r[2 * p + 1]);
+  }
+  // u[4q + c]: 128-bit lane L holds rows 4q..4q+3 of column 4L + c.
+  for (int q = 0; q < 4; q++) {
+    u[4 * q + 0] = _mm512_shuffle_ps(t[4 * q], t[4 * q + 2], 0x44);
+    u[4 * q + 1] = _mm512_shuffle_ps(t[4 * q], t[4 * q + 2], 0xEE);
+    u[4 * q + 2] = _mm512_shuffle_ps(t[4 * q + 1], t[4 * q + 3], 0x44);
+    u[4 * q + 3] = _mm512_shuffle_ps(t[4 * q + 1], t[4 * q + 3], 0xEE);
+  }
+  for (int c = 0; c < 4; c++) {
+    __m512 v0 = _mm512_shuffle_f32x4(u[c], u[4 + c], 0x44), v1 = _mm512_shuffle_f32x4(u[c], u[4 + c], 0xEE);
+    __m512 v2 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0x44), v3 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0xEE);
+    r[c] = _mm512_shuffle_f32x4(v0, v2, 0x88);
+    r[4 + c] = _mm512_shuffle_f32x4(v0, v2, 0xDD);
+    r[8 + c] = _mm512_shuffle_f32x4(v1, v3, 0x88);
+    r[12 + c] = _mm512_shuffle_f32x4(v1, v3, 0xDD);
+  }
+}
+
+// B(k0 .. k0+kc, j0 .. j0+nr), nr <= 32, into dst[kc][32]; columns past nr are zero.
+void pack_b(const MatArg<float>& b, int64_t k0, int64_t kc, int64_t j0, int64_t nr, float* dst) {
+  const float* src = b.data + k0 * b.rs + j0 * b.cs;
+  if (b.cs == 1) {
+    const __mmask16 m0 = lanes(nr), m1 = lanes(nr - 16);
+    for (int64_t p = 0; p < kc; p++) {
+      const float* row = src + p * b.rs;
+      _mm512_store_ps(dst + p * kNR, _mm512_maskz_loadu_ps(m0, row));
+      _mm512_store_ps(dst + p * kNR + 16, _mm512_maskz_loadu_ps(m1, row + 16));
+    }
+  } else if (b.rs == 1) {
+    for (int64_t p0 = 0; p0 < kc; p0 += 16) {
+      const int64_t kr = std::min<int64_t>(16, kc - p0);
+      const __mmask16 km = lanes(kr);
+      for (int h = 0; h < 2; h++) {
+        __m512 r[16];
+        for (int jj = 0; jj < 16; jj++) {
+          const int64_t col = h * 16 + jj;
+          r[jj] = col < nr ? _mm512_maskz_loadu_ps(km, src + col * b.cs + p0) : _mm512_setzero_ps();
+        }
+        transpose16(r);
+        for (int64_t kk = 0; kk < kr; kk++) _mm512_store_ps(dst + (p0 + kk) * kNR + h * 16, r[kk]);
+      }
+    }
+  } else {
+    for (int64_t p = 0; p < kc; p++)
+      for (int64_t j = 0; j < kNR; j++) dst[p * kNR + j] = j < nr ? src[p * b.rs + j * b.cs] : 0.f;
+  }
+}
+
+// A(i0 .. i0+mr, k0 .. k0+kc), mr <= 14, into dst[kc][14]; rows past mr are left unset (the
+// kernel for mr rows never reads them).
+void pack_a(const MatArg<float>& a, int64_t i0, int64_t mr, int64_t k0, int64_t kc, float* dst) {
+  const float* src = a.data + i0 * a.rs + k0 * a.cs;
+  const __mmask16 mm = lanes(mr);
+  if (a.rs == 1) {
+    for (int64_t p = 0; p < kc; p++) _mm512_mask_storeu_ps(dst + p * kMR, mm, _mm512_maskz_loadu_ps(mm, src + p * a.cs));
+  } else if (a.cs == 1) {
+    for (int64_t p0 = 0; p0 < kc; p0 += 16) {
+      const int64_t kr = std::min<int64_t>(16, kc - p0);
+      const __mmask16 km = lanes(kr);
+      __m512 r[16];
+      for (int ii = 0; ii < 16; ii++)
+        r[ii] = ii < mr ? _mm512_maskz_loadu_ps(km, src + ii * a.rs + p0) : _mm512_setzero_ps();
+      transpose16(r);
+      for (int64_t kk = 0; kk < kr; kk++) _mm512_mask_storeu_ps(dst + (p0 + kk) * kMR, mm, r[kk]);
+    }
+  } else {
+    for (int64_t p = 0; p < kc; p++)
+      for (int64_t i = 0; i < mr; i++) dst[p * kMR + i] = src[i * a.rs + p * a.cs];
+  }
+}
+
+// One register tile: C(R x 16*NV) = alpha * A B + beta * C (beta == 0: C is not read). A is a
+// packed panel (element (i, p) at a[p * 14 + i]) or, for direct kernels, the operand itself
+// (a[i * ars + p * acs]); B likewise a packed panel (b[p * 32 + j]) or a row-major operand
+// (b[p * ldb + j]). The last vector of each row of C (and of direct B) is accessed under `last`.
+struct Tile {
+  const float* a;
+  int64_t ars, acs;
+  const float* b;
+  int64_t ldb;
+  float* c;
+  int64_t ldc;
+  int64_t kc;
+  __mmask16 last;
+  float alpha, beta;
+};
+using Kernel = void (*)(const Tile&);
+
+template <int R, int NV, bool kDirectA, bool kDirectB>
+void micro_kernel(const Tile& t) {
+  const float* __restrict ap = t.a;
+  const float* __restrict bp = t.b;
+  const int64_t ars = kDirectA ? t.ars : 1, acs = kDirectA ? t.acs : kMR, ldb = kDirectB ? t.ldb : kNR;
+  float* const c = t.c;
+  const int64_t ldc = t.ldc, kc = t.kc;
+  const __mmask16 last = t.last;
+  const float alpha = t.alpha, beta = t.beta;
+  __m512 acc[R][NV];
+#pragma GCC unroll 14
+  for (int i = 0; i < R; i++) {
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; v++) acc[i][v] = _mm512_setzero_ps();
+  }
+  auto steps = [&](int64_t n) {
+#pragma GCC unroll 2
+    for (int64_t p = 0; p < n; p++) {
+      __m512 bv[NV];
+#pragma GCC unroll 2
+      for (int v = 0; v < NV; v++) {
+        if (!kDirectB) bv[v] = _mm512_load_ps(bp + 16 * v);
+        else if (v == NV - 1) bv[v] = _mm512_maskz_loadu_ps(last, bp + 16 * v);
+        else bv[v] = _mm512_loadu_ps(bp + 16 * v);
+      }
+#pragma GCC unroll 14
+      for (int i = 0; i < R; i++) {
+        const __m512 av = _mm512_set1_ps(ap[i * ars]);
+#pragma GCC unroll 2
+        for (int v = 0; v < NV; v++) acc[i][v] = _mm512_fmadd_ps(av, bv[v], acc[i][v]);
+      }
+      ap += acs;
+      bp += ldb;
+    }
+  };
+  // C is fetched a few dozen steps before the end, so the B stream cannot evict it first.
+  const int64_t tail = std::min<int64_t>(kc, kCTail);
+  steps(kc - tail);
+#pragma GCC unroll 14
+  for (int i = 0; i < R; i++) {
+    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
+    if (NV > 1) _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 16), _MM_HINT_T0);
+  }
+  steps(tail);
+  const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+#pragma GCC unroll 14
+  for (int i = 0; i < R; i++) {
+    float* ci = c + i * ldc;
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; v++) {
+      const __mmask16 mk = v == NV - 1 ? last : __mmask16(0xFFFF);
+      __m512 r = _mm512_mul_ps(va, acc[i][v]);
+      if (beta != 0.f) r = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(mk, ci + 16 * v), r);
+      _mm512_mask_storeu_ps(ci + 16 * v, mk, r);
+    }
+  }
+}
+
+// kKernels[direct A][direct B][rows - 1][vectors - 1].
+template <bool DA, bool DB, int... I>
+constexpr std::array<std::array<Kernel, 2>, kMR> kernel_rows(std::integer_sequence<int, I...>) {
+  return {std::array<Kernel, 2>{&micro_kernel<I + 1, 1, DA, DB>, &micro_kernel<I + 1, 2, DA, DB>}...};
+}
+template <bool DA, bool DB>
+constexpr auto kernel_rows() {
+  return kernel_rows<DA, DB>(std::make_integer_sequence<int, kMR>{});
+}
+constexpr std::array<std::array<std::array<std::array<Kernel, 2>, kMR>, 2>, 2> kKernels{
+    {{{kernel_rows<false, false>(), kernel_rows<false, true>()}}, {{kernel_rows<true, false>(), kernel_rows<true, true>()}}}};
+
+// One call's geometry. Packed panels live at fixed offsets of one buffer (B first, 64-byte
+// aligned panels; then A). An operand used only once is read in place instead: A (with either
+// unit stride) when C has a single column panel, B (row-major) when it has a single row panel.
+struct Plan {
+  int64_t m, n, k;
+  float alpha, beta;
+  MatArg<float> a, b;
+  float* c;
+  int64_t ldc;
+  int64_t mp, np;  // row panels of 14, column panels of 32
+  int64_t kc;      // depth of a block of k
+  bool direct_a, direct_b;
+  float *bpack = nullptr, *apack = nullptr;
+  int64_t mb = 1, nb = 1;  // C blocks (tasks) along m and n
+
+  Plan(int64_t m_, int64_t n_, int64_t k_, float alpha_, MatArg<float> a_, MatArg<float> b_, float beta_, float* c_,
+       int64_t ldc_, int nt)
+      : m(m_), n(n_), k(k_), alpha(alpha_), beta(beta_), a(a_), b(b_), c(c_), ldc(ldc_) {
+    mp = (m + kMR - 1) / kMR;
+    np = (n + kNR - 1) / kNR;
+    const int64_t nkb = (k + kKC - 1) / kKC;
+    kc = (k + nkb - 1) / nkb;
+    direct_a = np == 1 && (a.cs == 1 || a.rs == 1);
+    direct_b = mp == 1 && b.cs == 1;
+    nb = (np + kNCPanels - 1) / kNCPanels;
+    if (nt > 1) {
+      const int64_t target = kTasksPerThread * nt;
+      mb = std::clamp<int64_t>((target + nb - 1) / nb, 1, mp);
+      if (mb * nb < target) nb = std::min<int64_t>(np, (target + mb - 1) / mb);
+    }
+  }
+  size_t b_floats() const { return direct_b ? 0 : size_t(np * kNR * k); }
+  size_t a_floats() const { return direct_a ? 0 : size_t(mp * kMR * k); }
+
+  int64_t kc_at(int64_t k0) const { return std::min(kc, k - k0); }
+  float* b_panel(int64_t k0, int64_t jr) const { return bpack + k0 * np * kNR + jr * kc_at(k0) * kNR; }
+  float* a_panel(int64_t k0, int64_t ir) const { return apack + k0 * mp * kMR + ir * kc_at(k0) * kMR; }
+
+  int64_t pack_units() const { return (direct_b ? 0 : np) + (direct_a ? 0 : mp); }
+  // Packs unit u over all of k: column panel u of B, then (after B's units) row panels of A.
+  void pack_unit(int64_t u) const {
+    const int64_t nbu = direct_b ? 0 : np;
+    for (int64_t k0 = 0; k0 < k; k0 += kc) {
+      if (u < nbu) pack_b(b, k0, kc_at(k0), u * kNR, std::min<int64_t>(kNR, n - u * kNR), b_panel(k0, u));
+      else pack_a(a, (u - nbu) * kMR, std::min<int64_t>(kMR, m - (u - nbu) * kMR), k0, kc_at(k0), a_panel(k0, u - nbu));
+    }
+  }
+
+  // C block t: its row panels and column panels (even split), all of k.
+  void compute_block(int64_t t) const {
+    const int64_t bi = t / nb, bj = t % nb;
+    const int64_t ir0 = bi * mp / mb, ir1 = (bi + 1) * mp / mb;
+    const int64_t jr0 = bj * np / nb, jr1 = (bj + 1) * np / nb;
+    const auto& kernels = kKernels[direct_a][direct_b];
+    Tile tile{nullptr, a.rs, a.cs, nullptr, b.rs, nullptr, ldc, 0, 0, alpha, beta};
+    for (int64_t k0 = 0; k0 < k; k0 += kc) {
+      tile.kc = kc_at(k0);
+      tile.beta = k0 == 0 ? beta : 1.f;
+      for (int64_t ir = ir0; ir < ir1; ir++) {
+        const int64_t rows = std::min<int64_t>(kMR, m - ir * kMR);
+        tile.a = direct_a ? a.data + ir * kMR * a.rs + k0 * a.cs : a_panel(k0, ir);
+        for (int64_t jr = jr0; jr < jr1; jr++) {
+          const int64_t cols = std::min<int64_t>(kNR, n - jr * kNR);
+          const int nv = cols > 16 ? 2 : 1;
+          tile.b = direct_b ? b.data + k0 * b.rs + jr * kNR : b_panel(k0, jr);
+          tile.c = c + ir * kMR * ldc + jr * kNR;
+          tile.last = lanes(cols - 16 * (nv - 1));
+          if (direct_a && a.cs == 1 && rows > kDirectRows) {
+            kernels[size_t(kDirectRows - 1)][size_t(nv - 1)](tile);
+            Tile t2 = tile;
+            t2.a += kDirectRows * a.rs;
+            t2.c += kDirectRows * ldc;
+            kernels[size_t(rows - kDirectRows - 1)][size_t(nv - 1)](t2);
+          } else {
+            kernels[size_t(rows - 1)][size_t(nv - 1)](tile);
+          }
+        }
+      }
+    }
+  }
+};
+
+// Runs body(unit) for units [0, n) on nt participants claiming them from a shared counter.
+template <class F>
+void claim_units(int nt, int64_t n, const F& body) {
+  if (nt <= 1 || n <= 1) {
+    for (int64_t u = 0; u < n; u++) body(u);
+    return;
+  }
+  struct Ctx {
+    const F* body;
+    int64_t n;
+    std::atomic<int64_t> next{0};
+  } ctx{&body, n};
+  run_tasks(int(std::min<int64_t>(nt, n)), [](void* p, int) {
+    Ctx& x = *static_cast<Ctx*>(p);
+    for (int64_t u; (u = x.next.fetch_add(1, std::memory_order_relaxed)) < x.n;) (*x.body)(u);
+  }, &ctx);
+}
+
+struct Buffer {
+  void* p;
+  size_t bytes;
+  explicit Buffer(size_t nbytes) : p(nbytes ? cpu_alloc(nbytes) : nullptr), bytes(nbytes) {}
+  ~Buffer() {
+    if (p) cpu_free(p, bytes);
+  }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+};
+
+}  // namespace
+
+void sgemm_avx512(int64_t m, int64_t n, int64_t k, float alpha, MatArg<float> a, MatArg<float> b, float beta,
+                  float* c, int64_t ldc) {
+  if (m <= 0 || n <= 0) return;
+  if (k <= 0 || alpha == 0.f) {
+    for (int64_t i = 0; i < m; i++)
+      for (int64_t j = 0; j < n; j++) c[i * ldc + j] = beta == 0.f ? 0.f : beta * c[i * ldc + j];
+    return;
+  }
+  // Worth a second thread from ~2M multiply-adds (~20 us on one core).
+  const int nt = (m * n * k < (int64_t(1) << 21) || in_parallel_region()) ? 1 : max_threads();
+  Plan pl(m, n, k, alpha, a, b, beta, c, ldc, nt);
+  Buffer buf((pl.b_floats() + pl.a_floats()) * sizeof(float));
+  pl.bpack = static_cast<float*>(buf.p);
+  pl.apack = pl.bpack + pl.b_floats();
+  claim_units(nt, pl.pack_units(), [&](int64_t u) { pl.pack_unit(u); });
+  claim_units(nt, pl.mb * pl.nb, [&](int64_t t) { pl.compute_block(t); });
+}
+
+}  // namespace fw::detail
+
+#pragma GCC diagnostic pop
+#endif  // FW_SGEMM_AVX512

@@ -1,0 +1,19 @@
+// fw's own float32 GEMM (Note [Native float32 GEMM] in gemm_f32.cpp), used by gemm<float> when the
+// build targets AVX-512.
+#pragma once
+#include <cstdint>
+
+#include "core/ops/gemm.h"
+
+namespace fw::detail {
+
+#if defined(__AVX512F__)
+#define FW_SGEMM_AVX512 1
+// C = alpha * A(MxK) B(KxN) + beta * C, C row-major with leading dimension ldc; any strides for A
+// and B. beta == 0 ignores C's old contents; alpha == 0 or k == 0 reads neither A nor B.
+// Multithreaded on fw's pool unless called inside a parallel region.
+void sgemm_avx512(int64_t m, int64_t n, int64_t k, float alpha, MatArg<float> a, MatArg<float> b, float beta,
+                  float* c, int64_t ldc);
+#endif
+
+}  // namespace fw::detail

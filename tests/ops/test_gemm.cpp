@@ -1,0 +1,179 @@
+// detail::gemm (core/ops/gemm.h) against a double-accumulated reference: odd sizes around the
+// register tile (14 x 32) and the packing blocks, all four transpose combinations, padded and
+// non-unit strides, alpha/beta (beta == 0 must overwrite NaN), k == 0, several blocks of k, and
+// shapes big enough to run on the thread pool. The op table (test_linalg.cpp) covers the ops.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/ops/gemm.h"
+
+using fw::detail::gemm;
+using fw::detail::MatArg;
+
+namespace {
+
+template <class T>
+struct Operand {
+  std::vector<T> buf;
+  MatArg<T> arg;
+};
+
+// A rows x cols operand with random values. trans stores it column-major (a transposed view);
+// pad adds unused elements after each row (or column); step > 1 spaces elements along the inner
+// dimension too, so neither stride is 1.
+template <class T>
+Operand<T> make_operand(int64_t rows, int64_t cols, bool trans, int64_t pad, int64_t step, std::mt19937& rng) {
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  const int64_t inner = trans ? rows : cols, outer = trans ? cols : rows;
+  const int64_t ld = inner * step + pad;
+  Operand<T> o;
+  o.buf.assign(size_t(std::max<int64_t>(1, outer * ld)), std::numeric_limits<T>::quiet_NaN());
+  const int64_t rs = trans ? step : ld, cs = trans ? ld : step;
+  for (int64_t i = 0; i < rows; i++)
+    for (int64_t j = 0; j < cols; j++) o.buf[size_t(i * rs + j * cs)] = T(u(rng));
+  o.arg = {o.buf.data(), rs, cs};
+  return o;
+}
+
+struct Case {
+  int64_t m, n, k;
+  bool ta, tb;
+  double alpha, beta;
+  int64_t pad = 0, step = 1, cpad = 0;
+};
+
+std::string describe(const Case& c) {
+  return "m=" + std::to_string(c.m) + " n=" + std::to_string(c.n) + " k=" + std::to_string(c.k) +
+         " ta=" + std::to_string(c.ta) + " tb=" + std::to_string(c.tb) + " alpha=" + std::to_string(c.alpha) +
+         " beta=" + std::to_string(c.beta) + " pad=" + std::to_string(c.pad) + " step=" + std::to_string(c.step) +
+         " cpad=" + std::to_string(c.cpad);
+}
+
+// Runs one case and returns the number of wrong elements (reporting the first few).
+template <class T>
+int64_t check(const Case& c, std::mt19937& rng) {
+  Operand<T> a = make_operand<T>(c.m, c.k, c.ta, c.pad, c.step, rng);
+  Operand<T> b = make_operand<T>(c.k, c.n, c.tb, c.pad, c.step, rng);
+  const int64_t ldc = c.n + c.cpad;
+  const T sentinel = T(12345);
+  std::vector<T> out(size_t(c.m * ldc), sentinel);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (int64_t i = 0; i < c.m; i++)
+    for (int64_t j = 0; j < c.n; j++)
+      out[size_t(i * ldc + j)] = c.beta == 0 ? std::numeric_limits<T>::quiet_NaN() : T(u(rng));
+  const std::vector<T> before = out;
+  gemm<T>(c.m, c.n, c.k, T(c.alpha), a.arg, b.arg, T(c.beta), out.data(), ldc);
+  const double eps = std::numeric_limits<T>::epsilon();
+  int64_t bad = 0;
+  for (int64_t i = 0; i < c.m; i++) {
+    for (int64_t j = 0; j < ldc; j++) {
+      const T got = out[size_t(i * ldc + j)];
+      if (j >= c.n) {
+        if (got != sentinel && bad++ < 3) ADD_FAILURE() << describe(c) << ": wrote past n at (" << i << ", " << j << ")";
+        continue;
+      }
+      double dot = 0, mag = 0;
+      for (int64_t p = 0; p < c.k; p++) {
+        const double x = a.arg.data[i * a.arg.rs + p * a.arg.cs], y = b.arg.data[p * b.arg.rs + j * b.arg.cs];
+        dot += x * y;
+        mag += std::abs(x * y);
+      }
+      const double cold = c.beta == 0 ? 0 : double(before[size_t(i * ldc + j)]);
+      const double ref = c.alpha * dot + c.beta * cold;
+      // Rounding error of a k-term float sum, plus the final scale and add.
+      const double tol = 2 * eps * ((c.k + 2) * std::abs(c.alpha) * mag + 2 * std::abs(c.beta * cold)) + 1e-30;
+      if (!(std::abs(double(got) - ref) <= tol) && bad++ < 3)
+        ADD_FAILURE() << describe(c) << ": C(" << i << ", " << j << ") = " << got << ", expected " << ref
+                      << " (tolerance " << tol << ")";
+    }
+  }
+  return bad;
+}
+
+const int64_t kSizes[] = {1, 2, 3, 5, 13, 14, 15, 16, 17, 29, 31, 32, 33, 47, 63, 65, 97, 127, 150};
+
+}  // namespace
+
+TEST(GemmF32, OddSizesAllTransposes) {
+  std::mt19937 rng(1);
+  int64_t bad = 0, idx = 0;
+  for (int64_t m : kSizes)
+    for (int64_t n : kSizes) {
+      const int64_t k = kSizes[size_t(idx++ * 7 % std::size(kSizes))];
+      for (int t = 0; t < 4; t++) bad += check<float>({m, n, k, bool(t & 1), bool(t & 2), 1, 0}, rng);
+    }
+  EXPECT_EQ(bad, 0);
+}
+
+TEST(GemmF32, DepthSweep) {
+  std::mt19937 rng(2);
+  int64_t bad = 0;
+  for (int64_t k : kSizes)
+    for (int t = 0; t < 4; t++) bad += check<float>({31, 45, k, bool(t & 1), bool(t & 2), 1, 0}, rng);
+  // Several packed blocks of k, with beta applied once.
+  for (int64_t k : {255, 256, 257, 600})
+    for (int t = 0; t < 4; t++) bad += check<float>({29, 70, k, bool(t & 1), bool(t & 2), 0.5, 2}, rng);
+  EXPECT_EQ(bad, 0);
+}
+
+TEST(GemmF32, AlphaBeta) {
+  std::mt19937 rng(3);
+  int64_t bad = 0;
+  for (double alpha : {1.0, -1.0, 0.5, 3.0})
+    for (double beta : {0.0, 1.0, -0.25, 2.0})
+      for (int t = 0; t < 4; t++) bad += check<float>({33, 47, 65, bool(t & 1), bool(t & 2), alpha, beta}, rng);
+  EXPECT_EQ(bad, 0);
+}
+
+TEST(GemmF32, AlphaZeroReadsNeitherOperand) {
+  std::vector<float> a(6, std::numeric_limits<float>::quiet_NaN()), b(6, std::numeric_limits<float>::infinity());
+  std::vector<float> c{1, 2, 3, 4};
+  gemm<float>(2, 2, 3, 0.f, {a.data(), 3, 1}, {b.data(), 2, 1}, 0.5f, c.data(), 2);
+  EXPECT_EQ(c, (std::vector<float>{0.5f, 1, 1.5f, 2}));
+}
+
+TEST(GemmF32, EmptyDepth) {
+  std::mt19937 rng(4);
+  int64_t bad = 0;
+  for (double beta : {0.0, 1.0, 3.0})
+    for (int64_t m : {1, 5, 40}) bad += check<float>({m, 37, 0, false, false, 2, beta}, rng);
+  EXPECT_EQ(bad, 0);
+}
+
+TEST(GemmF32, Strides) {
+  std::mt19937 rng(5);
+  int64_t bad = 0;
+  for (int t = 0; t < 4; t++)
+    for (int64_t step : {1, 2})
+      for (int64_t pad : {0, 3, 17}) {
+        bad += check<float>({27, 41, 19, bool(t & 1), bool(t & 2), 1, 0.5, pad, step, 5}, rng);
+        bad += check<float>({1, 41, 19, bool(t & 1), bool(t & 2), 1, 0, pad, step, 2}, rng);
+        bad += check<float>({27, 1, 19, bool(t & 1), bool(t & 2), 1, 0, pad, step, 2}, rng);
+      }
+  EXPECT_EQ(bad, 0);
+}
+
+TEST(GemmF32, ThreadedShapes) {
+  std::mt19937 rng(6);
+  int64_t bad = 0;
+  // Above the threading threshold; more column panels than one L2 block, ragged edges.
+  for (int t = 0; t < 4; t++) bad += check<float>({131, 301, 270, bool(t & 1), bool(t & 2), 1, t == 3 ? 1.0 : 0.0}, rng);
+  bad += check<float>({256, 10, 1024, false, true, 1, 0}, rng);
+  bad += check<float>({10, 300, 256, true, false, 1, 1}, rng);
+  EXPECT_EQ(bad, 0);
+}
+
+TEST(GemmF64, OddSizesAllTransposes) {
+  std::mt19937 rng(7);
+  int64_t bad = 0;
+  for (int64_t m : {1, 3, 17, 64})
+    for (int64_t n : {1, 5, 31})
+      for (int t = 0; t < 4; t++) bad += check<double>({m, n, 29, bool(t & 1), bool(t & 2), 1.5, t == 2 ? 0.0 : 0.5}, rng);
+  EXPECT_EQ(bad, 0);
+}
