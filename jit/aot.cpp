@@ -9,14 +9,16 @@
 // public fw ops (Note [One definition per op]), so this records an ordinary graph: inputs are the
 // output gradients plus whichever forward values the vjps read; outputs are the gradients of the
 // forward inputs and captured tensors. Those forward values become extra outputs of the forward
-// graph (the partition: saved activations are exactly what backward reads). Both
-// graphs are compiled by the backend; at run time the forward runs without autograd recording and
+// graph: the saved activations, after cheap pointwise values are traded for recomputation
+// (Note [Recompute partition]). Both graphs are compiled by the backend; at run time the forward runs without autograd recording and
 // one CompiledBackward node is attached to the results, holding the saved values with their
 // version counters (an in-place write to one before backward raises, as in eager).
 // Graphs this cannot handle (an op without a vjp, a vjp that reads values, gradients flowing into
 // an argument that is written in place) run through the interpreter, whose eager ops record
 // autograd as usual; so results are always differentiable. Double backward (create_graph)
 // through a compiled function is rejected with a clear message.
+#include <algorithm>
+#include <functional>
 #include <future>
 #include <unordered_map>
 
@@ -83,6 +85,7 @@ struct AotShared {
   std::shared_ptr<Program> fwd, bwd;
   std::vector<Tensor> bwd_externals;
   size_t n_out = 0;
+  size_t n_saved = 0, n_recomputed = 0;  // Note [Recompute partition]
   std::vector<int> grad_values;          // forward value ids that get grad_fn, in output_nr order
   std::vector<std::vector<int>> grad_positions;  // their positions among the forward outputs
   std::vector<ad::OutputMeta> grad_meta;
@@ -138,7 +141,8 @@ namespace {
 struct AotProgram : Program {
   std::shared_ptr<AotShared> s;
   std::string describe() const override {
-    return "forward: " + s->fwd->describe() + "; backward: " + s->bwd->describe();
+    return "forward: " + s->fwd->describe() + ", saves " + std::to_string(s->n_saved) + " value(s) for backward (" +
+           std::to_string(s->n_recomputed) + " recomputed there instead); backward: " + s->bwd->describe();
   }
   std::vector<Tensor> run(ArrayRef<Tensor> inputs, ArrayRef<Tensor> externals) override {
     std::vector<Tensor> all;
@@ -186,6 +190,45 @@ std::string why_not(const Graph& g) {
     if (needs && d.differentiable && !d.vjp) return std::string("op ") + d.name + " has no vjp";
   }
   return "";
+}
+
+// Note [Recompute partition]
+// The first backward trace reads some forward values; saving all of them is the simplest
+// partition but not the cheapest: a pointwise value such as h = x * w + b, read by gelu's vjp,
+// costs the forward a full store and the backward a full load, while its inputs are alive anyway.
+// Walking the forward nodes backwards, a saved value made by an elementwise op is recomputed in
+// the backward graph instead when the inputs that would have to be saved for it add no more bytes
+// than the value itself. Arguments, captured tensors and forward results are free to save (they
+// exist regardless), so chains like relu(x * w + b) end up saving only x, w and b, and the
+// recomputation fuses into the backward's kernels. Reductions, views, GEMMs and random draws are
+// never recomputed.
+std::vector<char> recompute_set(const Graph& g, const std::vector<int>& saved) {
+  const size_t V = g.values.size();
+  std::vector<char> free(V, 0), need(V, 0), rec(V, 0);
+  for (int v : g.inputs) free[v] = 1;
+  for (int v : g.externals) free[v] = 1;
+  for (int v : g.outputs) free[v] = 1;
+  for (int v : saved) need[v] = 1;
+  auto bytes = [&](int v) {
+    int64_t n = 1;
+    for (int64_t d : g.values[v].sizes) n *= d;
+    return n * int64_t(element_size(g.values[v].dtype));
+  };
+  for (size_t i = g.nodes.size(); i-- > 0;) {
+    const Node& n = g.nodes[i];
+    if (n.out.size() != 1) continue;
+    const int v = n.out[0];
+    if (!need[v] || free[v] || op_def(n.op).kind != OpKind::Elementwise) continue;
+    int64_t added = 0;
+    for (int u : n.in)
+      if (!free[u] && !need[u]) added += bytes(u);
+    if (added > bytes(v)) continue;
+    rec[v] = 1;
+    need[v] = 0;
+    for (int u : n.in)
+      if (!free[u]) need[u] = 1;
+  }
+  return rec;
 }
 
 }  // namespace
@@ -241,85 +284,119 @@ std::shared_ptr<Program> aot_program(Graph g, const CompileOptions& o,
   size_t G = s->grad_values.size();
   Graph bw;
   std::vector<int> out_edges;
-  try {
-    Tracer T(ph, /*fullgraph=*/true, [](Graph&, ArrayRef<Tensor>) -> std::vector<Tensor> {
-      FW_CHECK(false, "[fw::compile] internal: a backward trace tried to run a segment");
-      return {};
-    }, /*symbolic=*/true);
-    std::vector<Tensor> outs;
-    {
-      Tracer::Scope scope(T);
-      NoGradGuard ng;
-      const std::vector<Tensor>& in = T.inputs();
-      std::vector<Tensor> grad(V);
-      for (size_t k = 0; k < G; k++) grad[s->grad_values[k]] = in[k];
-      for (size_t i = g.nodes.size(); i-- > 0;) {
-        const Node& n = g.nodes[i];
-        std::vector<Tensor> gy(n.out.size());
-        bool any = false;
-        for (size_t k = 0; k < n.out.size(); k++) {
-          gy[k] = grad[n.out[k]];
-          any = any || gy[k].defined();
+  // Traces the backward graph; forward values marked in `rec` are recomputed in it from their
+  // inputs (Note [Recompute partition]) instead of being read from saved placeholders.
+  auto trace_backward = [&](const std::vector<char>& rec) -> bool {
+    bw = Graph();
+    out_edges.clear();
+    try {
+      Tracer T(ph, /*fullgraph=*/true, [](Graph&, ArrayRef<Tensor>) -> std::vector<Tensor> {
+        FW_CHECK(false, "[fw::compile] internal: a backward trace tried to run a segment");
+        return {};
+      }, /*symbolic=*/true);
+      std::vector<Tensor> outs;
+      {
+        Tracer::Scope scope(T);
+        NoGradGuard ng;
+        const std::vector<Tensor>& in = T.inputs();
+        std::vector<Tensor> recomputed(V);
+        std::function<Tensor(int)> value = [&](int v) -> Tensor {
+          if (!rec[v]) return in[G + v];
+          if (!recomputed[v].defined()) {
+            const Node& n = g.nodes[size_t(g.values[v].index)];
+            std::vector<Tensor> args;
+            for (int u : n.in) args.push_back(value(u));
+            recomputed[v] = dispatch(n.op, args, n.attrs)[0];
+          }
+          return recomputed[v];
+        };
+        std::vector<Tensor> grad(V);
+        for (size_t k = 0; k < G; k++) grad[s->grad_values[k]] = in[k];
+        for (size_t i = g.nodes.size(); i-- > 0;) {
+          const Node& n = g.nodes[i];
+          std::vector<Tensor> gy(n.out.size());
+          bool any = false;
+          for (size_t k = 0; k < n.out.size(); k++) {
+            gy[k] = grad[n.out[k]];
+            any = any || gy[k].defined();
+          }
+          if (!any) continue;
+          bool needs_any = false;
+          std::unique_ptr<bool[]> needs(new bool[n.in.size()]);
+          for (size_t j = 0; j < n.in.size(); j++) {
+            needs[j] = g.values[n.in[j]].requires_grad;
+            needs_any = needs_any || needs[j];
+          }
+          const OpDef& d = op_def(n.op);
+          if (!needs_any || !d.differentiable || !n.grad) continue;
+          std::vector<Tensor> ins, outs_n;
+          for (int v : n.in) ins.push_back(value(v));
+          for (int v : n.out) outs_n.push_back(value(v));
+          VjpCtx ctx{n.attrs, ins, outs_n, needs.get()};
+          Outs gin;
+          gin.resize(n.in.size());
+          d.vjp(ctx, gy, gin);
+          for (size_t j = 0; j < n.in.size(); j++) {
+            if (!needs[j] || !gin[j].defined()) continue;
+            Tensor gj = gin[j];
+            if (gj.dtype() != ins[j].dtype()) gj = gj.to(ins[j].dtype());
+            Tensor& acc = grad[n.in[j]];
+            acc = acc.defined() ? acc + gj : gj;
+          }
         }
-        if (!any) continue;
-        bool needs_any = false;
-        std::unique_ptr<bool[]> needs(new bool[n.in.size()]);
-        for (size_t j = 0; j < n.in.size(); j++) {
-          needs[j] = g.values[n.in[j]].requires_grad;
-          needs_any = needs_any || needs[j];
-        }
-        const OpDef& d = op_def(n.op);
-        if (!needs_any || !d.differentiable || !n.grad) continue;
-        std::vector<Tensor> ins, outs_n;
-        for (int v : n.in) ins.push_back(in[G + v]);
-        for (int v : n.out) outs_n.push_back(in[G + v]);
-        VjpCtx ctx{n.attrs, ins, outs_n, needs.get()};
-        Outs gin;
-        gin.resize(n.in.size());
-        d.vjp(ctx, gy, gin);
-        for (size_t j = 0; j < n.in.size(); j++) {
-          if (!needs[j] || !gin[j].defined()) continue;
-          Tensor gj = gin[j];
-          if (gj.dtype() != ins[j].dtype()) gj = gj.to(ins[j].dtype());
-          Tensor& acc = grad[n.in[j]];
-          acc = acc.defined() ? acc + gj : gj;
+        for (size_t e = 0; e < s->edges.size(); e++) {
+          auto [ext, idx] = s->edges[e];
+          const Tensor& gv = grad[ext ? g.externals[idx] : g.inputs[idx]];
+          if (!gv.defined()) continue;
+          outs.push_back(gv);
+          out_edges.push_back(int(e));
         }
       }
-      for (size_t e = 0; e < s->edges.size(); e++) {
-        auto [ext, idx] = s->edges[e];
-        const Tensor& gv = grad[ext ? g.externals[idx] : g.inputs[idx]];
-        if (!gv.defined()) continue;
-        outs.push_back(gv);
-        out_edges.push_back(int(e));
-      }
+      if (outs.empty() || !T.finish(outs)) return false;
+      bw = std::move(T.graph());
+    } catch (const fw::Error& e) {
+      log::graphs("training graph runs through the interpreter: tracing the backward failed: ", e.what());
+      return false;
     }
-    if (outs.empty() || !T.finish(outs)) return nullptr;
-    bw = std::move(T.graph());
-  } catch (const fw::Error& e) {
-    log::graphs("training graph runs through the interpreter: tracing the backward failed: ", e.what());
-    return nullptr;
-  }
-  // Prune unused backward inputs; the forward values among the rest are saved.
-  eliminate_dead_code(bw);
-  std::vector<char> used(bw.values.size(), 0);
-  for (const Node& n : bw.nodes)
-    for (int v : n.in) used[v] = 1;
-  for (int v : bw.outputs) used[v] = 1;
-  std::vector<int> kept;
+    eliminate_dead_code(bw);
+    return true;
+  };
+  // The backward inputs it reads (the rest are pruned): output gradients, and the forward
+  // values to save.
   std::vector<int> saved_values;
+  auto read_inputs = [&](std::vector<char>& used) {
+    used.assign(bw.values.size(), 0);
+    for (const Node& n : bw.nodes)
+      for (int v : n.in) used[v] = 1;
+    for (int v : bw.outputs) used[v] = 1;
+    saved_values.clear();
+    for (size_t i = G; i < bw.inputs.size(); i++)
+      if (used[bw.inputs[i]]) saved_values.push_back(int(i - G));
+  };
+  std::vector<char> rec(V, 0), used;
+  if (!trace_backward(rec)) return nullptr;
+  read_inputs(used);
+  rec = recompute_set(g, saved_values);
+  if (size_t nrec = size_t(std::count(rec.begin(), rec.end(), 1))) {
+    s->n_recomputed = nrec;
+    const size_t before = saved_values.size();
+    if (!trace_backward(rec)) return nullptr;
+    read_inputs(used);
+    log::graphs("partition: ", nrec, " pointwise forward value(s) recomputed in backward; ", saved_values.size(),
+                " value(s) saved instead of ", before);
+  }
+  std::vector<int> kept;
   for (size_t i = 0; i < bw.inputs.size(); i++) {
     int v = bw.inputs[i];
     if (!used[v]) continue;
     bw.values[v].index = int(kept.size());
     kept.push_back(v);
-    if (i < G) {
-      s->bw_inputs.push_back({true, int(i)});
-    } else {
-      s->bw_inputs.push_back({false, int(saved_values.size())});
-      saved_values.push_back(int(i - G));
-    }
+    if (i < G) s->bw_inputs.push_back({true, int(i)});
+    else s->bw_inputs.push_back({false, int(std::find(saved_values.begin(), saved_values.end(), int(i - G)) -
+                                            saved_values.begin())});
   }
   bw.inputs = kept;
+  s->n_saved = saved_values.size();
   s->bw_out_edge = out_edges;
   s->bwd_externals = bw.external_tensors;
   Graph fwd = std::move(g);

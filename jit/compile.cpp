@@ -60,7 +60,8 @@ std::string Explanation::str() const {
   std::ostringstream os;
   os << "graphs: " << graph_count << ", graph breaks: " << breaks.size() << ", recompiles: " << recompiles << "\n";
   for (size_t i = 0; i < graphs.size(); i++)
-    os << "--- graph " << i << " (" << ops_per_graph[i] << " ops)\n" << graphs[i];
+    os << "--- graph " << i << " (" << ops_per_graph[i] << " ops" << (i < programs.size() ? "; " + programs[i] : "")
+       << ")\n" << graphs[i];
   for (auto& b : breaks) os << "break at " << b.op << ": " << b.reason << "\n";
   os << "guards:\n";
   for (auto& g : guards) os << "  " << g << "\n";
@@ -267,6 +268,7 @@ Captured capture(CompiledFn::State& s, const std::vector<Tensor>& inputs, const 
       s.expl.ops_per_graph.push_back(int(g.nodes.size()));
       s.expl.graph_count++;
       p = build_program(g, s.opts);
+      s.expl.programs.push_back(p->describe());
       if (s.segment_cache.size() > 256) s.segment_cache.clear();
       s.segment_cache[text] = p;
     }
@@ -458,7 +460,8 @@ CompiledFn::Result CompiledFn::call(const std::vector<Tensor>& inputs, const std
   for (auto& t : c.graph.external_tensors) ext.push_back(TensorGuard::of(t));
   auto t1 = std::chrono::steady_clock::now();
   std::shared_ptr<Program> p = build_program(c.graph, s.opts);
-  log::perf(s.name, ": built in ", ms_since(t1), " ms: ", p->describe());
+  s.expl.programs.push_back(p->describe());
+  log::perf(s.name, ": built in ", ms_since(t1), " ms: ", s.expl.programs.back());
   Graph g = std::move(c.graph);
   if (e.dynamic) {
     if (e.by_shape.size() >= 64) e.by_shape.clear();

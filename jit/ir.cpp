@@ -136,7 +136,29 @@ void Graph::verify() const {
   for (const Writeback& w : writebacks) use(w.value, "writeback");
 }
 
-std::vector<Tensor> interpret(const Graph& g, ArrayRef<Tensor> inputs, ArrayRef<Tensor> externals) {
+ReleasePlan release_plan(const Graph& g, const std::vector<std::vector<int>>& touched) {
+  std::vector<int> last(g.values.size(), -1);
+  for (size_t s = 0; s < touched.size(); s++)
+    for (int v : touched[s]) last[v] = int(s);
+  for (int v : g.outputs) last[v] = -1;
+  for (const Writeback& w : g.writebacks) last[w.value] = -1;
+  ReleasePlan plan(touched.size());
+  for (size_t v = 0; v < last.size(); v++)
+    if (last[v] >= 0) plan[size_t(last[v])].push_back(int(v));
+  return plan;
+}
+
+ReleasePlan node_release_plan(const Graph& g) {
+  std::vector<std::vector<int>> touched;
+  for (const Node& n : g.nodes) {
+    touched.emplace_back(n.in);
+    touched.back().insert(touched.back().end(), n.out.begin(), n.out.end());
+  }
+  return release_plan(g, touched);
+}
+
+std::vector<Tensor> interpret(const Graph& g, ArrayRef<Tensor> inputs, ArrayRef<Tensor> externals,
+                              const ReleasePlan* plan) {
   FW_CHECK(inputs.size() == g.inputs.size(), "[jit::interpret] the graph takes ", g.inputs.size(),
            " tensor inputs, got ", inputs.size());
   std::vector<Tensor> env(g.values.size());
@@ -149,6 +171,8 @@ std::vector<Tensor> interpret(const Graph& g, ArrayRef<Tensor> inputs, ArrayRef<
     AutoGradMode mode(n.grad && fw::is_grad_enabled());
     fw::detail::Outs o = fw::detail::dispatch(n.op, in, n.attrs);
     for (size_t k = 0; k < n.out.size(); k++) env[n.out[k]] = std::move(o[k]);
+    if (plan)
+      for (int v : (*plan)[size_t(&n - g.nodes.data())]) env[v] = Tensor();
   }
   apply_writebacks(g, env, inputs, externals);
   std::vector<Tensor> out;

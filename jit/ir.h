@@ -81,9 +81,25 @@ struct Graph {
   void verify() const;
 };
 
+// Note [Buffer release]
+// A runner holds every value of a run in an environment indexed by value id. Left alone it would
+// keep each intermediate alive until the run ends, so a graph's peak memory would be the sum of
+// its intermediates and no later op could reuse an earlier buffer. A release plan lists, for each
+// step, the values whose last use that step is (outputs and writeback sources are never
+// released); the runner drops its handles to them after the step, and the caching allocator hands
+// the freed blocks to the next allocations of their size. Views keep their storage alive through
+// their own handles, so releasing a base is always safe.
+using ReleasePlan = std::vector<std::vector<int>>;
+// touched[s]: every value step s reads or writes (including values made and used inside it).
+ReleasePlan release_plan(const Graph& g, const std::vector<std::vector<int>>& touched);
+// One step per node, in order.
+ReleasePlan node_release_plan(const Graph& g);
+
 // Runs g with eager kernels (the reference every compiled result is tested against). Under grad
-// mode the eager ops record autograd history as usual, so results are differentiable.
-std::vector<Tensor> interpret(const Graph& g, ArrayRef<Tensor> inputs, ArrayRef<Tensor> externals);
+// mode the eager ops record autograd history as usual, so results are differentiable. With a
+// plan (node_release_plan), intermediates are released after their last use.
+std::vector<Tensor> interpret(const Graph& g, ArrayRef<Tensor> inputs, ArrayRef<Tensor> externals,
+                              const ReleasePlan* plan = nullptr);
 
 // Binds the captured tensors: the caller passes those of the capture (read live); constants that
 // passes appended after them (fold_constants) come from the graph itself.

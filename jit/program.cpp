@@ -8,9 +8,10 @@ namespace fw::jit {
 namespace {
 struct Interpreter : Program {
   Graph g;
-  explicit Interpreter(Graph gr) : g(std::move(gr)) {}
+  ReleasePlan plan;  // Note [Buffer release]
+  explicit Interpreter(Graph gr) : g(std::move(gr)), plan(node_release_plan(g)) {}
   std::vector<Tensor> run(ArrayRef<Tensor> inputs, ArrayRef<Tensor> externals) override {
-    return interpret(g, inputs, externals);
+    return interpret(g, inputs, externals, &plan);
   }
   std::string describe() const override { return "interpreter (" + std::to_string(g.nodes.size()) + " ops)"; }
 };

@@ -34,7 +34,10 @@ class CompileOptions {
   // "inductor" (fused C++ kernels; default), "aot_eager" (the captured forward and backward graphs
   // run with eager kernels) or "eager" (the captured graph runs with eager kernels).
   CompileOptions& backend(std::string b);
-  CompileOptions& mode(std::string m);  // "default" | "max-autotune"
+  // "default" | "max-autotune" (the first run of each graph times every fused kernel against its
+  // ops' eager kernels and keeps the faster) | "reduce-overhead" (accepted; same as default on
+  // the CPU, where replay overhead is already sub-microsecond).
+  CompileOptions& mode(std::string m);
   // nullopt: a dimension becomes symbolic after its size changes once; true: every dimension is
   // symbolic from the start; false: every new size is a new specialisation.
   CompileOptions& dynamic(std::optional<bool> d);
@@ -64,6 +67,9 @@ struct Explanation {
   int graph_count = 0;                 // graphs captured (segments count separately)
   std::vector<std::string> graphs;     // each graph's text
   std::vector<int> ops_per_graph;
+  // Per graph, how it runs: fused kernels and extern ops; for a training graph also what its
+  // forward saves for backward and how many values backward recomputes instead.
+  std::vector<std::string> programs;
   std::vector<Break> breaks;
   std::vector<std::string> guards;     // human-readable guard list of the latest capture
   int recompiles = 0;
