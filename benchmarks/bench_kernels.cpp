@@ -73,6 +73,28 @@ void BM_matmul_f32(benchmark::State& s) {
 }
 BENCHMARK(BM_matmul_f32)->Arg(256)->Arg(1024)->UseRealTime();
 
+// The products of W4's train step (MLP 784-1024-1024-10, batch 256) in the layouts nn::Linear and
+// its backward hand to mm: layout 0 is A B (g W), 1 is A B^T (x W^T, the forward), 2 is A^T B
+// (g^T x, the weight gradients; Note [Gradient layout of transposed operands]).
+void BM_matmul_f32_layouts(benchmark::State& s) {
+  const int64_t m = s.range(0), n = s.range(1), k = s.range(2), layout = s.range(3);
+  auto a = layout == 2 ? fw::randn({k, m}).t() : fw::randn({m, k});
+  auto b = layout == 1 ? fw::randn({n, k}).t() : fw::randn({k, n});
+  for (auto _ : s) benchmark::DoNotOptimize(fw::mm(a, b).data_ptr());
+  s.counters["FLOP/s"] = benchmark::Counter(2.0 * m * n * k * s.iterations(), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_matmul_f32_layouts)
+    ->ArgNames({"m", "n", "k", "layout"})
+    ->Args({256, 1024, 784, 1})
+    ->Args({256, 1024, 1024, 1})
+    ->Args({256, 10, 1024, 1})
+    ->Args({256, 1024, 1024, 0})
+    ->Args({256, 1024, 10, 0})
+    ->Args({1024, 784, 256, 2})
+    ->Args({1024, 1024, 256, 2})
+    ->Args({10, 1024, 256, 2})
+    ->UseRealTime();
+
 // The machine's float32 FMA ceiling: 12 independent vector accumulators per thread (enough to
 // cover FMA latency x throughput), no memory traffic. W1/W4 ratios are bounded by this figure
 // divided by the peer's achieved rate (BENCHMARKS.md). Uses the widest FMA the build targets.
