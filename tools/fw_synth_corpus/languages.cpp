@@ -1,5 +1,6 @@
 #include "tools/fw_synth_corpus/languages.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace fw_synth {
@@ -24,7 +25,7 @@ const std::vector<Language>& known_languages() {
       // Switchboard-style recipe.
       {"en", "English", 0, "en-us", "en_US", "hunspell-en-us", Script::kLatin,
        "espeak-ng's American English voice; words from hunspell-en-us (a-z only, no vowel-less "
-       "abbreviations or Roman numerals)",
+       "abbreviations, Roman numerals, slurs or profanity)",
        english_word},
   };
   return langs;
@@ -38,8 +39,46 @@ const Language& find_language(const std::string& id) {
   throw Error("unknown language '" + id + "' (known: " + all + ")");
 }
 
+namespace {
+
+// hunspell-en-us lists slurs and profanity, and the corpus's sentences are shown to people
+// (transcripts in logs, READMEs, decoding output), so English never picks them. Two lists, kept
+// short and explicit: roots after which every en_US.dic word is offensive or reads as such
+// ("nigg" also takes "niggard" and "niggle", which read as the slur in a random sentence), and
+// whole words, for offensive words whose letters also begin innocent ones ("cock" / "cockpit",
+// "dick" / "dickens", "spic" / "spice") or that are compounds of a root. Only stems matter:
+// the tool does not expand hunspell's affix flags, so "fucking" never occurs, "fuck" does.
+constexpr const char* kOffensiveRoots[] = {"fuck", "shit", "cunt", "nigg", "fagg", "whore",
+                                           "slut", "bitch", "bastard", "wank", "piss"};
+constexpr const char* kOffensiveWords[] = {
+    // profanity and vulgar sexual words
+    "ass", "asshole", "jackass", "bullshit", "bullshitted", "bullshitter", "bullshitting",
+    "horseshit", "chickenshit", "motherfucker", "motherfucking", "sonsofbitches", "cock",
+    "cocksucker", "dick", "dickhead", "prick", "pussy", "twat", "tit", "titty", "turd", "bugger",
+    "buggery", "bollocks", "bollocking", "arsed", "goddamn", "crap", "crapped", "crapper",
+    "crapping", "crappy", "blowjob", "clit", "nookie", "nooky",
+    // ethnic, racial and religious slurs
+    "negro", "negroid", "coon", "darkie", "darky", "blackamoor", "jigaboo", "sambo", "pickaninny",
+    "piccaninny", "golliwog", "kike", "yid", "sheeny", "shylock", "jew", "papist", "papism",
+    "papistry", "popish", "spic", "wetback", "greaseball", "chink", "gook", "wop", "dago", "dagoes",
+    "kraut", "bohunk", "wog", "mick", "coolie", "redskin", "squaw", "halfbreed", "mulatto",
+    "quadroon", "octoroon", "boong", "lubra", "binghi", "honky", "ofay", "whitey", "paleface",
+    "gyp", "gypped", "gypper", "gypping", "gypster",
+    // sexual-orientation and disability slurs, and a lookalike
+    "fag", "faggot", "fagot", "dyke", "homo", "nance", "poof", "pouf", "poofter", "retard",
+    "mongoloid", "mong", "midget", "spastic", "schizo"};
+
+bool offensive_english_word(const std::string& word) {
+  for (const char* root : kOffensiveRoots)
+    if (word.rfind(root, 0) == 0) return true;
+  return std::any_of(std::begin(kOffensiveWords), std::end(kOffensiveWords),
+                     [&](const char* w) { return word == w; });
+}
+
+}  // namespace
+
 bool english_word(const std::string& word) {
-  if (word.empty()) return false;
+  if (word.empty() || offensive_english_word(word)) return false;
   bool vowel = false, numeral = true;
   for (char c : word) {
     if (c < 'a' || c > 'z') return false;

@@ -28,7 +28,8 @@ const std::vector<Language>& known_languages();
 const Language& find_language(const std::string& id);
 // English words worth speaking: a-z only, with a vowel letter (a, e, i, o, u, y; hunspell-en-us
 // lists abbreviations such as "bldg", "kg", "mph", which espeak-ng spells out letter by letter),
-// and not made only of i, v and x (Roman numerals, which espeak-ng reads as "roman fourteen").
+// not made only of i, v and x (Roman numerals, which espeak-ng reads as "roman fourteen"), and not
+// a slur or profanity (a short blocklist in languages.cpp: whole words and a few roots).
 bool english_word(const std::string& word);
 // The built-in Tok Pisin word list (common words of the Tok Pisin lexicon, written for this tool).
 const std::vector<std::string>& tok_pisin_words();
