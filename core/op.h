@@ -118,6 +118,11 @@ Tensor cast(const Tensor& t, ScalarType dtype);
 std::string shape_str(IntArrayRef s);
 void bump_version(const Tensor& t, const char* writer = nullptr);
 
+// Class-index targets as int64, checked against [0, classes) (ignore_index exempt) inside the
+// check_targets op's kernel: nll_loss/cross_entropy validate without reading values on the host,
+// so a traced loss does not break the graph.
+Tensor check_targets(const Tensor& target, int64_t classes, int64_t ignore_index);
+
 // Sums a broadcast gradient back to `shape` (the vjp of broadcasting).
 Tensor sum_to(const Tensor& g, IntArrayRef shape);
 

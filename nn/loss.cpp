@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/op.h"
 #include "fw/autograd.h"
 #include "fw/nn/functional.h"
 
@@ -48,18 +49,12 @@ void check_nll_shapes(const Tensor& x, const Tensor& t) {
 }
 
 // Per-element weighted nll with class-index targets; returns (losses, summed weights of kept targets).
-std::pair<Tensor, Tensor> nll_elements(const Tensor& logp, const Tensor& t, const Tensor& weight, int64_t ignore) {
-  check_nll_shapes(logp, t);
+std::pair<Tensor, Tensor> nll_elements(const Tensor& logp, const Tensor& target, const Tensor& weight, int64_t ignore) {
+  check_nll_shapes(logp, target);
   int64_t cdim = logp.dim() == 1 ? 0 : 1, C = logp.size(cdim);
   check_weight("nll_loss", weight, C);
+  Tensor t = fw::detail::check_targets(target, C, ignore);  // raises for out-of-range targets (in its kernel)
   Tensor keep = t.ne(ignore);
-  if (t.numel() > 0) {
-    Tensor bad = keep.logical_and(t.lt(0).logical_or(t.ge(C)));
-    if (bad.any().item<bool>()) {
-      int64_t v = t.masked_select(bad).flatten()[0].item<int64_t>();
-      FW_CHECK(false, "[nll_loss] Target ", v, " is out of bounds.");
-    }
-  }
   Tensor cls = class_view(fw::arange(C, kLong), logp.dim(), cdim);
   Tensor mask = cls.eq(t.unsqueeze(cdim)).logical_and(keep.unsqueeze(cdim));
   Tensor sel = fw::where(mask, logp, 0.0);

@@ -368,6 +368,23 @@ void take_kernel(const OpCall& c, Outs& o) {
   });
 }
 
+// ---- check_targets: in = {target} (integer), i0 = number of classes, i1 = ignore_index.
+// Returns the targets as int64; raises "[nll_loss] Target v is out of bounds." for the first
+// target (in flat order) outside [0, classes) that is not ignore_index.
+void check_targets_meta(const OpCall& c, Metas& m) {
+  FW_CHECK(is_integral(c.in[0].dtype()), "[nll_loss] expected an integer tensor of class indices as target, but got ",
+           dtype_name(c.in[0].dtype()));
+  m.push_back({DimVec(c.in[0].sizes()), kLong});
+}
+void check_targets_kernel(const OpCall& c, Outs& o) {
+  Tensor t = cast(c.in[0], kLong).contiguous();
+  const int64_t* p = t.data_ptr<int64_t>();
+  const int64_t n = t.numel(), classes = c.a.i0, ignore = c.a.i1;
+  for (int64_t i = 0; i < n; i++)
+    FW_CHECK(p[i] == ignore || (p[i] >= 0 && p[i] < classes), "[nll_loss] Target ", p[i], " is out of bounds.");
+  o[0].copy_(t);
+}
+
 // ---- advanced indexing. index: in = {self, idx...}; index_put: in = {self, values, idx...},
 // flags kAccumulate. ints = the dim of self each index tensor applies to (strictly increasing).
 // The index tensors broadcast to one shape B. When the indexed dims are adjacent B replaces
@@ -651,6 +668,18 @@ FW_DEFINE_OP(nonzero) { d.meta = nonzero_meta; d.cpu = nonzero_kernel; d.differe
 FW_DEFINE_OP(take) { d.meta = take_meta; d.cpu = take_kernel; d.vjp = take_vjp; }
 FW_DEFINE_OP(index) { d.meta = index_meta; d.cpu = index_kernel; d.vjp = index_vjp; }
 FW_DEFINE_OP(index_put) { d.meta = index_put_meta; d.cpu = index_put_kernel; d.vjp = index_put_vjp; }
+FW_DEFINE_OP(check_targets) {
+  d.meta = check_targets_meta;
+  d.cpu = check_targets_kernel;
+  d.differentiable = false;
+}
+
+Tensor detail::check_targets(const Tensor& target, int64_t classes, int64_t ignore_index) {
+  OpAttrs a;
+  a.i0 = classes;
+  a.i1 = ignore_index;
+  return dispatch1(OpId::check_targets, {target}, a);
+}
 
 // ---- public API
 Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index) {

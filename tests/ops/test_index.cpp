@@ -145,6 +145,14 @@ FW_OP_TEST(take) {
   t.error([] { fw::take(fw::ones({2, 3}), fw::zeros({1}, fw::kInt)); }, "[take] Expected a long tensor for index, but got Int");
 }
 
+FW_OP_TEST(check_targets) {
+  t.run = [](const FixCase& c) { return V{fw::detail::check_targets(c.in[0], c.args[0].i, c.args[1].i)}; };
+  t.error([] { fw::detail::check_targets(longs({0, 5, -1}), 5, -100); }, "[nll_loss] Target 5 is out of bounds.");
+  t.error([] { fw::detail::check_targets(longs({-100, -1}), 5, -100); }, "[nll_loss] Target -1 is out of bounds.");
+  t.error([] { fw::detail::check_targets(fw::zeros({2}), 5, -100); },
+          "[nll_loss] expected an integer tensor of class indices as target, but got Float");
+}
+
 FW_OP_TEST(index) {
   t.run = [](const FixCase& c) { return V{c.in[0].index(parse_spec(c.args[0].s, c.in, 1))}; };
   t.error([] { fw::ones({2, 3}).index({longs({5})}); }, "[index] index 5 is out of bounds for dimension 0 with size 2");
