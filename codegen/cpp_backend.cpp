@@ -24,7 +24,11 @@
 // tensor inputs share one dtype T in {float32, float64} (or int64/int32/bool for the integer-safe
 // ops), and its result is T or bool; `copy` casts between those dtypes; `where` selects. Singletons
 // (a group of one op with no reduction) stay eager: fw's eager kernel is already one pass.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstring>
+#include <mutex>
 #include <map>
 #include <set>
 #include <sstream>
@@ -636,11 +640,48 @@ struct CodegenProgram : Program {
   std::vector<Kernel> kernels;
   std::vector<KernelFn> fns;
   std::vector<Step> steps;
+  ReleasePlan release;  // per step (Note [Buffer release])
   std::string source, lib_path;
+  // mode("max-autotune") (Note [Autotuning]): kernels still to be timed on the first run, and per
+  // kernel whether its member ops' eager kernels won.
+  bool autotune_mode = false;
+  std::atomic<bool> tune{false};
+  std::mutex tune_mu;
+  std::vector<char> eager_wins;
+
+  // Every value a step reads or writes, including those its member ops make and use inside it
+  // (the eager fallbacks of run_kernel bind them in env).
+  void plan_release() {
+    std::vector<std::vector<int>> touched(steps.size());
+    auto node_values = [&](int ni, std::vector<int>& t) {
+      const Node& n = g.nodes[size_t(ni)];
+      t.insert(t.end(), n.in.begin(), n.in.end());
+      t.insert(t.end(), n.out.begin(), n.out.end());
+    };
+    for (size_t i = 0; i < steps.size(); i++) {
+      auto& t = touched[i];
+      if (!steps[i].kernel) {
+        node_values(steps[i].index, t);
+        continue;
+      }
+      const Kernel& k = kernels[size_t(steps[i].index)];
+      t.insert(t.end(), k.loads.begin(), k.loads.end());
+      t.insert(t.end(), k.stores.begin(), k.stores.end());
+      for (auto& op : k.ops) node_values(op.node, t);
+      for (auto& r : k.rops) node_values(r.kind == Kernel::RowOp::Red ? r.node : r.op.node, t);
+      if (k.reduction) node_values(k.red_node, t);
+    }
+    release = release_plan(g, touched);
+  }
 
   std::string describe() const override {
-    return std::to_string(kernels.size()) + " fused kernel(s) in " + lib_path + ", " +
-           std::to_string(steps.size() - kernels.size()) + " extern op(s)";
+    std::string d = std::to_string(kernels.size()) + " fused kernel(s) in " + lib_path + ", " +
+                    std::to_string(steps.size() - kernels.size()) + " extern op(s)";
+    if (tune.load()) d += ", max-autotune: fused kernels are timed against eager ops on the first run";
+    else if (autotune_mode)
+      d += ", max-autotune chose eager ops for " + std::to_string(std::count(eager_wins.begin(), eager_wins.end(), 1)) +
+           " kernel(s)";
+    return d;
   }
 
   void run_node(int ni, std::vector<Tensor>& env) const {
@@ -699,8 +740,7 @@ struct CodegenProgram : Program {
     int64_t n = 1;
     for (int64_t x : cs) n *= x;
     if (n == 0) {  // empty rows: the members' eager kernels know what an empty reduction gives
-      for (int v : k.stores) env[v] = Tensor();
-      for (auto& r : k.rops) run_node(r.kind == Kernel::RowOp::Red ? r.node : r.op.node, env);
+      run_members(k, env);
       return;
     }
     fns[ki](P.data(), M.data());
@@ -728,9 +768,7 @@ struct CodegenProgram : Program {
       std::vector<DimVec> rst(bufs.size());
       coalesce(shape, st, red, rs, rst);
       if (rs.size() > 1) {  // reduced dims that do not collapse: run the members eagerly
-        for (int v : k.stores) env[v] = Tensor();
-        for (auto& op : k.ops) run_node(op.node, env);
-        run_node(k.red_node, env);
+        run_members(k, env);
         return;
       }
       if (rs.empty()) {  // reducing size-1 dims only
@@ -752,14 +790,63 @@ struct CodegenProgram : Program {
     fns[ki](P.data(), M.data());
   }
 
+  // The kernel's member ops, each with its eager kernel (what the kernel computes, unfused).
+  void run_members(const Kernel& k, std::vector<Tensor>& env) const {
+    for (int v : k.stores) env[v] = Tensor();
+    if (k.row) {
+      for (auto& r : k.rops) run_node(r.kind == Kernel::RowOp::Red ? r.node : r.op.node, env);
+      return;
+    }
+    for (auto& op : k.ops) run_node(op.node, env);
+    if (k.reduction) run_node(k.red_node, env);
+  }
+
+  // Note [Autotuning]
+  // Under mode("max-autotune") the first run times every fused kernel against its member ops run
+  // one by one with their eager kernels, on the real inputs (best of 3 each after one warm-up;
+  // both forms only read their loads and write fresh buffers, so repeating them is harmless),
+  // and keeps the faster form for the program's lifetime. A generic fused kernel usually wins by
+  // saving memory passes; eager wins where the generated loops stay scalar (bool masks in GCC 12)
+  // or where a hand-written single-pass eager kernel beats a generic row kernel.
+  void tune_step(int ki, std::vector<Tensor>& env) {
+    using clock = std::chrono::steady_clock;
+    auto best = [&](auto&& f) {
+      f();
+      double b = 1e30;
+      for (int r = 0; r < 3; r++) {
+        auto t0 = clock::now();
+        f();
+        b = std::min(b, std::chrono::duration<double, std::micro>(clock::now() - t0).count());
+      }
+      return b;
+    };
+    const Kernel& k = kernels[size_t(ki)];
+    double fused = best([&] { run_kernel(ki, env); });
+    double eager = best([&] { run_members(k, env); });
+    eager_wins[size_t(ki)] = eager < fused;
+    log::perf("max-autotune: ", k.name, ": fused ", fused, " us, eager ops ", eager, " us -> ",
+              eager < fused ? "eager ops" : "fused kernel");
+    if (!eager_wins[size_t(ki)]) run_kernel(ki, env);  // leave the chosen form's results in env
+  }
+
   std::vector<Tensor> run(ArrayRef<Tensor> inputs, ArrayRef<Tensor> externals) override {
     std::vector<Tensor> env(g.values.size());
     for (size_t i = 0; i < g.inputs.size(); i++) env[g.inputs[i]] = inputs[i];
     bind_externals(g, env, externals);
-    for (const Step& s : steps) {
-      if (s.kernel) run_kernel(s.index, env);
-      else run_node(s.index, env);
+    std::unique_lock<std::mutex> tuning;
+    if (tune.load(std::memory_order_acquire)) {
+      tuning = std::unique_lock<std::mutex>(tune_mu);
+      if (!tune.load(std::memory_order_relaxed)) tuning.unlock();  // another run tuned meanwhile
     }
+    for (size_t i = 0; i < steps.size(); i++) {
+      const Step& s = steps[i];
+      if (!s.kernel) run_node(s.index, env);
+      else if (tuning.owns_lock()) tune_step(s.index, env);
+      else if (eager_wins[size_t(s.index)]) run_members(kernels[size_t(s.index)], env);
+      else run_kernel(s.index, env);
+      for (int v : release[i]) env[v] = Tensor();
+    }
+    if (tuning.owns_lock()) tune.store(false, std::memory_order_release);
     apply_writebacks(g, env, inputs, externals);
     std::vector<Tensor> out;
     for (int v : g.outputs) out.push_back(env[v]);
@@ -1027,6 +1114,7 @@ std::shared_ptr<Program> codegen_program(Graph g, const CompileOptions& o) {
   if (kernels.empty()) {  // only composite ops put back together: the steps, no library
     p->steps = std::move(steps);
     p->g = std::move(g);
+    p->plan_release();
     return p;
   }
   std::ostringstream src;
@@ -1043,6 +1131,10 @@ std::shared_ptr<Program> codegen_program(Graph g, const CompileOptions& o) {
   p->kernels = std::move(kernels);
   p->steps = std::move(steps);
   p->g = std::move(g);
+  p->plan_release();
+  p->eager_wins.assign(p->kernels.size(), 0);
+  p->autotune_mode = o.mode() == "max-autotune";
+  p->tune.store(p->autotune_mode);
   return p;
 }
 

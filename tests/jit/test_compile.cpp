@@ -292,6 +292,72 @@ TEST_P(Backends, ConvNetWithBatchNormAndDropoutTrainsLikeEager) {
 
 INSTANTIATE_TEST_SUITE_P(Compile, Backends, ::testing::ValuesIn(kBackends));
 
+// Note [Recompute partition]: h = x * w + b, read by gelu's vjp, is recomputed in backward from x,
+// w and b (saved anyway for mul's vjp or free as captured tensors) instead of being saved.
+TEST(Compile, TrainingGraphRecomputesPointwiseValuesInBackward) {
+  fw::manual_seed(3);
+  fw::Tensor w = fw::randn({64}, fw::requires_grad()), b = fw::randn({64}, fw::requires_grad());
+  auto fn = [&](const fw::Tensor& x) { return fw::gelu(x * w + b).sum(); };
+  auto f = fw::compile(fn);
+  for (int step = 0; step < 2; step++) {
+    fw::Tensor x1 = fw::randn({32, 64}, fw::requires_grad());
+    fw::Tensor x2 = x1.detach().clone().requires_grad_(true);
+    fw::Tensor l1 = f(x1);
+    std::vector<fw::Tensor> g1 = fw::autograd::grad({l1}, {x1, w, b});
+    fw::Tensor l2 = fn(x2);
+    std::vector<fw::Tensor> g2 = fw::autograd::grad({l2}, {x2, w, b});
+    expect_close(l1, l2, 1e-5, 1e-4);
+    for (size_t i = 0; i < 3; i++) expect_close(g1[i], g2[i], 1e-4, 1e-5);
+  }
+  fw::jit::Explanation e = f.explain();
+  ASSERT_EQ(e.programs.size(), 1u);
+  EXPECT_NE(e.programs[0].find("saves 3 value(s) for backward (2 recomputed there instead)"), std::string::npos)
+      << e.programs[0];
+  EXPECT_NE(e.str().find("recomputed there instead"), std::string::npos);
+}
+
+// Note [Autotuning]: max-autotune times fused kernels against eager ops on the first run and
+// keeps one form per kernel; results must not depend on the choice, on that run or later ones,
+// for inference and for a training graph (forward and backward programs).
+TEST(Compile, MaxAutotuneMatchesEagerOnEveryRun) {
+  fw::manual_seed(9);
+  fw::Tensor w = fw::randn({40}, fw::requires_grad());
+  auto fn = [&](const fw::Tensor& x, const fw::Tensor& y) {
+    fw::Tensor h = (x * w + 1).tanh();
+    return std::make_tuple(fw::nn::functional::cross_entropy(h, y), fw::softmax(h * 2, -1).sum({0}));
+  };
+  auto f = fw::compile(fn, fw::CompileOptions().mode("max-autotune"));
+  for (int call = 0; call < 3; call++) {
+    fw::Tensor x = fw::randn({16, 40}), y = fw::randint(0, 40, {16});
+    auto [l1, s1] = f(x, y);
+    std::vector<fw::Tensor> g1 = fw::autograd::grad({l1}, {w});
+    auto [l2, s2] = fn(x, y);
+    std::vector<fw::Tensor> g2 = fw::autograd::grad({l2}, {w});
+    expect_close(l1, l2, 1e-5, 1e-5);
+    expect_close(s1, s2, 1e-5, 1e-5);
+    expect_close(g1[0], g2[0], 1e-4, 1e-5);
+  }
+  ASSERT_EQ(f.explain().programs.size(), 1u);
+  EXPECT_NE(f.explain().programs[0].find("max-autotune"), std::string::npos) << f.explain().programs[0];
+}
+
+// cross_entropy validates its targets inside the check_targets op: no graph break, and a bad
+// target raises on replay with eager's message.
+TEST(Compile, CrossEntropyCapturesWholeAndChecksTargetsOnReplay) {
+  auto fn = [](const fw::Tensor& x, const fw::Tensor& y) { return fw::nn::functional::cross_entropy(x * 2, y); };
+  auto f = fw::compile(fn, fw::CompileOptions().fullgraph(true));
+  fw::Tensor x = fw::randn({6, 5});
+  expect_close(f(x, fw::tensor({0L, 4L, 1L, 2L, 3L, 4L})), fn(x, fw::tensor({0L, 4L, 1L, 2L, 3L, 4L})));
+  try {
+    f(x, fw::tensor({0L, 4L, 1L, 7L, 3L, 4L}));
+    ADD_FAILURE() << "an out-of-range target did not raise";
+  } catch (const fw::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("[nll_loss] Target 7 is out of bounds."), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(f.explain().graph_count, 1);
+  EXPECT_TRUE(f.explain().breaks.empty());
+}
+
 TEST(Compile, BackwardInsideTheCompiledFunctionIsRejectedWithAClearMessage) {
   fw::Tensor w = fw::randn({3}, fw::requires_grad());
   auto step = fw::compile([&] {
