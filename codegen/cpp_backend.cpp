@@ -49,6 +49,14 @@ namespace {
 constexpr uint32_t kScalarRhs = 1u << 8;  // binary ops: the second operand is attrs.s0
 constexpr uint32_t kKeepDim = 1;          // reductions
 
+// Note [Bool buffers in kernels]
+// Generated code holds bool tensors and bool intermediates as uint8_t (fw's bool storage is one
+// byte, 0 or 1) and converts each read to bool (static_cast<bool>, i.e. != 0). GCC 12 does not
+// vectorise loops that load C++ bool (a select on a bool mask, a logical_and of two masks), but
+// it vectorises the same loops over uint8_t; results written as bool convert back to 0/1.
+const char* ctype(ScalarType t);
+const char* stype(ScalarType t) { return t == kBool ? "uint8_t" : ctype(t); }
+
 const char* ctype(ScalarType t) {
   switch (t) {
     case kFloat: return "float";
@@ -158,7 +166,9 @@ bool pointwise(const Graph& g, int ni, PwOp& op) {
   if (!ctype(out.dtype)) return false;
   op.node = ni;
   op.out_t = out.dtype;
-  auto tensor_arg = [&](int v) { return Arg{ArgKind::Value, v, ""}; };
+  auto tensor_arg = [&](int v) {  // bool reads convert from uint8_t (Note [Bool buffers in kernels])
+    return Arg{ArgKind::Value, v, "", g.values[v].dtype == kBool ? "bool" : nullptr};
+  };
   if (n.op == OpId::copy) {
     if (n.in.size() != 1 || !ctype(g.values[n.in[0]].dtype)) return false;
     op.form = PwOp::Cast;
@@ -337,7 +347,7 @@ void emit_block(std::ostream& os, const Graph& g, const Kernel& k, const std::st
   for (size_t i = 0; i < k.stores.size(); i++) store_slot[k.stores[i]] = int(i);
   int ns = int(k.stores.size());
   for (size_t i = 0; i < k.loads.size(); i++) {
-    const char* t = ctype(g.values[k.loads[i]].dtype);
+    const char* t = stype(g.values[k.loads[i]].dtype);
     int b = buf0 + ns + int(i);
     os << ind << t << " x" << i << "[B];\n"
        << ind << "const " << t << "* __restrict p" << i << " = x" << i << ";\n"
@@ -347,7 +357,7 @@ void emit_block(std::ostream& os, const Graph& g, const Kernel& k, const std::st
   for (const PwOp& op : k.ops) {
     const Node& n = g.nodes[op.node];
     int v = n.out[0];
-    const char* ot = ctype(op.out_t);
+    const char* ot = stype(op.out_t);
     os << ind << "// " << op_def(n.op).name << " -> %" << v << "\n";
     auto st = store_slot.find(v);
     if (st != store_slot.end()) {  // stored: computed straight into the output when it is contiguous
@@ -416,11 +426,11 @@ void emit_kernel(std::ostream& os, const Graph& g, const Kernel& k) {
      << nbuf << " buffers x R strides\n";
   if (k.reduction) os << "  " << ctype(k.red_t) << "* __restrict out = static_cast<" << ctype(k.red_t) << "*>(P[0]);\n";
   for (size_t i = 0; i < k.stores.size(); i++) {
-    const char* t = ctype(g.values[k.stores[i]].dtype);
+    const char* t = stype(g.values[k.stores[i]].dtype);
     os << "  " << t << "* __restrict o" << i << " = static_cast<" << t << "*>(P[" << extra + i << "]);\n";
   }
   for (size_t i = 0; i < k.loads.size(); i++) {
-    const char* t = ctype(g.values[k.loads[i]].dtype);
+    const char* t = stype(g.values[k.loads[i]].dtype);
     os << "  const " << t << "* __restrict i" << i << " = static_cast<const " << t << "*>(P["
        << extra + k.stores.size() + i << "]);\n";
   }
@@ -515,11 +525,11 @@ void emit_row_kernel(std::ostream& os, const Graph& g, const Kernel& k) {
      << "  const int64_t R = M[0];\n  const int64_t* S = M + 1;\n  const int64_t* ST = M + 1 + R;  // " << nbuf
      << " buffers x R strides\n";
   for (size_t i = 0; i < k.stores.size(); i++) {
-    const char* t = ctype(g.values[k.stores[i]].dtype);
+    const char* t = stype(g.values[k.stores[i]].dtype);
     os << "  " << t << "* __restrict o" << i << " = static_cast<" << t << "*>(P[" << i << "]);\n";
   }
   for (size_t i = 0; i < k.loads.size(); i++) {
-    const char* t = ctype(g.values[k.loads[i]].dtype);
+    const char* t = stype(g.values[k.loads[i]].dtype);
     os << "  const " << t << "* __restrict i" << i << " = static_cast<const " << t << "*>(P[" << ns + i << "]);\n";
   }
   os << "  const int64_t C = S[R - 1];\n  int64_t outer = 1;\n  for (int64_t d = 0; d + 1 < R; d++) outer *= S[d];\n"
@@ -527,10 +537,10 @@ void emit_row_kernel(std::ostream& os, const Graph& g, const Kernel& k) {
   // Per-thread row buffers: one per row-long value and per gathered load.
   for (size_t i = 0; i < k.loads.size(); i++)
     if (!k.scalar_loads.count(k.loads[i]))
-      os << "    RowBuf<" << ctype(g.values[k.loads[i]].dtype) << "> x" << i << "(C);\n";
+      os << "    RowBuf<" << stype(g.values[k.loads[i]].dtype) << "> x" << i << "(C);\n";
   for (const auto& r : k.rops)
     if (r.kind == Kernel::RowOp::Vec)
-      os << "    RowBuf<" << ctype(r.op.out_t) << "> b" << g.nodes[r.op.node].out[0] << "(C);\n";
+      os << "    RowBuf<" << stype(r.op.out_t) << "> b" << g.nodes[r.op.node].out[0] << "(C);\n";
   os << "    for (int64_t row = r0; row < r1; row++) {\n"
      << "      int64_t base[" << std::max(nbuf, 1) << "] = {0}, s[" << std::max(nbuf, 1) << "] = {0};\n"
      << "      for (int b = 0; b < " << nbuf << "; b++) s[b] = ST[b * R + R - 1];\n"
@@ -538,7 +548,7 @@ void emit_row_kernel(std::ostream& os, const Graph& g, const Kernel& k) {
      << "        const int64_t id = rem % S[d];\n        rem /= S[d];\n"
      << "        for (int b = 0; b < " << nbuf << "; b++) base[b] += id * ST[b * R + d];\n      }\n";
   for (size_t i = 0; i < k.loads.size(); i++) {
-    const char* t = ctype(g.values[k.loads[i]].dtype);
+    const char* t = stype(g.values[k.loads[i]].dtype);
     int b = ns + int(i);
     if (k.scalar_loads.count(k.loads[i])) {
       os << "      const " << t << " q" << i << " = i" << i << "[base[" << b << "]];\n";
@@ -568,7 +578,7 @@ void emit_row_kernel(std::ostream& os, const Graph& g, const Kernel& k) {
     }
     const Node& n = g.nodes[r.op.node];
     int v = n.out[0];
-    const char* ot = ctype(r.op.out_t);
+    const char* ot = stype(r.op.out_t);
     if (r.kind == Kernel::RowOp::Scal) {
       os << "      const " << ot << " s" << v << " = " << pw_expr(r.op, k, slot) << ";\n";
       continue;
