@@ -32,10 +32,12 @@ commands (examples/babel/README.md has the details):
             model:    --model classic|vgg6|vgg8|vgg10 (vgg10) --width 1.0 --fc-dim 2048 --num-fc 3
                       --scales 1|3 (1) [--batch-norm] --init kaiming|torch7
             training: --epochs 4 --frames-per-epoch N (all training frames) --batch-size 256
-                      --optimizer sgd|adam --lr 0.02 --lr-decay 0.7 --momentum 0.9 --weight-decay 0
+                      --optimizer sgd|adam|adam-sgd --lr 0.02 --lr-decay 0.7 --momentum 0.9 --weight-decay 0
                       --gamma 0.8 --lang-weighting frames|uniform --seed 1 --threads N
                       --compile (fw::compile; default eager = --no-compile) --no-resume --log-every 50 --valid-frames 4000 --quiet
                       --ali-tolerance 0 --skip-unaligned --max-utts N --stop-after-epochs N
+                      adam-sgd (Adam, then SGD fine-tuning) also needs --switch-epoch K (1 <= K < epochs:
+                      Adam for epochs 1..K) and --sgd-lr X (lr of epoch K+1, then x lr-decay per epoch)
   eval      --exp DIR [--splits dev,test] [--tune-split dev] [--penalties 0,1,2,...]
             [--acoustic-scale 1] [--no-per] [--no-wer] [--wer-scales 0.1,0.2,0.4] [--wer-beam 12]
             [--threads N]   -> DIR/results.tsv (WER needs fw_asr, a lexicon and transcripts)
@@ -146,6 +148,8 @@ int cmd_train(Args& a) {
   o.batch_size = a.integer("batch-size", o.batch_size);
   o.optimizer = a.str("optimizer", o.optimizer);
   o.lr = a.real("lr", o.lr);
+  o.switch_epoch = a.integer("switch-epoch", o.switch_epoch);
+  o.sgd_lr = a.real("sgd-lr", o.sgd_lr);
   o.lr_decay = a.real("lr-decay", o.lr_decay);
   o.momentum = a.real("momentum", o.momentum);
   o.weight_decay = a.real("weight-decay", o.weight_decay);

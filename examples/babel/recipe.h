@@ -148,8 +148,12 @@ struct TrainOptions {
   int64_t epochs = 4;
   int64_t frames_per_epoch = 0;  // 0: the number of training frames (all languages)
   int64_t batch_size = 256;
-  std::string optimizer = "sgd"; // sgd (Nesterov momentum) | adam
+  // sgd (Nesterov momentum) | adam | adam-sgd: Adam for epochs [0, switch_epoch), then SGD with
+  // Nesterov momentum for the rest (the paper's "Adam then SGD fine-tuning"; Note [Adam then SGD]).
+  std::string optimizer = "sgd";
   double lr = 0.02, momentum = 0.9, weight_decay = 0, lr_decay = 0.7;  // lr of epoch e: lr * lr_decay^e
+  int64_t switch_epoch = 0;      // adam-sgd only (required there): epochs of Adam, 1 <= K < epochs; 0 = unset
+  double sgd_lr = 0;             // adam-sgd only (required there): lr of epoch e >= K: sgd_lr * lr_decay^(e-K)
   double gamma = 0.8;            // frame sampling p_s ∝ f_s^γ (per language)
   std::string lang_weighting = "frames";  // frames: languages in proportion to their frames; uniform
   uint64_t seed = 1;
@@ -167,12 +171,14 @@ struct EpochLog {
   double loss = 0, accuracy = 0; // training batches of the epoch
   double valid_accuracy = -1;    // dev frames (-1: not measured)
   double frames_per_second = 0, seconds = 0, lr = 0;
+  std::string optimizer;         // the optimizer that ran this epoch: sgd | adam
 };
 struct TrainResult {
   std::vector<double> step_losses;  // losses of the steps run by this call, in order
   std::vector<EpochLog> epochs;     // epochs run by this call
   int64_t first_epoch = 0;          // 0-based epoch this call started at (> 0 after a resume)
   bool already_done = false;        // the checkpoint had all epochs: nothing to do
+  int64_t switched_at_epoch = 0;    // adam-sgd: the 1-based epoch at which this call switched to SGD (0: none)
 };
 TrainResult train(const TrainOptions& options);
 

@@ -1,6 +1,7 @@
 // Training stage: mixed-language minibatches of context windows, frames drawn with p ∝ f^γ, SGD
-// with Nesterov momentum (or Adam), the trunk and heads through fw::compile (or eagerly), a
-// checkpoint after every epoch from which training resumes exactly, progress lines and CSV logs.
+// with Nesterov momentum (or Adam, or Adam then SGD), the trunk and heads through fw::compile (or
+// eagerly), a checkpoint after every epoch from which training resumes exactly, progress lines and
+// CSV logs.
 #include <unistd.h>
 
 #include <algorithm>
@@ -107,6 +108,10 @@ KeyValues train_config(const TrainOptions& o) {
   kv["train.momentum"] = fmt(o.momentum);
   kv["train.weight_decay"] = fmt(o.weight_decay);
   kv["train.lr_decay"] = fmt(o.lr_decay);
+  if (o.optimizer == "adam-sgd") {  // only here, so that sgd/adam checkpoints of older runs still match
+    kv["train.switch_epoch"] = std::to_string(o.switch_epoch);
+    kv["train.sgd_lr"] = fmt(o.sgd_lr);
+  }
   kv["train.gamma"] = fmt(o.gamma);
   kv["train.lang_weighting"] = o.lang_weighting;
   kv["train.seed"] = std::to_string(o.seed);
@@ -186,13 +191,27 @@ TrainOptions read_train_config(const std::string& exp) {
 // bit, as an uninterrupted run (same thread count and compile mode; tests/recipes checks it).
 // A crash mid-epoch loses that epoch only; the CSV logs are cut back to the checkpoint's epoch.
 
+// Note [Adam then SGD]
+// --optimizer adam-sgd --switch-epoch K --sgd-lr X runs Adam (lr · lr_decay^e) for the 0-based
+// epochs e < K, then SGD with Nesterov momentum (--momentum, --weight-decay; lr X · lr_decay^(e-K))
+// for e >= K: the paper's fast regime, Adam followed by SGD fine-tuning. The switch happens at the
+// start of epoch K: a fresh SGD (no momentum yet) takes over the parameters, Adam's moments are
+// dropped. So the checkpoint after epoch n holds the state of the optimizer that ran epoch n - 1:
+// Adam's for n <= K (the one written at n = K too, just before the switch), SGD's for n > K. Its
+// metadata "optimizer" names that phase (sgd | adam; every checkpoint has it), and a resumed run
+// checks it and the optim.* entries against the phase its own configuration expects at epoch n
+// before loading them. A run resumed from n <= K continues with Adam and switches at K exactly as
+// an uninterrupted run does (the fresh SGD has no state to restore); one resumed from n > K
+// restores SGD's momentum buffers. K and the SGD lr are part of the configuration, so a checkpoint
+// of another K or lr is refused like any other configuration change.
+
 namespace {
 
 const char* const kCheckpoint = "checkpoint.safetensors";
 
 void save_checkpoint(const std::string& exp, fm::AcousticCnn& net, const fw::optim::Optimizer& opt,
-                     const Tensor& mean, const Tensor& stdv, const std::vector<Tensor>& counts, int64_t epoch,
-                     const KeyValues& config) {
+                     const std::string& phase, const Tensor& mean, const Tensor& stdv,
+                     const std::vector<Tensor>& counts, int64_t epoch, const KeyValues& config) {
   TensorMap t;
   for (const auto& item : net->named_parameters()) t["model." + item.key()] = item.value().detach();
   for (const auto& item : net->named_buffers()) t["model." + item.key()] = item.value().detach();
@@ -203,6 +222,7 @@ void save_checkpoint(const std::string& exp, fm::AcousticCnn& net, const fw::opt
   MetadataMap meta;
   meta["format"] = "fw-recipe-checkpoint-1";
   meta["epoch"] = std::to_string(epoch);
+  meta["optimizer"] = phase;  // whose state the optim.* entries are: sgd | adam (Note [Adam then SGD])
   meta["config"] = format_key_values(config);
   fw::save(t, exp + "/" + kCheckpoint, meta);
 }
@@ -211,6 +231,7 @@ struct Checkpoint {
   TensorMap tensors;
   int64_t epoch = 0;
   KeyValues config;
+  std::string optimizer;  // "" in checkpoints written before the field existed
 };
 
 Checkpoint read_checkpoint(const std::string& path) {
@@ -220,7 +241,77 @@ Checkpoint read_checkpoint(const std::string& path) {
   ck.tensors = std::move(c.tensors);
   ck.epoch = std::atoll(c.metadata["epoch"].c_str());
   ck.config = parse_key_values(c.metadata["config"]);
+  ck.optimizer = c.metadata["optimizer"];
   return ck;
+}
+
+// The optimizer (sgd | adam) that runs 0-based epoch e.
+std::string phase_of(const TrainOptions& o, int64_t e) {
+  if (o.optimizer == "adam-sgd") return e < o.switch_epoch ? "adam" : "sgd";
+  return o.optimizer;
+}
+
+// The learning rate of 0-based epoch e.
+double lr_of(const TrainOptions& o, int64_t e) {
+  if (o.optimizer == "adam-sgd" && e >= o.switch_epoch)
+    return o.sgd_lr * std::pow(o.lr_decay, double(e - o.switch_epoch));
+  return o.lr * std::pow(o.lr_decay, double(e));
+}
+
+// The optimizer options, checked before any data is read.
+void check_optimizer_options(const TrainOptions& o) {
+  FW_CHECK(o.optimizer == "sgd" || o.optimizer == "adam" || o.optimizer == "adam-sgd", "unknown optimizer '",
+           o.optimizer, "' (sgd, adam, adam-sgd)");
+  if (o.optimizer != "adam-sgd") {
+    FW_CHECK(o.switch_epoch == 0, "--switch-epoch ", o.switch_epoch, " is for --optimizer adam-sgd only (now '",
+             o.optimizer, "')");
+    FW_CHECK(o.sgd_lr == 0, "--sgd-lr ", o.sgd_lr, " is for --optimizer adam-sgd only (now '", o.optimizer,
+             "'; --lr is the learning rate)");
+    return;
+  }
+  FW_CHECK(o.switch_epoch >= 1 && o.switch_epoch < o.epochs,
+           "--optimizer adam-sgd needs --switch-epoch K with 1 <= K < --epochs (", o.epochs,
+           "): K epochs of Adam, then SGD; got ", o.switch_epoch,
+           o.switch_epoch >= o.epochs ? " (SGD would never run: use --optimizer adam)" : "");
+  FW_CHECK(o.sgd_lr > 0 && std::isfinite(o.sgd_lr),
+           "--optimizer adam-sgd needs --sgd-lr X > 0 (the SGD phase's learning rate; --lr is Adam's), got ",
+           o.sgd_lr);
+}
+
+// The checkpoint's optimizer state must be the one `o` runs in its last epoch: the metadata field
+// (required for adam-sgd) and the names of the optim.state.* entries.
+void check_checkpoint_optimizer(const Checkpoint& ck, const TrainOptions& o, const std::string& path) {
+  const std::string want = phase_of(o, ck.epoch - 1);
+  auto describe = [&]() {
+    std::string d = "--optimizer " + o.optimizer;
+    if (o.optimizer == "adam-sgd") d += " --switch-epoch " + std::to_string(o.switch_epoch);
+    return d + " has " + (want == "adam" ? "Adam" : "SGD") + " state after epoch " + std::to_string(ck.epoch);
+  };
+  if (ck.optimizer.empty())
+    FW_CHECK(o.optimizer != "adam-sgd", path,
+             ": the checkpoint does not record its optimizer (metadata 'optimizer'); ", describe());
+  else
+    FW_CHECK(ck.optimizer == want, path, ": the checkpoint holds ", ck.optimizer, " optimizer state, but ", describe());
+  const std::vector<std::string> names = want == "adam"
+                                             ? std::vector<std::string>{"step", "exp_avg", "exp_avg_sq", "max_exp_avg_sq"}
+                                             : std::vector<std::string>{"momentum_buffer"};
+  for (const auto& [k, v] : ck.tensors) {
+    if (k.rfind("optim.", 0) != 0) continue;
+    if (k.rfind("optim.param_groups.", 0) == 0) continue;
+    FW_CHECK(k.rfind("optim.state.", 0) == 0, path, ": unexpected optimizer entry ", k);
+    const std::string field = k.substr(k.rfind('.') + 1);
+    FW_CHECK(std::find(names.begin(), names.end(), field) != names.end(), path, ": optimizer entry ", k,
+             " is not ", want, " state (", describe(), ")");
+  }
+}
+
+std::unique_ptr<fw::optim::Optimizer> make_optimizer(const std::string& kind, fm::AcousticCnn& net,
+                                                     const TrainOptions& o, double lr) {
+  if (kind == "sgd")
+    return std::make_unique<fw::optim::SGD>(
+        net->parameters(),
+        fw::optim::SGDOptions(lr).momentum(o.momentum).nesterov(o.momentum > 0).weight_decay(o.weight_decay));
+  return std::make_unique<fw::optim::Adam>(net->parameters(), fw::optim::AdamOptions(lr).weight_decay(o.weight_decay));
 }
 
 void load_model_tensors(fm::AcousticCnn& net, const TensorMap& t, const std::string& path) {
@@ -300,7 +391,7 @@ TrainResult train(const TrainOptions& o) {
   FW_CHECK(!o.exp.empty(), "train: no experiment directory");
   FW_CHECK(!o.langs.empty(), "train: no languages");
   FW_CHECK(o.batch_size > 0 && o.epochs > 0, "train: batch size and epochs must be positive");
-  FW_CHECK(o.optimizer == "sgd" || o.optimizer == "adam", "unknown optimizer '", o.optimizer, "' (sgd, adam)");
+  check_optimizer_options(o);
   FW_CHECK(o.lang_weighting == "frames" || o.lang_weighting == "uniform", "unknown language weighting '",
            o.lang_weighting, "' (frames, uniform)");
   if (o.threads > 0) fw::set_num_threads(int(o.threads));
@@ -341,6 +432,7 @@ TrainResult train(const TrainOptions& o) {
       FW_CHECK(false, o.exp, " holds a checkpoint of another configuration:", diff,
                "; use another --exp or --no-resume");
     }
+    if (ck.epoch < o.epochs) check_checkpoint_optimizer(ck, o, ck_path);
     resuming = true;
   }
   write_text_atomic(o.exp + "/config.txt", format_key_values(config));
@@ -382,14 +474,9 @@ TrainResult train(const TrainOptions& o) {
   fw::manual_seed(mix_seed(o.seed, 0xA11CE));
   fm::AcousticCnn net(model_config(o.model, classes, channels, bins));
   const fm::ContextSpec spec = context_spec(o.model);
-  std::unique_ptr<fw::optim::Optimizer> opt;
-  if (o.optimizer == "sgd")
-    opt = std::make_unique<fw::optim::SGD>(net->parameters(), fw::optim::SGDOptions(o.lr)
-                                                                  .momentum(o.momentum)
-                                                                  .nesterov(o.momentum > 0)
-                                                                  .weight_decay(o.weight_decay));
-  else
-    opt = std::make_unique<fw::optim::Adam>(net->parameters(), fw::optim::AdamOptions(o.lr).weight_decay(o.weight_decay));
+  // The optimizer of the phase the run is in: of epoch 0, or of the checkpoint's last epoch.
+  std::string phase = phase_of(o, resuming ? ck.epoch - 1 : 0);
+  std::unique_ptr<fw::optim::Optimizer> opt = make_optimizer(phase, net, o, o.lr);
   int64_t start_epoch = 0;
   if (resuming) {
     load_model_tensors(net, ck.tensors, ck_path);
@@ -440,7 +527,19 @@ TrainResult train(const TrainOptions& o) {
   const auto sum_opts = nn::functional::CrossEntropyFuncOptions().reduction(fw::kSum);
   int64_t epochs_run = 0;
   for (int64_t epoch = start_epoch; epoch < o.epochs; epoch++) {
-    const double lr = o.lr * std::pow(o.lr_decay, double(epoch));
+    const double lr = lr_of(o, epoch);
+    if (phase_of(o, epoch) != phase) {  // adam-sgd reaches --switch-epoch (Note [Adam then SGD])
+      phase = phase_of(o, epoch);
+      opt = make_optimizer(phase, net, o, lr);
+      result.switched_at_epoch = epoch + 1;
+      if (o.progress) {
+        char mom[64] = "no momentum";
+        if (o.momentum > 0) std::snprintf(mom, sizeof mom, "Nesterov momentum %g", o.momentum);
+        std::fprintf(stderr, "%s[%s] epoch %lld: switching from Adam to SGD (%s), lr %g\n", tty ? "\r" : "",
+                     name.c_str(), (long long)(epoch + 1), mom, lr);
+        std::fflush(stderr);
+      }
+    }
     for (auto& g : opt->param_groups()) g.options().set_lr(lr);
     for (size_t l = 0; l < L; l++) samplers[l].reseed(mix_seed(o.seed, 1, uint64_t(epoch), l));
     std::mt19937_64 lang_rng(mix_seed(o.seed, 2, uint64_t(epoch)));
@@ -519,11 +618,12 @@ TrainResult train(const TrainOptions& o) {
     log.loss = loss_epoch / double(frames_epoch);
     log.accuracy = double(correct_epoch) / double(frames_epoch);
     log.lr = lr;
+    log.optimizer = phase;
     const double t_train = now_seconds() - t_epoch;
     log.frames_per_second = double(frames_epoch) / std::max(1e-9, t_train);
     if (o.valid_frames > 0) log.valid_accuracy = valid_accuracy(net, dev_data, spec, o.valid_frames);
     log.seconds = now_seconds() - t_epoch;
-    save_checkpoint(o.exp, net, *opt, mean, stdv, counts, epoch + 1, config);
+    save_checkpoint(o.exp, net, *opt, phase, mean, stdv, counts, epoch + 1, config);
     char line[512];
     std::snprintf(line, sizeof line, "%lld,%.6f,%.5f,%.5f,%.6g,%.1f,%.2f", (long long)log.epoch, log.loss,
                   log.accuracy, log.valid_accuracy, lr, log.frames_per_second, log.seconds);

@@ -1,8 +1,10 @@
 // The speech recipes' library (examples/babel, fw_recipe): the PER aligner and phone-loop Viterbi
 // against brute force, context windows against fw::models::extract_windows, feature caching, and
 // on a tiny synthesised one-language corpus (fw-synth-corpus, FW_SYNTH_TOOL): an end-to-end run
-// that must reach a stated frame accuracy, exact checkpoint resume, loglikes archives, the table.
+// that must reach a stated frame accuracy, exact checkpoint resume, Adam then SGD (the switch epoch,
+// resume across it, option and checkpoint checks), loglikes archives, the table.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,10 +12,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
 #include <fw/audio/kaldi_io.h>
+#include <fw/serialize.h>
 
 #include "examples/babel/recipe.h"
 
@@ -393,6 +397,242 @@ TEST_F(RecipeCorpus, ResumeRefusesAnotherConfiguration) {
   }
   a.resume = false;  // starts over
   EXPECT_EQ(fr::train(a).first_epoch, 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Adam then SGD (--optimizer adam-sgd; Note [Adam then SGD] in examples/babel/train.cpp)
+// ---------------------------------------------------------------------------------------------
+
+// The tiny configuration with Adam for `switch_epoch` epochs, then SGD; 5 steps per epoch.
+fr::TrainOptions adam_sgd(fr::TrainOptions o, int64_t epochs, int64_t switch_epoch) {
+  o.optimizer = "adam-sgd";
+  o.lr = 0.002;
+  o.sgd_lr = 0.01;
+  o.epochs = epochs;
+  o.switch_epoch = switch_epoch;
+  o.frames_per_epoch = 640;
+  o.valid_frames = 0;
+  return o;
+}
+
+// What a checkpoint says about its optimizer state.
+struct CheckpointOptim {
+  std::string meta;                 // metadata "optimizer"
+  std::set<std::string> fields;     // names of the optim.state.<i>.<field> entries
+  std::set<int64_t> adam_steps;     // values of the Adam step counts
+  int64_t states = 0;               // parameters with state
+  double lr = -1;                   // optim.param_groups.0.lr
+};
+CheckpointOptim checkpoint_optim(const std::string& exp) {
+  auto c = fw::load_with_metadata(exp + "/checkpoint.safetensors");
+  CheckpointOptim r;
+  r.meta = c.metadata["optimizer"];
+  std::set<std::string> params;
+  for (const auto& [k, v] : c.tensors) {
+    if (k == "optim.param_groups.0.lr") r.lr = v.item<double>();
+    if (k.rfind("optim.state.", 0) != 0) continue;
+    const std::string field = k.substr(k.rfind('.') + 1);
+    r.fields.insert(field);
+    params.insert(k.substr(0, k.rfind('.')));
+    if (field == "step") r.adam_steps.insert(v.item<int64_t>());
+  }
+  r.states = int64_t(params.size());
+  return r;
+}
+
+std::string train_error(const fr::TrainOptions& o) {
+  try {
+    fr::train(o);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST_F(RecipeCorpus, AdamThenSgdSwitchesAtTheSwitchEpoch) {
+  auto o = adam_sgd(tiny("adam_sgd_switch", 2), 3, 2);
+  o.stop_after_epochs = 1;  // one call per epoch, so that every epoch's checkpoint can be inspected
+  // Every parameter gets a gradient at every step (one language), so every one has state.
+  const int64_t num_params =
+      int64_t(fm::AcousticCnn(fr::model_config(o.model, {lang().num_classes}, 3, 40))->parameters().size());
+  // Epochs 1 and 2: Adam, its step counts grow by 5 per epoch; the lr is lr * lr_decay^e.
+  for (int64_t e = 1; e <= 2; e++) {
+    SCOPED_TRACE("epoch " + std::to_string(e));
+    auto r = fr::train(o);
+    ASSERT_EQ(r.epochs.size(), 1u);
+    EXPECT_EQ(r.epochs[0].epoch, e);
+    EXPECT_EQ(r.epochs[0].optimizer, "adam");
+    EXPECT_EQ(r.switched_at_epoch, 0);
+    auto c = checkpoint_optim(o.exp);
+    EXPECT_EQ(c.meta, "adam");
+    EXPECT_EQ(c.fields, (std::set<std::string>{"step", "exp_avg", "exp_avg_sq"}));
+    EXPECT_EQ(c.adam_steps, (std::set<int64_t>{5 * e}));
+    EXPECT_EQ(c.states, num_params);
+    EXPECT_DOUBLE_EQ(c.lr, 0.002 * std::pow(0.8, double(e - 1)));
+  }
+  // Epoch 3 (from the checkpoint written just before the switch): SGD with Nesterov momentum at
+  // --sgd-lr, announced on stderr; the checkpoint then holds momentum buffers and nothing of Adam.
+  o.progress = true;
+  testing::internal::CaptureStderr();
+  auto r = fr::train(o);
+  const std::string err = testing::internal::GetCapturedStderr();
+  ASSERT_EQ(r.epochs.size(), 1u);
+  EXPECT_EQ(r.epochs[0].epoch, 3);
+  EXPECT_EQ(r.epochs[0].optimizer, "sgd");
+  EXPECT_EQ(r.epochs[0].lr, 0.01);
+  EXPECT_EQ(r.switched_at_epoch, 3);
+  EXPECT_NE(err.find("epoch 3: switching from Adam to SGD (Nesterov momentum 0.9), lr 0.01\n"), std::string::npos) << err;
+  auto c = checkpoint_optim(o.exp);
+  EXPECT_EQ(c.meta, "sgd");
+  EXPECT_EQ(c.fields, (std::set<std::string>{"momentum_buffer"}));
+  EXPECT_EQ(c.states, num_params);
+  EXPECT_DOUBLE_EQ(c.lr, 0.01);
+  // The epoch log's lr column: Adam's decayed lr, then the SGD lr.
+  auto rows = csv_columns(o.exp + "/epochs.csv", 5);
+  rows.erase(std::remove(rows.begin(), rows.end(), std::string()), rows.end());
+  ASSERT_EQ(rows.size(), 4u);  // header + 3 epochs
+  std::vector<double> lrs;
+  for (size_t i = 1; i < rows.size(); i++) lrs.push_back(std::atof(fr::split(rows[i], ',')[4].c_str()));
+  EXPECT_EQ(lrs, (std::vector<double>{0.002, 0.0016, 0.01}));
+  EXPECT_NE(fr::read_text(o.exp + "/config.txt").find("train.switch_epoch=2\n"), std::string::npos);
+  EXPECT_TRUE(fr::train(o).already_done);
+}
+
+TEST_F(RecipeCorpus, AdamThenSgdResumesExactlyAcrossTheSwitch) {
+  // Uninterrupted: 2 epochs of Adam, then 2 of SGD, 10 steps each.
+  auto a = adam_sgd(tiny("adam_sgd_straight", 4), 4, 2);
+  a.frames_per_epoch = 1280;
+  auto full = fr::train(a);
+  ASSERT_EQ(full.step_losses.size(), 40u);
+  EXPECT_EQ(full.switched_at_epoch, 3);
+
+  // Interrupted twice: after epoch 2 (Adam state, just before the switch), after epoch 3 (SGD state).
+  auto b = a;
+  b.exp = root_ + "/adam_sgd_resumed";
+  b.stop_after_epochs = 2;
+  auto first = fr::train(b);
+  EXPECT_EQ(first.switched_at_epoch, 0);
+  EXPECT_EQ(checkpoint_optim(b.exp).meta, "adam");
+  b.stop_after_epochs = 1;
+  auto second = fr::train(b);  // resumes Adam's state, switches at once
+  EXPECT_EQ(second.first_epoch, 2);
+  EXPECT_EQ(second.switched_at_epoch, 3);
+  EXPECT_EQ(checkpoint_optim(b.exp).meta, "sgd");
+  b.stop_after_epochs = 0;
+  auto third = fr::train(b);  // resumes SGD's momentum buffers
+  EXPECT_EQ(third.first_epoch, 3);
+  EXPECT_EQ(third.switched_at_epoch, 0);
+  std::vector<double> losses = first.step_losses;
+  losses.insert(losses.end(), second.step_losses.begin(), second.step_losses.end());
+  losses.insert(losses.end(), third.step_losses.begin(), third.step_losses.end());
+  ASSERT_EQ(losses.size(), 40u);
+  for (size_t i = 0; i < 40; i++) EXPECT_EQ(losses[i], full.step_losses[i]) << "step " << i;
+  auto ta = fw::load(a.exp + "/checkpoint.safetensors");
+  auto same_as_straight = [&](const std::string& exp) {
+    auto tb = fw::load(exp + "/checkpoint.safetensors");
+    ASSERT_EQ(ta.size(), tb.size());
+    for (const auto& [k, v] : ta) {
+      ASSERT_TRUE(tb.count(k)) << k;
+      EXPECT_TRUE(fw::equal(v, tb.at(k))) << exp << ": " << k;
+    }
+  };
+  same_as_straight(b.exp);
+  EXPECT_EQ(csv_columns(a.exp + "/epochs.csv", 5), csv_columns(b.exp + "/epochs.csv", 5));
+
+  // A fresh process: one epoch here, the rest (across the switch) by fw-babel train.
+  auto c = a;
+  c.exp = root_ + "/adam_sgd_cli";
+  c.stop_after_epochs = 1;
+  fr::train(c);
+  const std::string data = root_ + "/corpus/data", feats = root_ + "/feats";
+  const std::string cmd = std::string(FW_BABEL_TOOL) + " train --exp " + c.exp + " --langs " + kLang + " --data-root " +
+                          data + " --feat-root " + feats +
+                          " --model vgg6 --width 0.125 --fc-dim 128 --num-fc 2 --batch-norm --epochs 4 --batch-size 128"
+                          " --frames-per-epoch 1280 --optimizer adam-sgd --lr 0.002 --switch-epoch 2 --sgd-lr 0.01"
+                          " --lr-decay 0.8 --seed 4 --threads 1 --no-compile --valid-frames 0 2>" +
+                          c.exp + "/stderr.txt";
+  ASSERT_EQ(run(cmd), 0) << cmd << "\n" << fr::read_text(c.exp + "/stderr.txt");
+  const std::string log = fr::read_text(c.exp + "/stderr.txt");
+  EXPECT_NE(log.find("epoch 3: switching from Adam to SGD (Nesterov momentum 0.9), lr 0.01"), std::string::npos) << log;
+  same_as_straight(c.exp);
+}
+
+TEST_F(RecipeCorpus, AdamThenSgdRejectsBadOptions) {
+  auto base = tiny("adam_sgd_bad", 1);
+  base.valid_frames = 0;
+  auto expect_error = [&](fr::TrainOptions o, const std::vector<std::string>& parts) {
+    const std::string e = train_error(o);
+    for (const auto& p : parts) EXPECT_NE(e.find(p), std::string::npos) << "want '" << p << "' in: " << e;
+  };
+  auto o = base;
+  o.switch_epoch = 2;  // with sgd
+  expect_error(o, {"--switch-epoch 2 is for --optimizer adam-sgd only", "'sgd'"});
+  o = base;
+  o.optimizer = "adam";
+  o.sgd_lr = 0.01;
+  expect_error(o, {"--sgd-lr 0.01 is for --optimizer adam-sgd only", "'adam'"});
+  o = adam_sgd(base, 3, 3);  // K >= epochs
+  expect_error(o, {"1 <= K < --epochs (3)", "got 3", "SGD would never run"});
+  o = adam_sgd(base, 3, 0);  // no K
+  expect_error(o, {"needs --switch-epoch K", "got 0"});
+  o = adam_sgd(base, 3, 1);
+  o.sgd_lr = 0;
+  expect_error(o, {"needs --sgd-lr X > 0"});
+  o.optimizer = "adam-then-sgd";
+  expect_error(o, {"unknown optimizer 'adam-then-sgd' (sgd, adam, adam-sgd)"});
+  EXPECT_FALSE(fs::exists(base.exp)) << "bad options must be refused before anything is written";
+
+  // The command line: exit status 1 and the message.
+  const std::string err = root_ + "/adam_sgd_bad_cli.txt";
+  const std::string cmd = std::string(FW_BABEL_TOOL) + " train --exp " + root_ + "/adam_sgd_bad_cli --langs " + kLang +
+                          " --data-root " + root_ + "/corpus/data --feat-root " + root_ +
+                          "/feats --epochs 3 --optimizer sgd --switch-epoch 2 2>" + err;
+  const int status = run(cmd);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  EXPECT_NE(fr::read_text(err).find("error: --switch-epoch 2 is for --optimizer adam-sgd only"), std::string::npos)
+      << fr::read_text(err);
+}
+
+TEST_F(RecipeCorpus, AdamThenSgdChecksTheCheckpoint) {
+  auto o = adam_sgd(tiny("adam_sgd_ck", 3), 3, 2);
+  o.stop_after_epochs = 1;
+  fr::train(o);
+  const std::string path = o.exp + "/checkpoint.safetensors";
+  // Another optimizer configuration is refused by name.
+  auto p = o;
+  p.switch_epoch = 1;
+  EXPECT_NE(train_error(p).find("train.switch_epoch (checkpoint '2', now '1')"), std::string::npos) << train_error(p);
+  p = o;
+  p.sgd_lr = 0.02;
+  EXPECT_NE(train_error(p).find("train.sgd_lr"), std::string::npos) << train_error(p);
+  p = o;
+  p.optimizer = "adam";
+  p.switch_epoch = 0;
+  p.sgd_lr = 0;
+  EXPECT_NE(train_error(p).find("train.optimizer (checkpoint 'adam-sgd', now 'adam')"), std::string::npos)
+      << train_error(p);
+  // A checkpoint whose optimizer state is not the phase's: the recorded phase, a missing record,
+  // SGD entries under an Adam record.
+  auto c = fw::load_with_metadata(path);
+  auto meta = c.metadata;
+  meta["optimizer"] = "sgd";
+  fw::save(c.tensors, path, meta);
+  const std::string wrong = train_error(o);
+  EXPECT_NE(wrong.find("holds sgd optimizer state, but --optimizer adam-sgd --switch-epoch 2 has Adam state after epoch 1"),
+            std::string::npos)
+      << wrong;
+  meta.erase("optimizer");
+  fw::save(c.tensors, path, meta);
+  EXPECT_NE(train_error(o).find("does not record its optimizer"), std::string::npos) << train_error(o);
+  auto tensors = c.tensors;
+  tensors["optim.state.0.momentum_buffer"] = tensors.at("optim.state.0.exp_avg");
+  fw::save(tensors, path, c.metadata);
+  EXPECT_NE(train_error(o).find("optimizer entry optim.state.0.momentum_buffer is not adam state"), std::string::npos)
+      << train_error(o);
+  // The untouched checkpoint resumes.
+  fw::save(c.tensors, path, c.metadata);
+  EXPECT_EQ(fr::train(o).first_epoch, 1);
 }
 
 }  // namespace
