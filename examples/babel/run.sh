@@ -22,7 +22,9 @@
 #   --width W --classic-width W --fc-dim N --num-fc N   model size [demo: 0.125, 0.25, 256, 3;
 #                     full: 1, 1, 2048, 3]
 #   --batch-norm 0|1  batch norm after each conv [1; the paper had none: --batch-norm 0]
-#   --epochs N --batch-size N --lr X --lr-decay X --gamma X --optimizer sgd|adam --seed N
+#   --epochs N --batch-size N --lr X --lr-decay X --gamma X --optimizer sgd|adam|adam-sgd --seed N
+#   --switch-epoch K --sgd-lr X   with --optimizer adam-sgd (both required there, unset otherwise):
+#                     Adam (--lr) for epochs 1..K, then SGD with Nesterov momentum from --sgd-lr
 #   --valid-frames N  dev frames per language scored after each epoch [demo 1000, full 4000]
 #   --threads N|auto  fw threads; auto: 2 (at most nproc) unless other processes keep the CPUs
 #                     busy, then 1 (sampled before each stage; README "Threads") [auto]
@@ -53,6 +55,8 @@ lr=
 lr_decay=
 gamma=
 optimizer=
+switch_epoch=
+sgd_lr=
 seed=1
 threads=auto
 compile=
@@ -62,11 +66,11 @@ train_opts=
 
 while [ $# -gt 0 ]; do
   opt=${1#--}
-  [ "$opt" != "$1" ] && [ $# -ge 2 ] || { sed -n '2,30p' "$0" >&2; echo "run.sh: bad arguments at '$1'" >&2; exit 2; }
+  [ "$opt" != "$1" ] && [ $# -ge 2 ] || { sed -n '2,32p' "$0" >&2; echo "run.sh: bad arguments at '$1'" >&2; exit 2; }
   var=${opt//-/_}
   case $var in
     stage|stop_stage|work|bin|data_root|langs|size|speakers|utts|dev_speakers|test_speakers|corpus_seed|systems|width|classic_width|fc_dim|\
-    num_fc|epochs|batch_size|lr|lr_decay|gamma|optimizer|seed|threads|compile|valid_frames|batch_norm|train_opts)
+    num_fc|epochs|batch_size|lr|lr_decay|gamma|optimizer|switch_epoch|sgd_lr|seed|threads|compile|valid_frames|batch_norm|train_opts)
       printf -v "$var" '%s' "$2" ;;
     *) echo "run.sh: unknown option --$opt" >&2; exit 2 ;;
   esac
@@ -171,6 +175,9 @@ system_exps() {  # <system>: "exp_dir lang_list" lines
 compile_opt=
 [ "$compile" = 0 ] && compile_opt=--no-compile
 [ "$compile" = 1 ] && compile_opt=--compile
+optim_opts=  # adam-sgd's phase options, passed only when given (fw-babel refuses them with sgd/adam)
+[ -n "$switch_epoch" ] && optim_opts+=" --switch-epoch $switch_epoch"
+[ -n "$sgd_lr" ] && optim_opts+=" --sgd-lr $sgd_lr"
 
 if [ "$stage" -le 2 ] && [ "$stop_stage" -ge 2 ]; then
   for sys in "${SYSTEMS[@]}"; do
@@ -180,7 +187,7 @@ if [ "$stage" -le 2 ] && [ "$stop_stage" -ge 2 ]; then
       # shellcheck disable=SC2046,SC2086
       "$FWB" train --exp "$exp" --langs "$ls" --data-root "$data_root" --feat-root "$work/feats" \
         $(system_model "$sys") --epochs "$epochs" --batch-size "$batch_size" --lr "$lr" --lr-decay "$lr_decay" \
-        --gamma "$gamma" --optimizer "$optimizer" --seed "$seed" --threads "$nt" --valid-frames "$valid_frames" \
+        --gamma "$gamma" --optimizer "$optimizer" $optim_opts --seed "$seed" --threads "$nt" --valid-frames "$valid_frames" \
         $compile_opt $train_opts
     done < <(system_exps "$sys")
   done

@@ -23,6 +23,9 @@
 #   --ali-tolerance N  frames by which alignments may differ from the features [0]
 #   --model K --width W --fc-dim N --num-fc N --scales 1|3 --epochs N --batch-size N --lr X
 #                      [vgg10 0.25 512 3 1, 4 epochs, 128, 0.03]
+#   --optimizer sgd|adam|adam-sgd [sgd: Nesterov momentum]  --switch-epoch K --sgd-lr X (adam-sgd only,
+#                      required there: Adam at --lr for epochs 1..K, then SGD from --sgd-lr; see
+#                      examples/babel/README.md "Training")
 #   --threads N|auto [auto: 2, or 1 while other processes keep a CPU busy]  --compile 0|1 [0]  --train-opts "..." (extra fw-swbd train options)
 set -euo pipefail
 
@@ -52,18 +55,21 @@ scales=1
 epochs=4
 batch_size=128
 lr=0.03
+optimizer=
+switch_epoch=
+sgd_lr=
 threads=auto
 compile=0
 train_opts=
 
 while [ $# -gt 0 ]; do
   opt=${1#--}
-  [ "$opt" != "$1" ] && [ $# -ge 2 ] || { sed -n '2,30p' "$0" >&2; echo "run.sh: bad arguments at '$1'" >&2; exit 2; }
+  [ "$opt" != "$1" ] && [ $# -ge 2 ] || { sed -n '2,29p' "$0" >&2; echo "run.sh: bad arguments at '$1'" >&2; exit 2; }
   var=${opt//-/_}
   case $var in
     stage|stop_stage|work|bin|lang|speakers|utts|train_data|train_ali|dev_data|dev_ali|test_data|test_ali|\
     decode_data|num_classes|phones|lexicon|ali_tolerance|model|width|fc_dim|num_fc|scales|epochs|batch_size|lr|threads|\
-    compile|train_opts)
+    compile|optimizer|switch_epoch|sgd_lr|train_opts)
       printf -v "$var" '%s' "$2" ;;
     *) echo "run.sh: unknown option --$opt" >&2; exit 2 ;;
   esac
@@ -138,6 +144,9 @@ if [ "$stage" -le 2 ] && [ "$stop_stage" -ge 2 ]; then
     [ -n "$test_data" ] && args+=(--test-text "$test_data/text")
   fi
   [ "$compile" = 1 ] && args+=(--compile) || args+=(--no-compile)
+  [ -n "$optimizer" ] && args+=(--optimizer "$optimizer")  # unset: fw-swbd's default (sgd)
+  [ -n "$switch_epoch" ] && args+=(--switch-epoch "$switch_epoch")
+  [ -n "$sgd_lr" ] && args+=(--sgd-lr "$sgd_lr")
   # shellcheck disable=SC2086
   "$FWS" train "${args[@]}" --model "$model" --width "$width" --fc-dim "$fc_dim" --num-fc "$num_fc" \
     --scales "$scales" --epochs "$epochs" --batch-size "$batch_size" --lr "$lr" --threads "$threads" $train_opts

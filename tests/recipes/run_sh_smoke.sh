@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Smoke test of examples/babel/run.sh (all stages, two systems, one tiny language) and of
-# examples/swbd/run.sh (its default English corpus, binary alignments, loglikes archive).
+# Smoke test of examples/babel/run.sh (all stages, two systems, one tiny language; --optimizer
+# adam-sgd passed through) and of examples/swbd/run.sh (its default English corpus, binary
+# alignments, loglikes archive, Adam then SGD).
 # Usage: run_sh_smoke.sh BUILD_DIR
 set -euo pipefail
 build=$1
@@ -24,11 +25,24 @@ grep -q '^classic-mono ' "$table" && grep -q '^vgg6-multi ' "$table" || { cat "$
 grep -q 'corpus .* exists' "$work/babel2.log" && grep -q 'cached' "$work/babel2.log" &&
   grep -q 'already trained' "$work/babel2.log" && grep -q 'up to date' "$work/babel2.log" ||
   { cat "$work/babel2.log"; exit 1; }
+# Adam then SGD through run.sh (features and training only, the same corpus): Adam for epoch 1,
+# SGD from epoch 2, announced in the training log.
+"$src/examples/babel/run.sh" --bin "$build" --work "$work/babel-adam" --data-root "$work/babel/corpus/data" --langs tpi \
+  --stage 1 --stop-stage 2 --systems classic-mono --epochs 2 --optimizer adam-sgd --lr 0.002 --switch-epoch 1 \
+  --sgd-lr 0.01 --width 0.125 --classic-width 0.125 --fc-dim 64 --num-fc 1 --valid-frames 200 --threads 1 \
+  >"$work/babel-adam.log" 2>&1 || { cat "$work/babel-adam.log"; exit 1; }
+cfg=$work/babel-adam/exp/classic-mono/tpi/config.txt
+grep -q 'epoch 2: switching from Adam to SGD (Nesterov momentum 0.9), lr 0.01$' "$work/babel-adam.log" &&
+  grep -qx 'train.optimizer=adam-sgd' "$cfg" && grep -qx 'train.switch_epoch=1' "$cfg" && grep -qx 'train.sgd_lr=0.01' "$cfg" ||
+  { cat "$work/babel-adam.log" "$cfg"; exit 1; }
 
 "$src/examples/swbd/run.sh" --bin "$build" --work "$work/swbd" --speakers 3 --utts 3 --model classic \
-  --width 0.125 --fc-dim 64 --num-fc 1 --epochs 1 --threads 1 --train-opts --quiet >"$work/swbd.log" 2>&1 ||
-  { cat "$work/swbd.log"; exit 1; }
+  --width 0.125 --fc-dim 64 --num-fc 1 --epochs 2 --optimizer adam-sgd --lr 0.002 --switch-epoch 1 --sgd-lr 0.01 \
+  --threads 1 --train-opts --quiet >"$work/swbd.log" 2>&1 || { cat "$work/swbd.log"; exit 1; }
 ark=$(ls "$work"/swbd/exp/*/loglikes_test.ark)
+cfg=$(dirname "$ark")/config.txt
+grep -qx 'train.optimizer=adam-sgd' "$cfg" && grep -qx 'train.switch_epoch=1' "$cfg" && grep -qx 'train.sgd_lr=0.01' "$cfg" ||
+  { cat "$work/swbd.log" "$cfg"; exit 1; }
 scp=${ark%.ark}.scp
 [ -s "$ark" ] && [ "$(wc -l <"$scp")" = 3 ] || { cat "$work/swbd.log"; exit 1; }
 # Without --lang the bundled corpus is English, and the results are reported for it.
