@@ -873,6 +873,70 @@ bool needs_autograd(const Graph& g) {
 
 }  // namespace
 
+// Note [Fusion order]
+// The scheduler groups consecutive fusible nodes, so the order it visits them decides what
+// fuses. Trace order interleaves unrelated work (a backward graph alternates gradient chains of
+// different shapes; a decomposition records per-channel bookkeeping between a value and its
+// consumer), so the scheduler walks a topological order of its own: after each node it prefers a
+// ready elementwise or reduction node producing the same shape, then one reading that shape,
+// then the earliest ready node in trace order. Random draws keep their relative order (they
+// consume one generator stream).
+static std::vector<int> fusion_order(const Graph& g) {
+  const size_t N = g.nodes.size();
+  std::vector<std::vector<int>> consumers(N);
+  std::vector<int> indeg(N, 0);
+  int last_impure = -1;
+  auto edge = [&](int from, int to) {
+    consumers[size_t(from)].push_back(to);
+    indeg[size_t(to)]++;
+  };
+  for (size_t i = 0; i < N; i++) {
+    std::set<int> from;
+    for (int v : g.nodes[i].in)
+      if (g.values[v].kind == ValueKind::Node) from.insert(g.values[v].index);
+    for (int f : from) edge(f, int(i));
+    const OpId op = g.nodes[i].op;
+    if (op == OpId::uniform || op == OpId::normal || op == OpId::randint || op == OpId::bernoulli ||
+        op == OpId::randperm) {
+      if (last_impure >= 0 && !from.count(last_impure)) edge(last_impure, int(i));
+      last_impure = int(i);
+    }
+  }
+  std::set<int> ready;
+  for (size_t i = 0; i < N; i++)
+    if (!indeg[i]) ready.insert(int(i));
+  std::vector<int> order;
+  const DimVec* last = nullptr;
+  auto fusible = [&](int i) {
+    OpKind k = op_def(g.nodes[size_t(i)].op).kind;
+    return k == OpKind::Elementwise || k == OpKind::Reduction;
+  };
+  while (!ready.empty()) {
+    int pick = -1;
+    if (last) {
+      for (int r : ready)
+        if (fusible(r) && !g.nodes[size_t(r)].out.empty() && g.values[g.nodes[size_t(r)].out[0]].sizes == *last) {
+          pick = r;
+          break;
+        }
+      if (pick < 0)
+        for (int r : ready)
+          if (fusible(r) && !g.nodes[size_t(r)].in.empty() && g.values[g.nodes[size_t(r)].in[0]].sizes == *last) {
+            pick = r;
+            break;
+          }
+    }
+    if (pick < 0) pick = *ready.begin();
+    ready.erase(pick);
+    order.push_back(pick);
+    const Node& n = g.nodes[size_t(pick)];
+    last = n.out.empty() ? nullptr : &g.values[n.out[0]].sizes;
+    for (int c : consumers[size_t(pick)])
+      if (--indeg[size_t(c)] == 0) ready.insert(c);
+  }
+  return order;
+}
+
 std::shared_ptr<Program> codegen_program(Graph g, const CompileOptions& o) {
   // Fused kernels record no autograd history: training graphs reach here split into a forward
   // and a backward graph by jit/aot.cpp; anything else that needs gradients runs interpreted.
@@ -1016,7 +1080,8 @@ std::shared_ptr<Program> codegen_program(Graph g, const CompileOptions& o) {
     cur_nodes.clear();
     cur_values.clear();
   };
-  for (size_t i = 0; i < g.nodes.size(); i++) {
+  for (int oi : fusion_order(g)) {
+    const size_t i = size_t(oi);
     const Node& n = g.nodes[i];
     PwOp op;
     RedKind rk;
