@@ -197,7 +197,8 @@ std::string read_sources(const CacheDir& dir) {
   return all;
 }
 
-// Note [Decompositions]: batch norm becomes primitives, so BN + ReLU after a convolution is one pass.
+// Note [Decompositions]: batch norm in evaluation mode becomes primitives, so BN + ReLU after a
+// convolution is one pass.
 TEST(Codegen, BatchNormDecomposesAndFusesWithItsConsumer) {
   namespace F = fw::nn::functional;
   fw::manual_seed(5);
@@ -217,7 +218,8 @@ TEST(Codegen, BatchNormDecomposesAndFusesWithItsConsumer) {
     std::string src = read_sources(dir);
     EXPECT_NE(src.find("fused_sub_mul_add_relu_"), std::string::npos) << src;  // one pass after the conv
   }
-  {  // training: batch statistics, running buffers updated as eager does, gradients as eager
+  {  // training keeps the op (Note [Decompositions]): batch statistics, running buffers and
+     // gradients as eager, with the ReLU after it
     CacheDir dir;
     fw::Tensor rm1 = fw::zeros({4}), rv1 = fw::ones({4}), rm2 = rm1.clone(), rv2 = rv1.clone();
     auto f = fw::compile([&](const fw::Tensor& x) { return block(x, rm1, rv1, true); });
@@ -233,8 +235,6 @@ TEST(Codegen, BatchNormDecomposesAndFusesWithItsConsumer) {
       EXPECT_TRUE(fw::allclose(rm1, rm2, 1e-5, 1e-6)) << rm1 << rm2;
       EXPECT_TRUE(fw::allclose(rv1, rv2, 1e-5, 1e-6)) << rv1 << rv2;
     }
-    std::string src = read_sources(dir);
-    EXPECT_NE(src.find("fused_sub_mul_add_relu_"), std::string::npos) << src;
   }
 }
 }  // namespace
