@@ -121,24 +121,26 @@ std::vector<float> load_samples(const std::string& path, int64_t* rate = nullptr
   return std::vector<float>(p, p + c.numel());
 }
 
-// The tiny corpus every corpus test reads, made once per test process.
-class SynthCorpus : public ::testing::Test {
+// A tiny corpus made once per test process from Args(root, Seed), shared by a suite's tests.
+template <std::vector<std::string> (*Args)(const fs::path&, int), int Seed>
+class TinyCorpus : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new TempDir();
     root_ = dir_->path / "corpus";
-    const Result r = run_tool(tiny_args(root_, 7), dir_->path);
+    const Result r = run_tool(Args(root_, Seed), dir_->path);
     ASSERT_EQ(r.code, 0) << r.err;
   }
   static void TearDownTestSuite() {
     delete dir_;
     dir_ = nullptr;
   }
-  static TempDir* dir_;
-  static fs::path root_;
+  static inline TempDir* dir_ = nullptr;
+  static inline fs::path root_;
 };
-TempDir* SynthCorpus::dir_ = nullptr;
-fs::path SynthCorpus::root_;
+
+// The tiny corpus every corpus test reads.
+using SynthCorpus = TinyCorpus<tiny_args, 7>;
 
 std::map<std::string, std::string> tree(const fs::path& root) {
   std::map<std::string, std::string> files;
@@ -342,24 +344,8 @@ std::vector<std::string> english_args(const fs::path& out, int seed) {
           "--babble-pool", "2", "--quiet"};
 }
 
-// The tiny English corpus (3 speakers x 3 utterances), made once per test process.
-class SynthEnglish : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    dir_ = new TempDir();
-    root_ = dir_->path / "corpus";
-    const Result r = run_tool(english_args(root_, 3), dir_->path);
-    ASSERT_EQ(r.code, 0) << r.err;
-  }
-  static void TearDownTestSuite() {
-    delete dir_;
-    dir_ = nullptr;
-  }
-  static TempDir* dir_;
-  static fs::path root_;
-};
-TempDir* SynthEnglish::dir_ = nullptr;
-fs::path SynthEnglish::root_;
+// The tiny English corpus (3 speakers x 3 utterances).
+using SynthEnglish = TinyCorpus<english_args, 3>;
 
 }  // namespace
 
