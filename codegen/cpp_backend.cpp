@@ -28,10 +28,12 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
-#include <mutex>
+#include <future>
 #include <map>
+#include <mutex>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "codegen/compiler.h"
 #include "codegen/kernel_prelude.h"
@@ -1203,17 +1205,47 @@ std::shared_ptr<Program> codegen_program(Graph g, const CompileOptions& o) {
     p->plan_release();
     return p;
   }
-  std::ostringstream src;
-  emit_prelude(src);
-  for (auto& k : kernels) emit_kernel(src, g, k);
-  std::string body = src.str();
-  std::string key = cg::kernel_key(body);
-  body += "extern \"C\" const char* fw_kernel_key() { return \"" + key + "\"; }\n";
-  const cg::Library& lib = cg::load_library(body, key);
-  for (auto& k : kernels) p->fns.push_back(reinterpret_cast<KernelFn>(lib.symbol(k.name)));
-  log::kernels(kernels.size(), " kernel(s) ready from ", lib.path);
+  // Note [Parallel kernel builds]
+  // A graph with many kernels is split into parts of at least kPerPart consecutive kernels, one
+  // translation unit and library each, compiled at the same time (one compiler process per part,
+  // at most one per hardware thread). Each part is an ordinary cache entry keyed by its own
+  // source, so a warm cache loads the same parts; a graph with few kernels stays one library,
+  // since every compiler process pays for loading the precompiled prelude.
+  constexpr size_t kPerPart = 4;
+  const size_t hw = std::max(1u, std::thread::hardware_concurrency());
+  const size_t nparts = std::max<size_t>(1, std::min(kernels.size() / kPerPart, hw));
+  std::vector<std::string> bodies(nparts);
+  std::vector<size_t> part_of(kernels.size());
+  for (size_t part = 0, k0 = 0; part < nparts; part++) {
+    const size_t k1 = kernels.size() * (part + 1) / nparts;
+    std::ostringstream src;
+    emit_prelude(src);
+    for (size_t k = k0; k < k1; k++) {
+      emit_kernel(src, g, kernels[k]);
+      part_of[k] = part;
+    }
+    bodies[part] = src.str();
+    k0 = k1;
+  }
+  std::vector<std::future<const cg::Library*>> built;
+  for (std::string& body : bodies) {
+    std::string key = cg::kernel_key(body);
+    body += "extern \"C\" const char* fw_kernel_key() { return \"" + key + "\"; }\n";
+    built.push_back(std::async(nparts > 1 ? std::launch::async : std::launch::deferred,
+                               [&body, key] { return &cg::load_library(body, key); }));
+  }
+  std::vector<const cg::Library*> libs;
+  for (auto& b : built) libs.push_back(b.get());  // rethrows a compiler failure
+  for (size_t k = 0; k < kernels.size(); k++)
+    p->fns.push_back(reinterpret_cast<KernelFn>(libs[part_of[k]]->symbol(kernels[k].name)));
+  std::string body, paths;
+  for (size_t part = 0; part < nparts; part++) {
+    body += bodies[part];
+    paths += (part ? ", " : "") + libs[part]->path;
+  }
+  log::kernels(kernels.size(), " kernel(s) ready from ", paths);
   p->source = std::move(body);
-  p->lib_path = lib.path;
+  p->lib_path = std::move(paths);
   p->kernels = std::move(kernels);
   p->steps = std::move(steps);
   p->g = std::move(g);

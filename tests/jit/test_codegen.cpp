@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "codegen/compiler.h"
 
@@ -236,5 +237,30 @@ TEST(Codegen, BatchNormDecomposesAndFusesWithItsConsumer) {
       EXPECT_TRUE(fw::allclose(rv1, rv2, 1e-5, 1e-6)) << rv1 << rv2;
     }
   }
+}
+// Note [Parallel kernel builds]: a graph with 8 kernels builds as 2 libraries at once (when the
+// machine has 2+ hardware threads), each cached on its own; results as eager.
+TEST(Codegen, ManyKernelsBuildAsSeveralLibrariesInParallel) {
+  CacheDir dir;
+  auto fn = [](const std::vector<fw::Tensor>& xs) {
+    std::vector<fw::Tensor> ys;
+    for (const auto& x : xs) ys.push_back(((x * 2 + 1).tanh() - x).exp());  // one kernel per shape
+    return ys;
+  };
+  std::vector<fw::Tensor> xs;
+  for (int64_t k = 1; k <= 8; k++) xs.push_back(fw::randn({k, 5}));
+  auto f = fw::compile(fn);
+  auto got = f(xs), want = fn(xs);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); i++) EXPECT_TRUE(fw::allclose(got[i], want[i], 1e-5, 1e-6)) << i;
+  const size_t parts = std::thread::hardware_concurrency() >= 2 ? 2u : 1u;
+  EXPECT_EQ(dir.files(".so").size(), parts);
+  std::string src = read_sources(dir);
+  for (int k = 0; k < 8; k++)  // every kernel in exactly one part
+    EXPECT_NE(src.find("fused_mul_add_tanh_sub_exp_" + std::to_string(k) + "("), std::string::npos) << k;
+  fw::jit::reset();  // a fresh compile loads both parts from the disk cache
+  auto again = fw::compile(fn)(xs);
+  for (size_t i = 0; i < again.size(); i++) EXPECT_TRUE(fw::allclose(again[i], want[i], 1e-5, 1e-6)) << i;
+  EXPECT_EQ(dir.files(".so").size(), parts);
 }
 }  // namespace
