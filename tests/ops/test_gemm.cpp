@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <fw/fw.h>
+
 #include "core/ops/gemm.h"
 
 using fw::detail::gemm;
@@ -167,6 +169,24 @@ TEST(GemmF32, ThreadedShapes) {
   bad += check<float>({256, 10, 1024, false, true, 1, 0}, rng);
   bad += check<float>({10, 300, 256, true, false, 1, 1}, rng);
   EXPECT_EQ(bad, 0);
+}
+
+// Threads split C, never k, and each element of C is summed in the same order whatever the
+// thread count, so one and two threads give identical bits (native kernel and Eigen path alike).
+TEST(GemmF32, SameBitsOnOneAndTwoThreads) {
+  std::mt19937 rng(8);
+  const int saved = fw::get_num_threads();
+  for (int t = 0; t < 4; t++) {
+    const int64_t m = 200, n = 333, k = 800;
+    Operand<float> a = make_operand<float>(m, k, t & 1, 0, 1, rng), b = make_operand<float>(k, n, t & 2, 0, 1, rng);
+    std::vector<float> one(size_t(m * n)), two(size_t(m * n));
+    fw::set_num_threads(1);
+    gemm<float>(m, n, k, 1.f, a.arg, b.arg, 0.f, one.data(), n);
+    fw::set_num_threads(2);
+    gemm<float>(m, n, k, 1.f, a.arg, b.arg, 0.f, two.data(), n);
+    EXPECT_EQ(one, two) << "transposes " << t;
+  }
+  fw::set_num_threads(saved);
 }
 
 TEST(GemmF64, OddSizesAllTransposes) {
