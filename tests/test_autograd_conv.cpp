@@ -144,3 +144,65 @@ TEST(AutogradConv, OneDnnKernelsMatchIm2col) {
   Tensor k = leaf({2, 5, 7, 6}, 26).detach().to(fw::kFloat);
   expect_same(both([&] { return fw::conv2d(x.transpose(0, 1), k.transpose(0, 1), {}, 1, 1); }), "swapped conv2d");
 }
+
+TEST(AutogradConv, FusedOneDnnBackwardMatchesComposite) {
+  // backward() without create_graph takes oneDNN's backward primitives (Note [Fused conv2d
+  // backward]); create_graph keeps the differentiable composite, and with oneDNN off both run the
+  // im2col kernels. All three must agree, for every subset of wanted gradients.
+  if (!fw::detail::conv_dnnl_enabled()) GTEST_SKIP() << "built without oneDNN";
+  struct Case {
+    Opt o;
+    bool same;  // padding="same" with an even kernel (extra padding after)
+    bool strided_x;
+  };
+  std::vector<Case> cases;
+  for (const Opt& o : kOpts) cases.push_back({o, false, false});
+  cases.push_back({{1, 1, 0, 0, 2, 1, 1, true}, true, false});
+  cases.push_back({{1, 1, 1, 1, 1, 1, 1, true}, false, true});
+  cases.push_back({{2, 1, 1, 0, 1, 1, 2, true}, false, true});
+  for (const Case& k : cases) {
+    const Opt& o = k.o;
+    int64_t c = 8, out = 2 * o.groups;
+    Tensor x = leaf({3, c, 9, 11}, 30).detach().to(fw::kFloat);
+    if (k.strided_x) x = leaf({c, 3, 11, 9}, 30).detach().to(fw::kFloat).permute({1, 0, 3, 2});
+    Tensor w = leaf({out, c / o.groups, 3, 2}, 31).detach().to(fw::kFloat);
+    if (k.same) w = leaf({out, c / o.groups, 2, 4}, 31).detach().to(fw::kFloat);
+    Tensor b = leaf({out}, 32).detach().to(fw::kFloat);
+    for (int mask = 1; mask < 8; mask++) {
+      bool gx = mask & 1, gw = mask & 2, gb = (mask & 4) && o.bias;
+      if (!gx && !gw && !gb) continue;
+      auto run = [&](int mode) {  // 0: backward(), 1: create_graph, 2: im2col
+        if (mode == 2) fw::detail::set_conv_dnnl_enabled(false);
+        Tensor xv = x.detach().requires_grad_(gx), wv = w.detach().requires_grad_(gw), bv = b.detach().requires_grad_(gb);
+        Tensor y = k.same ? fw::conv2d(xv, wv, o.bias ? bv : Tensor(), 1, "same", {o.dh, o.dw})
+                          : fw::conv2d(xv, wv, o.bias ? bv : Tensor(), {o.sh, o.sw}, {o.ph, o.pw}, {o.dh, o.dw}, o.groups);
+        Tensor gy = fw::cos(fw::arange(y.numel(), fw::kFloat)).view(y.sizes());
+        variable_list in;
+        if (gx) in.push_back(xv);
+        if (gw) in.push_back(wv);
+        if (gb) in.push_back(bv);
+        variable_list g;
+        if (mode == 1) {
+          g = fw::autograd::grad({y}, in, {gy}, /*retain_graph=*/true, /*create_graph=*/true);
+        } else {
+          y.backward(gy);
+          for (auto& t : in) g.push_back(t.grad());
+        }
+        fw::detail::set_conv_dnnl_enabled(true);
+        for (auto& t : g) t = t.detach();
+        return g;
+      };
+      variable_list fused = run(0), composite = run(1), im2col = run(2);
+      std::string name = describe(o) + (k.same ? " same" : "") + (k.strided_x ? " strided x" : "") + " mask " +
+                         std::to_string(mask);
+      ASSERT_EQ(fused.size(), composite.size()) << name;
+      for (size_t i = 0; i < fused.size(); i++) {
+        ASSERT_TRUE(fused[i].defined()) << name;
+        ASSERT_EQ(fused[i].sizes(), composite[i].sizes()) << name;
+        double scale = std::max(1.0, im2col[i].abs().max().item<double>());
+        EXPECT_LE((fused[i] - composite[i]).abs().max().item<double>(), 1e-4 * scale) << name << " grad " << i;
+        EXPECT_LE((fused[i] - im2col[i]).abs().max().item<double>(), 1e-4 * scale) << name << " grad " << i;
+      }
+    }
+  }
+}

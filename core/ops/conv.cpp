@@ -23,6 +23,7 @@
 #include "core/ops/conv_dnnl.h"
 #include "core/ops/gemm.h"
 #include "core/parallel.h"
+#include "core/profile.h"
 #include "core/visit.h"
 
 namespace fw {
@@ -322,9 +323,39 @@ Tensor fit_spatial(Tensor t, int64_t h, int64_t w) {
   return t;
 }
 
+// Without create_graph (and outside fw::compile's tracer, which must see the composite ops), the
+// float32 gradients come straight from oneDNN's backward primitives (Note [Fused conv2d backward]
+// in conv_dnnl.cpp). False: not taken, nothing written.
+bool conv_vjp_dnnl(const VjpCtx& c, const Tensor& g, Outs& r) {
+  const Tensor &x = c.in[0], &w = c.in[1];
+  if (tls().tracer || is_grad_enabled() || !conv_dnnl_enabled()) return false;
+  if (x.dtype() != kFloat || w.dtype() != kFloat || g.dtype() != kFloat || x.numel() == 0 || g.numel() == 0)
+    return false;
+  const OpAttrs& a = c.a;
+  bool has_bias = a.flags & 1;
+  bool want_gx = c.needs[0], want_gw = c.needs[1], want_gb = has_bias && c.needs[2];
+  OpCall call{op_def(OpId::conv2d), c.in, a};
+  ConvGeom geom = conv_geom(call);
+  if (g.size(0) != geom.n || g.size(1) != geom.o || g.size(2) != geom.oh || g.size(3) != geom.ow) return false;
+  Tensor xc = x.contiguous(), wc = w.contiguous(), gc = g.contiguous();
+  Tensor gx = want_gx ? make_tensor(x.sizes(), kFloat) : Tensor();
+  Tensor gw = want_gw ? make_tensor(w.sizes(), kFloat) : Tensor();
+  Tensor gb = want_gb ? make_tensor(c.in[2].sizes(), kFloat) : Tensor();
+  ProfileScope prof("op", "conv2d_backward (oneDNN)");
+  if (!dnnl_conv2d_backward(dnnl_shape(geom, geom.ph + a.i1, geom.pw + a.i2), xc.data_ptr<float>(),
+                            wc.data_ptr<float>(), gc.data_ptr<float>(), want_gx ? gx.data_ptr<float>() : nullptr,
+                            want_gw ? gw.data_ptr<float>() : nullptr, want_gb ? gb.data_ptr<float>() : nullptr))
+    return false;
+  if (want_gx) r[0] = gx;
+  if (want_gw) r[1] = gw;
+  if (want_gb) r[2] = gb;
+  return true;
+}
+
 void conv_vjp(const VjpCtx& c, ArrayRef<Tensor> gs, Outs& r) {
   const Tensor &x = c.in[0], &w = c.in[1], &g = gs[0];
   const OpAttrs& a = c.a;
+  if (conv_vjp_dnnl(c, g, r)) return;
   if (c.needs[0]) {
     // The transposed conv's natural size is H + e - rem; output_padding adds back rem - e.
     int64_t op[2], extra[2] = {a.i1, a.i2};

@@ -166,9 +166,10 @@ const Plan* find_plan(const DnnlConvShape& s, bool transposed, bool bias) {
   return cache.emplace(k, std::move(p)).first->second.get();
 }
 
-// Per-thread blocked buffers, grown as needed (slot 0: src, 1: weights, 2: dst).
+// Per-thread blocked buffers, grown as needed (forward: slot 0 src, 1 weights, 2 dst; the
+// backward uses all six).
 memory scratch(const memory::desc& md, int slot) {
-  thread_local std::vector<float> buf[3];
+  thread_local std::vector<float> buf[6];
   size_t n = md.get_size() / sizeof(float) + 1;
   if (buf[slot].size() < n) buf[slot].assign(n, 0.f);
   return memory(md, cpu_engine(), buf[slot].data());
@@ -206,6 +207,92 @@ bool run(const DnnlConvShape& s, bool transposed, const float* x, const float* w
   return true;
 }
 
+// Note [Fused conv2d backward]
+// Without create_graph, conv2d's vjp needs plain gradients, not a differentiable composite, so it
+// runs oneDNN's two backward primitives directly (conv.cpp decides). Against the composite
+// (conv_transpose2d for the input grad, a channel/batch-swapped conv2d for the weight grad, a
+// sum for the bias grad) this saves, per layer: the contiguous copies of the swapped x and gy,
+// one of the two reorders of gy into the blocked layout (both primitives read the same one when
+// they choose the same layout), and the separate pass over gy for the bias (the backward-weights
+// primitive accumulates it while it reads gy).
+struct BwdPlan {
+  memory::desc usr_src_md, usr_wei_md, usr_dst_md, bias_md;
+  bool data = false, weights = false, bias = false;
+  // backward data: diff_dst, weights -> diff_src
+  dnnl::primitive bd;
+  memory::desc bd_ddst_md, bd_wei_md, bd_dsrc_md;
+  dnnl::reorder bd_ddst_in, bd_wei_in, bd_dsrc_out;
+  bool bd_ddst_re = false, bd_wei_re = false, bd_dsrc_re = false;
+  // backward weights: src, diff_dst -> diff_weights (+ diff_bias)
+  dnnl::primitive bw;
+  memory::desc bw_src_md, bw_ddst_md, bw_dwei_md;
+  dnnl::reorder bw_src_in, bw_ddst_in, bw_dwei_out;
+  bool bw_src_re = false, bw_ddst_re = false, bw_dwei_re = false, shared_ddst = false;
+};
+
+// A reorder from -> to when the two layouts differ; returns whether one is needed.
+bool make_reorder(const memory::desc& from, const memory::desc& to, dnnl::reorder& r) {
+  if (from == to) return false;
+  r = dnnl::reorder(memory(from, cpu_engine()), memory(to, cpu_engine()));
+  return true;
+}
+
+std::unique_ptr<BwdPlan> build_bwd_plan(const DnnlConvShape& s, bool data, bool weights, bool bias) {
+  auto p = std::make_unique<BwdPlan>();
+  auto& eng = cpu_engine();
+  p->data = data, p->weights = weights, p->bias = bias;
+  memory::dims src{s.n, s.c, s.h, s.w}, dst{s.n, s.o, s.oh, s.ow};
+  memory::dims strides{s.sh, s.sw}, dil{s.dh - 1, s.dw - 1}, pl{s.ph, s.pw}, pr{s.ph_end, s.pw_end};
+  memory::dims wdims = s.groups == 1 ? memory::dims{s.o, s.c, s.kh, s.kw}
+                                     : memory::dims{s.groups, s.o / s.groups, s.c / s.groups, s.kh, s.kw};
+  p->usr_src_md = memory::desc(src, dt::f32, tag::nchw);
+  p->usr_dst_md = memory::desc(dst, dt::f32, tag::nchw);
+  p->usr_wei_md = memory::desc(wdims, dt::f32, s.groups == 1 ? tag::oihw : tag::goihw);
+  p->bias_md = bias ? memory::desc({s.o}, dt::f32, tag::x) : memory::desc();
+  memory::desc a_src(src, dt::f32, tag::any), a_dst(dst, dt::f32, tag::any), a_wei(wdims, dt::f32, tag::any);
+  auto alg = dnnl::algorithm::convolution_direct;
+  // The backward primitives take the forward primitive descriptor as a hint.
+  dnnl::convolution_forward::desc fd(dnnl::prop_kind::forward_training, alg, a_src, a_wei, p->bias_md, a_dst, strides,
+                                     dil, pl, pr);
+  dnnl::convolution_forward::primitive_desc fpd(fd, eng);
+  if (data) {
+    dnnl::convolution_backward_data::desc d(alg, a_src, a_wei, a_dst, strides, dil, pl, pr);
+    dnnl::convolution_backward_data::primitive_desc pd(d, eng, fpd);
+    p->bd_ddst_md = pd.diff_dst_desc(), p->bd_wei_md = pd.weights_desc(), p->bd_dsrc_md = pd.diff_src_desc();
+    p->bd = dnnl::convolution_backward_data(pd);
+    p->bd_ddst_re = make_reorder(p->usr_dst_md, p->bd_ddst_md, p->bd_ddst_in);
+    p->bd_wei_re = make_reorder(p->usr_wei_md, p->bd_wei_md, p->bd_wei_in);
+    p->bd_dsrc_re = make_reorder(p->bd_dsrc_md, p->usr_src_md, p->bd_dsrc_out);
+  }
+  if (weights) {
+    dnnl::convolution_backward_weights::desc d(alg, a_src, a_wei, p->bias_md, a_dst, strides, dil, pl, pr);
+    dnnl::convolution_backward_weights::primitive_desc pd(d, eng, fpd);
+    p->bw_src_md = pd.src_desc(), p->bw_ddst_md = pd.diff_dst_desc(), p->bw_dwei_md = pd.diff_weights_desc();
+    if (bias && pd.diff_bias_desc() != p->bias_md) throw dnnl::error(dnnl_unimplemented, "diff_bias layout");
+    p->bw = dnnl::convolution_backward_weights(pd);
+    p->bw_src_re = make_reorder(p->usr_src_md, p->bw_src_md, p->bw_src_in);
+    p->shared_ddst = data && p->bw_ddst_md == p->bd_ddst_md;
+    if (!p->shared_ddst) p->bw_ddst_re = make_reorder(p->usr_dst_md, p->bw_ddst_md, p->bw_ddst_in);
+    p->bw_dwei_re = make_reorder(p->bw_dwei_md, p->usr_wei_md, p->bw_dwei_out);
+  }
+  return p;
+}
+
+const BwdPlan* find_bwd_plan(const DnnlConvShape& s, bool data, bool weights, bool bias) {
+  static std::mutex mu;
+  static std::map<std::pair<Key, int>, std::unique_ptr<BwdPlan>> cache;
+  auto k = std::make_pair(make_key(s, false, bias), (data ? 1 : 0) | (weights ? 2 : 0));
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find(k);
+  if (it != cache.end()) return it->second.get();
+  std::unique_ptr<BwdPlan> p;
+  try {
+    p = build_bwd_plan(s, data, weights, bias);
+  } catch (const dnnl::error&) {
+  }
+  return cache.emplace(k, std::move(p)).first->second.get();
+}
+
 }  // namespace
 
 bool conv_dnnl_enabled() { return g_dnnl_on.load(); }
@@ -218,11 +305,75 @@ bool dnnl_conv_transpose2d(const DnnlConvShape& s, const float* x, const float* 
   return run(s, true, x, w, b, y);
 }
 
+bool dnnl_conv2d_backward(const DnnlConvShape& s, const float* x, const float* w, const float* gy, float* gx,
+                          float* gw, float* gb) {
+  if (!g_dnnl_on.load(std::memory_order_relaxed)) return false;
+  bool data = gx != nullptr, weights = gw != nullptr || gb != nullptr, bias = gb != nullptr;
+  if (!data && !weights) return true;
+  const BwdPlan* p = find_bwd_plan(s, data, weights, bias);
+  if (!p) return false;
+  auto& eng = cpu_engine();
+  dnnl::stream strm(eng);
+  memory usr_gy(p->usr_dst_md, eng, const_cast<float*>(gy));
+  memory bd_ddst = usr_gy;
+  if (data) {
+    memory usr_w(p->usr_wei_md, eng, const_cast<float*>(w)), usr_gx(p->usr_src_md, eng, gx);
+    memory wei = usr_w, dsrc = usr_gx;
+    if (p->bd_ddst_re) {
+      ProfileScope prof("dnnl", "reorder diff_dst");
+      bd_ddst = scratch(p->bd_ddst_md, 0), p->bd_ddst_in.execute(strm, usr_gy, bd_ddst);
+    }
+    if (p->bd_wei_re) {
+      ProfileScope prof("dnnl", "reorder weights");
+      wei = scratch(p->bd_wei_md, 1), p->bd_wei_in.execute(strm, usr_w, wei);
+    }
+    if (p->bd_dsrc_re) dsrc = scratch(p->bd_dsrc_md, 2);
+    {
+      ProfileScope prof("dnnl", "backward data");
+      p->bd.execute(strm, {{DNNL_ARG_DIFF_DST, bd_ddst}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DIFF_SRC, dsrc}});
+    }
+    if (p->bd_dsrc_re) {
+      ProfileScope prof("dnnl", "reorder diff_src");
+      p->bd_dsrc_out.execute(strm, dsrc, usr_gx);
+    }
+  }
+  if (weights) {
+    memory usr_x(p->usr_src_md, eng, const_cast<float*>(x));
+    memory src = usr_x, ddst = p->shared_ddst ? bd_ddst : usr_gy;
+    if (p->bw_src_re) {
+      ProfileScope prof("dnnl", "reorder src");
+      src = scratch(p->bw_src_md, 3), p->bw_src_in.execute(strm, usr_x, src);
+    }
+    if (!p->shared_ddst && p->bw_ddst_re) {
+      ProfileScope prof("dnnl", "reorder diff_dst");
+      ddst = scratch(p->bw_ddst_md, 4), p->bw_ddst_in.execute(strm, usr_gy, ddst);
+    }
+    // The weight grad is computed even when only the bias grad is wanted (into scratch).
+    memory usr_gw = gw ? memory(p->usr_wei_md, eng, gw) : memory();
+    memory dwei = (p->bw_dwei_re || !gw) ? scratch(p->bw_dwei_md, 5) : usr_gw;
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, ddst}, {DNNL_ARG_DIFF_WEIGHTS, dwei}};
+    if (bias) args.emplace(DNNL_ARG_DIFF_BIAS, memory(p->bias_md, eng, gb));
+    {
+      ProfileScope prof("dnnl", "backward weights");
+      p->bw.execute(strm, args);
+    }
+    if (gw && p->bw_dwei_re) {
+      ProfileScope prof("dnnl", "reorder diff_weights");
+      p->bw_dwei_out.execute(strm, dwei, usr_gw);
+    }
+  }
+  strm.wait();
+  return true;
+}
+
 #else
 
 bool conv_dnnl_enabled() { return false; }
 bool dnnl_conv2d(const DnnlConvShape&, const float*, const float*, const float*, float*) { return false; }
 bool dnnl_conv_transpose2d(const DnnlConvShape&, const float*, const float*, const float*, float*) { return false; }
+bool dnnl_conv2d_backward(const DnnlConvShape&, const float*, const float*, const float*, float*, float*, float*) {
+  return false;
+}
 
 #endif
 

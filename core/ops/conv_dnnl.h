@@ -23,5 +23,10 @@ void set_conv_dnnl_enabled(bool on);
 bool dnnl_conv2d(const DnnlConvShape& s, const float* x, const float* w, const float* b, float* y);
 // y = conv_transpose2d(x, w) + b, same conventions. False: not handled.
 bool dnnl_conv_transpose2d(const DnnlConvShape& s, const float* x, const float* w, const float* b, float* y);
+// Gradients of y = conv2d(x, w) (+ b) from gy, on contiguous NCHW / OIHW float buffers: gx, gw and
+// gb are written when non-null (Note [Fused conv2d backward] in conv_dnnl.cpp). False: not
+// handled, nothing written.
+bool dnnl_conv2d_backward(const DnnlConvShape& s, const float* x, const float* w, const float* gy, float* gx,
+                          float* gw, float* gb);
 
 }  // namespace fw::detail
