@@ -281,3 +281,100 @@ TEST(AutogradNN, TwoTrainingForwardsThroughBatchNormThenBackward) {
   ((a + b) * fw::arange(12, fw::kDouble).view({4, 3})).sum().backward();
   EXPECT_EQ(x.grad().sizes(), x.sizes());
 }
+
+TEST(AutogradNN, PlainReluAndMaxPoolGradsMatchTheDifferentiableOnes) {
+  // backward() without create_graph computes relu's and max_pool2d's gradients in one pass
+  // (relu_grad in core/ops/unary.cpp, max_pool_vjp in core/ops/pool.cpp); create_graph keeps the
+  // composites. Both must give the same values, bit for bit, ties, NaN and inf included.
+  struct P {
+    std::vector<int64_t> k, s, p, d;
+    bool ceil;
+  };
+  std::vector<P> pools = {{{2, 1}, {2, 1}, {0, 0}, {1, 1}, false}, {{2, 2}, {2, 2}, {0, 0}, {1, 1}, false},
+                          {{3, 2}, {1, 2}, {1, 1}, {1, 1}, false}, {{2, 3}, {2, 1}, {0, 1}, {2, 1}, true},
+                          {{3, 3}, {2, 2}, {1, 0}, {1, 1}, true}};
+  for (auto dtype : {fw::kFloat, fw::kDouble}) {
+    for (size_t pi = 0; pi < pools.size(); pi++) {
+      const P& p = pools[pi];
+      fw::manual_seed(40 + pi);
+      // Rounded values give ties; a few NaN and inf entries; a permuted (non-contiguous) input.
+      Tensor base = (fw::randn({3, 4, 9, 8}, dtype) * 2).round().permute({0, 1, 3, 2}).contiguous().permute({0, 1, 3, 2});
+      {
+        fw::NoGradGuard ng;
+        base.select(0, 1).select(0, 2).select(0, 3).fill_(std::nan(""));
+        base.select(0, 2).select(0, 0).select(0, 0).fill_(INFINITY);
+        base.select(0, 0).select(0, 3).select(0, 5).fill_(-INFINITY);
+      }
+      auto grads = [&](bool create_graph) {
+        Tensor x = base.detach().requires_grad_(true);
+        Tensor y = fw::max_pool2d(fw::relu(x), p.k, p.s, p.p, p.d, p.ceil);
+        Tensor gy = fw::sin(fw::arange(y.numel(), dtype) * 0.7).view(y.sizes());
+        {
+          fw::NoGradGuard ng;
+          gy.view({-1}).select(0, 5).fill_(INFINITY);
+        }
+        if (create_graph) return fw::autograd::grad({y}, {x}, {gy}, true, true)[0].detach();
+        y.backward(gy);
+        return x.grad();
+      };
+      Tensor a = grads(false), b = grads(true);
+      ASSERT_EQ(a.sizes(), b.sizes());
+      Tensor same = (a == b) | (a.isnan() & b.isnan());
+      EXPECT_TRUE(same.all().item<bool>()) << "pool " << pi << " " << fw::dtype_name(dtype);
+    }
+  }
+}
+
+TEST(AutogradNN, MaxPoolMatchesNaiveLoopsOverGeometries) {
+  // The vectorised paths (tap by tap over output rows; two passes for windows tiling the rows,
+  // Note [Max pool in two passes]) against a plain loop over each window: values and indices
+  // equal, with ties, NaN and infinities, for float, double and int32.
+  struct P {
+    int64_t h, w, kh, kw, sh, sw, ph, pw, dh, dw;
+    bool ceil;
+  };
+  std::vector<P> ps = {{40, 16, 2, 1, 2, 1, 0, 0, 1, 1, false}, {20, 16, 2, 2, 2, 2, 0, 0, 1, 1, false},
+                       {5, 8, 2, 2, 2, 2, 0, 0, 1, 1, false},   {9, 8, 3, 2, 2, 2, 0, 0, 1, 1, false},
+                       {7, 9, 2, 3, 1, 3, 0, 0, 1, 1, false},   {6, 7, 2, 2, 1, 1, 0, 0, 1, 1, false},
+                       {6, 8, 1, 2, 1, 3, 0, 0, 1, 1, false},   {7, 10, 3, 3, 2, 3, 0, 0, 1, 1, false},
+                       {7, 7, 3, 3, 2, 2, 1, 1, 1, 1, false},   {8, 9, 2, 3, 2, 1, 0, 1, 2, 1, true},
+                       {5, 17, 2, 2, 2, 2, 0, 0, 1, 1, true}};
+  for (auto dtype : {fw::kFloat, fw::kDouble, fw::kInt}) {
+    for (size_t k = 0; k < ps.size(); k++) {
+      const P& p = ps[k];
+      fw::manual_seed(60 + k);
+      Tensor x = (fw::randn({2, 3, p.h, p.w}, fw::kDouble) * 2).round();
+      if (dtype != fw::kInt) {
+        fw::NoGradGuard ng;
+        x.view({-1}).select(0, 7).fill_(std::nan(""));
+        x.view({-1}).select(0, 8).fill_(std::nan(""));
+        x.view({-1}).select(0, 30).fill_(INFINITY);
+        x.view({-1}).select(0, 31).fill_(-INFINITY);
+      }
+      x = x.to(dtype);
+      auto [y, idx] = fw::max_pool2d_with_indices(x, {p.kh, p.kw}, {p.sh, p.sw}, {p.ph, p.pw}, {p.dh, p.dw}, p.ceil);
+      Tensor xd = x.to(fw::kDouble).contiguous(), yd = y.to(fw::kDouble).contiguous();
+      auto xa = xd.accessor<double, 4>(), ya = yd.accessor<double, 4>();
+      Tensor ic = idx.contiguous();
+      auto ia = ic.accessor<int64_t, 4>();
+      std::string name = "geometry " + std::to_string(k) + " " + fw::dtype_name(dtype);
+      for (int64_t n = 0; n < 2; n++)
+        for (int64_t c = 0; c < 3; c++)
+          for (int64_t oh = 0; oh < y.size(2); oh++)
+            for (int64_t ow = 0; ow < y.size(3); ow++) {
+              double best = -INFINITY;
+              int64_t bi = -1;
+              for (int64_t i = 0; i < p.kh; i++)
+                for (int64_t j = 0; j < p.kw; j++) {
+                  int64_t h = oh * p.sh - p.ph + i * p.dh, w = ow * p.sw - p.pw + j * p.dw;
+                  if (h < 0 || h >= p.h || w < 0 || w >= p.w) continue;
+                  double v = xa[n][c][h][w];
+                  if (bi < 0 || v > best || std::isnan(v)) best = v, bi = h * p.w + w;
+                }
+              double got = ya[n][c][oh][ow];
+              ASSERT_TRUE(got == best || (std::isnan(got) && std::isnan(best))) << name << " at " << oh << "," << ow;
+              ASSERT_EQ(ia[n][c][oh][ow], bi) << name << " at " << oh << "," << ow;
+            }
+    }
+  }
+}

@@ -2,7 +2,9 @@
 // or unbatched (C, H, W) inputs) and their 1-D composites, which view (N, C, L) as (N, C, 1, L).
 // attrs: ints = {kh, kw, sh, sw}; ints2 = {ph, pw}; ints3 = {dh, dw} (max); flags bit 0 = ceil_mode,
 // bit 1 = count_include_pad (avg); i0 = divisor_override (avg, 0 = none).
+#include <algorithm>
 #include <cmath>
+#include <memory>
 
 #include "core/convert.h"
 #include "core/op.h"
@@ -69,56 +71,127 @@ void max_pool_meta(const OpCall& c, Metas& m) {
   m.push_back({out_sizes(c.in[0], g.oh, g.ow), kLong});
 }
 
+// One tap of a window over a run of n consecutive outputs: the tap's input for output ow is
+// r[ow * SW] at flat position base + ow * SW; it replaces the running max when strictly greater or
+// NaN. Written without branches (| rather than ||, selects) so that it vectorises; random data
+// made the branchy form mispredict on every other element (5 ms for W5's first pool).
+template <int64_t SW, class T>
+inline void max_tap(const T* __restrict r, int64_t sw, int64_t base, T* __restrict yo, int64_t* __restrict io,
+                    int64_t n) {
+  const int64_t st = SW > 0 ? SW : sw;
+  for (int64_t ow = 0; ow < n; ow++) {
+    T v = r[ow * st], b = yo[ow];
+    bool take = (v > b) | (v != v);
+    yo[ow] = take ? v : b;
+    io[ow] = take ? base + ow * st : io[ow];
+  }
+}
+
+template <class T>
+void max_tap_any(const T* r, int64_t sw, int64_t base, T* yo, int64_t* io, int64_t n) {
+  if (sw == 1) max_tap<1>(r, sw, base, yo, io, n);
+  else if (sw == 2) max_tap<2>(r, sw, base, yo, io, n);
+  else max_tap<0>(r, sw, base, yo, io, n);
+}
+
+// Note [Max pool in two passes]
+// When the windows never leave the plane and each input row holds exactly ow windows
+// (iw == ow * sw, so kw <= sw: W5's 2x2 pools), a block of planes laid end to end is one long
+// run of windows along W. The first pass takes the max over each window's kw taps of every input
+// row in that run (long vectorised loops, however short a row is) and remembers the winning
+// column offset; the second combines kh of those row maxima per output. The winner is the same as
+// the tap-by-tap loop's: "the last NaN, else the first maximum" over the taps in row-major order
+// is kept when consecutive taps are grouped, so grouping a window's row first changes nothing.
+template <int64_t SW, int64_t KW, class T>
+void max_rows(const T* __restrict x, int64_t n, int64_t sw, int64_t kw, T* __restrict hv, int32_t* __restrict hj) {
+  const int64_t st = SW > 0 ? SW : sw, k = KW > 0 ? KW : kw;
+  for (int64_t m = 0; m < n; m++) {
+    hv[m] = x[m * st];
+    hj[m] = 0;
+  }
+  for (int64_t j = 1; j < k; j++)
+    for (int64_t m = 0; m < n; m++) {
+      T v = x[m * st + j], b = hv[m];
+      bool take = (v > b) | (v != v);
+      hv[m] = take ? v : b;
+      hj[m] = take ? int32_t(j) : hj[m];
+    }
+}
+
+// Planes [0, planes) of x (each ih x iw, iw == g.ow * g.sw) into y / idx, through a scratch
+// buffer of row maxima.
+template <class T>
+void max_pool_planes_two_pass(const T* x, T* y, int64_t* idx, int64_t planes, const Pool2d& g) {
+  // Geometry in locals: read through `g`, the stores below could alias it, which kept the
+  // compiler from vectorising (and made it reload every field per element).
+  const int64_t ih = g.ih, iw = g.iw, oh_n = g.oh, ow_n = g.ow, kh = g.kh, kw = g.kw, sh = g.sh, sw = g.sw;
+  const int64_t rows = ih * ow_n;  // row maxima per plane
+  const int64_t block = std::max<int64_t>(1, 8192 / rows);
+  std::unique_ptr<T[]> hv(new T[size_t(block * rows)]);
+  std::unique_ptr<int32_t[]> hj(new int32_t[size_t(block * rows)]);
+  for (int64_t p0 = 0; p0 < planes; p0 += block) {
+    const int64_t np = std::min(block, planes - p0), n = np * rows;
+    const T* xs = x + p0 * ih * iw;
+    if (sw == 2 && kw == 2) max_rows<2, 2>(xs, n, sw, kw, hv.get(), hj.get());
+    else max_rows<0, 0>(xs, n, sw, kw, hv.get(), hj.get());
+    for (int64_t p = 0; p < np; p++) {
+      const T* __restrict hp = hv.get() + p * rows;
+      const int32_t* __restrict jp = hj.get() + p * rows;
+      T* yp = y + (p0 + p) * oh_n * ow_n;
+      int64_t* ip = idx + (p0 + p) * oh_n * ow_n;
+      for (int64_t oh = 0; oh < oh_n; oh++) {
+        T* __restrict yo = yp + oh * ow_n;
+        int64_t* __restrict io = ip + oh * ow_n;
+        const int64_t r0 = oh * sh;
+        for (int64_t ow = 0; ow < ow_n; ow++) {
+          yo[ow] = hp[r0 * ow_n + ow];
+          io[ow] = r0 * iw + ow * sw + jp[r0 * ow_n + ow];
+        }
+        for (int64_t i = 1; i < kh; i++) {
+          const int64_t r = r0 + i;
+          for (int64_t ow = 0; ow < ow_n; ow++) {
+            T v = hp[r * ow_n + ow], b = yo[ow];
+            bool take = (v > b) | (v != v);
+            yo[ow] = take ? v : b;
+            io[ow] = take ? r * iw + ow * sw + jp[r * ow_n + ow] : io[ow];
+          }
+        }
+      }
+    }
+  }
+}
+
+bool two_pass_geometry(const Pool2d& g) {
+  bool inside = g.ph == 0 && g.pw == 0 && g.dh == 1 && g.dw == 1 && (g.oh - 1) * g.sh + g.kh <= g.ih &&
+                (g.ow - 1) * g.sw + g.kw <= g.iw;
+  return inside && g.kw > 1 && g.iw == g.ow * g.sw;
+}
+
 // NaN wins (the last NaN of the window, as PyTorch); indices are flat positions in the input plane.
 template <class T>
 void max_pool_plane(const T* x, T* y, int64_t* idx, const Pool2d& g) {
-  // Windows that never leave the plane (no padding, no dilation, no ceil overhang): no bound
-  // checks in the inner loops (the common case, e.g. all of W5's pools).
+  // Windows that never leave the plane (no padding, no dilation, no ceil overhang; e.g. all of
+  // W5's pools): tap by tap over a whole output row, which is the running max. Same taps in the
+  // same order as the general loop below, so the same results.
   bool inside = g.ph == 0 && g.pw == 0 && g.dh == 1 && g.dw == 1 && (g.oh - 1) * g.sh + g.kh <= g.ih &&
                 (g.ow - 1) * g.sw + g.kw <= g.iw;
-  if (inside && g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2) {
-    // 2x2 stride 2 (VGG-style): branch-free selects over the four taps, which vectorise. Same
-    // choice as the general loop: a later tap wins when strictly greater or NaN.
-    for (int64_t oh = 0; oh < g.oh; oh++) {
-      const T* r0 = x + 2 * oh * g.iw;
-      const T* r1 = r0 + g.iw;
-      T* yo = y + oh * g.ow;
-      int64_t* io = idx + oh * g.ow;
-      const int64_t base = 2 * oh * g.iw;
-      for (int64_t ow = 0; ow < g.ow; ow++) {
-        T best = r0[2 * ow];
-        int64_t bi = base + 2 * ow;
-        T v = r0[2 * ow + 1];
-        bool take = v > best || v != v;
-        best = take ? v : best;
-        bi = take ? base + 2 * ow + 1 : bi;
-        v = r1[2 * ow];
-        take = v > best || v != v;
-        best = take ? v : best;
-        bi = take ? base + g.iw + 2 * ow : bi;
-        v = r1[2 * ow + 1];
-        take = v > best || v != v;
-        best = take ? v : best;
-        bi = take ? base + g.iw + 2 * ow + 1 : bi;
-        yo[ow] = best;
-        io[ow] = bi;
-      }
-    }
-    return;
-  }
   if (inside && g.oh > 0 && g.ow > 0) {
-    for (int64_t oh = 0; oh < g.oh; oh++)
-      for (int64_t ow = 0; ow < g.ow; ow++) {
-        int64_t bi = oh * g.sh * g.iw + ow * g.sw;
-        T best = x[bi];
-        for (int64_t i = 0; i < g.kh; i++) {
-          const T* row = x + (oh * g.sh + i) * g.iw + ow * g.sw;
-          for (int64_t j = 0; j < g.kw; j++)
-            if (row[j] > best || row[j] != row[j]) best = row[j], bi = (oh * g.sh + i) * g.iw + ow * g.sw + j;
-        }
-        y[oh * g.ow + ow] = best;
-        idx[oh * g.ow + ow] = bi;
+    const int64_t iw = g.iw, oh_n = g.oh, ow_n = g.ow, kh = g.kh, kw = g.kw, sh = g.sh, sw = g.sw;
+    for (int64_t oh = 0; oh < oh_n; oh++) {
+      T* __restrict yo = y + oh * ow_n;
+      int64_t* __restrict io = idx + oh * ow_n;
+      const int64_t base0 = oh * sh * iw;
+      const T* __restrict r0 = x + base0;
+      for (int64_t ow = 0; ow < ow_n; ow++) {
+        yo[ow] = r0[ow * sw];
+        io[ow] = base0 + ow * sw;
       }
+      for (int64_t i = 0; i < kh; i++)
+        for (int64_t j = i == 0 ? 1 : 0; j < kw; j++) {
+          const int64_t base = (oh * sh + i) * iw + j;
+          max_tap_any(x + base, sw, base, yo, io, ow_n);
+        }
+    }
     return;
   }
   for (int64_t oh = 0; oh < g.oh; oh++) {
@@ -162,7 +235,12 @@ void max_pool_kernel(const OpCall& c, Outs& o) {
   Pool2d g = pool_geometry(c, true);
   int64_t* pi = o[1].data_ptr<int64_t>();
   pool_compute("max_pool2d", c.in[0], o[0], [&]<class T>(const T* x, T* y) {
+    const bool two_pass = two_pass_geometry(g);
     parallel_for(0, g.n * g.c, std::max<int64_t>(1, kGrainSize / (g.oh * g.ow * g.kh * g.kw)), [&](int64_t b, int64_t e) {
+      if (two_pass) {
+        max_pool_planes_two_pass(x + b * g.ih * g.iw, y + b * g.oh * g.ow, pi + b * g.oh * g.ow, e - b, g);
+        return;
+      }
       for (int64_t p = b; p < e; p++)
         max_pool_plane(x + p * g.ih * g.iw, y + p * g.oh * g.ow, pi + p * g.oh * g.ow, g);
     });
@@ -278,6 +356,30 @@ void max_pool_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
   int64_t ih = x.size(-2), iw = x.size(-1), planes = x.numel() / (ih * iw);
   const Tensor& idx = c.out[1];
   int64_t per = idx.size(-2) * idx.size(-1);
+  if (!tls().tracer && !is_grad_enabled() && (g[0].dtype() == kFloat || g[0].dtype() == kDouble)) {
+    // Plain gradient (no create_graph, not traced): one pass that zeroes each input plane and
+    // adds the plane's output gradients at their argmax, in the order scatter_add would (the
+    // same sums), instead of zeros + a copy of them + a serial scatter_add.
+    Tensor gx = make_tensor(x.sizes(), g[0].dtype());
+    Tensor gc = g[0].contiguous(), ic = idx.contiguous();
+    const int64_t* ip = ic.data_ptr<int64_t>();
+    visit_float(gx.dtype(), "max_pool2d_backward", [&]<class T>() {
+      const T* gp = gc.data_ptr<T>();
+      T* out = gx.data_ptr<T>();
+      parallel_for(0, planes, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(ih * iw + per, 1)),
+                   [&](int64_t b, int64_t e) {
+                     for (int64_t p = b; p < e; p++) {
+                       T* o = out + p * ih * iw;
+                       std::fill(o, o + ih * iw, T(0));
+                       const T* gq = gp + p * per;
+                       const int64_t* iq = ip + p * per;
+                       for (int64_t k = 0; k < per; k++) o[iq[k]] += gq[k];
+                     }
+                   });
+    });
+    r[0] = gx;
+    return;
+  }
   Tensor flat = fw::zeros({planes, ih * iw}, g[0].dtype());
   r[0] = flat.scatter_add(1, idx.reshape({planes, per}), g[0].reshape({planes, per})).view(x.sizes());
 }

@@ -402,9 +402,28 @@ FW_DEFINE_OP(erfc) {
   def_unary<fn::Erfc, UK::Float>(d, "Erfc");
   d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * fw::exp(-x * x) * -M_2_SQRTPI); };
 }
+// relu's gradient gy * (y > 0). A plain gradient (no create_graph, not traced) of a float tensor is
+// one pass, y > 0 ? gy : gy * 0, instead of a bool mask, its cast to float and a product.
+static Tensor relu_grad(const Tensor& gy, const Tensor& y) {
+  bool plain = !tls().tracer && !is_grad_enabled() && gy.dtype() == y.dtype() && gy.sizes().equals(y.sizes()) &&
+               (gy.dtype() == kFloat || gy.dtype() == kDouble);
+  if (!plain) return gy * (y > 0);
+  Tensor out = make_tensor(gy.sizes(), gy.dtype());
+  Tensor gc = gy.contiguous(), yc = y.contiguous();
+  visit_float(gy.dtype(), "relu_backward", [&]<class T>() {
+    const T* __restrict gp = gc.data_ptr<T>();
+    const T* __restrict yp = yc.data_ptr<T>();
+    T* __restrict o = out.data_ptr<T>();
+    parallel_for(0, out.numel(), kGrainSize, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; i++) o[i] = yp[i] > T(0) ? gp[i] : gp[i] * T(0);
+    });
+  });
+  return out;
+}
+
 FW_DEFINE_OP(relu) {
   def_unary<fn::Relu, UK::Same>(d, "Relu");
-  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * (y > 0)); }; d.vjp_uses_out = true;
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(relu_grad(gy, y)); }; d.vjp_uses_out = true;
 }
 FW_DEFINE_OP(gelu) {
   def_unary<fn::Gelu, UK::Float>(d, "Gelu");
