@@ -4,9 +4,13 @@
 # > 1 means fw is faster). Usage: benchmarks/compare.sh [rounds]
 # Uses ../shared/bench/bench_api.cpp when it compiles against fw, else the tensor-only
 # benchmarks/bench_core_api.cpp (same code, W1/W2/W3/W8).
+# Environment: FW_BUILD_DIR=dir uses an already configured build directory instead of ./build
+# (scripts/setup.sh is then not run); COMPARE_EAGER_ONLY=1 skips the fw::compile figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds="${1:-3}"
+bdir="${FW_BUILD_DIR:-build}"
+eager_only="${COMPARE_EAGER_ONLY:-0}"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 # The peer: libtorch plus OpenBLAS (with Debian's default reference BLAS, libtorch's sgemm runs
@@ -17,28 +21,31 @@ for pkg in libtorch-dev libopenblas0-openmp; do
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$pkg" >/dev/null
   fi
 done
-scripts/setup.sh >/dev/null
-cmake --build build --target fw fw_bench_compile >/dev/null
+targets=(fw)
+[ "$eager_only" = 1 ] || targets+=(fw_bench_compile)
+[ "$bdir" != build ] || scripts/setup.sh >/dev/null
+cmake --build "$bdir" --target "${targets[@]}" >/dev/null
 src=../shared/bench/bench_api.cpp
 flags=(-O2 -std=c++20 -march=native -w)
-if ! g++ "${flags[@]}" "$src" -Iinclude -Lbuild/core -lfw -fopenmp -o "$out/bench_fw" 2>/dev/null; then
+if ! g++ "${flags[@]}" "$src" -Iinclude -L"$bdir/core" -lfw -fopenmp -o "$out/bench_fw" 2>/dev/null; then
   src=benchmarks/bench_core_api.cpp
-  g++ "${flags[@]}" "$src" -Iinclude -Lbuild/core -lfw -fopenmp -o "$out/bench_fw"
+  g++ "${flags[@]}" "$src" -Iinclude -L"$bdir/core" -lfw -fopenmp -o "$out/bench_fw"
 fi
 g++ -O2 -std=c++17 -w -DPEER_TORCH "$src" -I/usr/include/torch/csrc/api/include -ltorch -ltorch_cpu -lc10 \
   -o "$out/bench_torch"
-echo "source: $src  rounds: $rounds  threads: 2  $(date -u +%F)"
+echo "source: $src  rounds: $rounds  threads: 2  build: $bdir  $(date -u +%F)  load: $(cut -d' ' -f1-3 /proc/loadavg)"
 for r in $(seq "$rounds"); do
   OMP_NUM_THREADS=2 "$out/bench_torch" | sed "s/^/torch $r /" >> "$out/all.txt"
-  OMP_NUM_THREADS=2 LD_LIBRARY_PATH=build/core "$out/bench_fw" | sed "s/^/fw $r /" >> "$out/all.txt"
+  OMP_NUM_THREADS=2 LD_LIBRARY_PATH="$bdir/core" "$out/bench_fw" | sed "s/^/fw $r /" >> "$out/all.txt"
+  [ "$eager_only" = 1 ] && continue
   # fw::compile: compiled W2/W3/W4 (ratios against the same libtorch figures), replay overhead,
   # and W7 (first call of the compiled W4 step) cold (empty kernel cache) then warm (a new process
   # finding the disk cache the cold one filled).
   cache="$out/fw-cache-$r"
-  FW_CACHE_DIR="$cache" OMP_NUM_THREADS=2 build/benchmarks/fw_bench_compile | sed "s/^/fw $r /" >> "$out/all.txt"
+  FW_CACHE_DIR="$cache" OMP_NUM_THREADS=2 "$bdir"/benchmarks/fw_bench_compile | sed "s/^/fw $r /" >> "$out/all.txt"
   rm -rf "$cache"
-  FW_CACHE_DIR="$cache" OMP_NUM_THREADS=2 build/benchmarks/fw_bench_compile w7 | sed "s/^W7_first_call/W7_first_call_cold/; s/^/fw $r /" >> "$out/all.txt"
-  FW_CACHE_DIR="$cache" OMP_NUM_THREADS=2 build/benchmarks/fw_bench_compile w7 | sed "s/^W7_first_call/W7_first_call_warm/; s/^/fw $r /" >> "$out/all.txt"
+  FW_CACHE_DIR="$cache" OMP_NUM_THREADS=2 "$bdir"/benchmarks/fw_bench_compile w7 | sed "s/^W7_first_call/W7_first_call_cold/; s/^/fw $r /" >> "$out/all.txt"
+  FW_CACHE_DIR="$cache" OMP_NUM_THREADS=2 "$bdir"/benchmarks/fw_bench_compile w7 | sed "s/^W7_first_call/W7_first_call_warm/; s/^/fw $r /" >> "$out/all.txt"
 done
 python3 - "$out/all.txt" <<'PY'
 import sys, statistics, collections
