@@ -10,12 +10,39 @@
 //    variable.
 // Eigen's GEMM and oneDNN keep their own OpenMP regions (one per call, not per elementwise op).
 // After fork() the child gets a fresh pool (the parent's threads do not exist there).
+//
+// Note [Sharing a hot OpenMP team]
+// oneDNN's convolutions run on libgomp's team, whose workers spin after each region before they
+// sleep: GOMP_SPINCOUNT, by default 300,000 pause instructions, ~24 ms on this EPYC (a pause takes
+// ~80 ns), longer than the gaps between a CNN's convolutions. An fw op in such a gap (relu, a
+// pool, a Linear's GEMM, an optimizer step) that woke this pool ran three busy threads on two
+// cores: its own two and libgomp's spinning worker, which the scheduler time-slices in. libtorch
+// never has this, since all its ops share the one team. So for kHotWindowNs after fw last saw an
+// OpenMP region end (a oneDNN call, note_openmp_region(), or one of these regions), run_tasks
+// runs on the OpenMP team instead, its threads claiming tasks from the same counter, and this
+// pool's workers stay asleep. Programs that never call oneDNN never take that path. With
+// OMP_WAIT_POLICY=passive libgomp's workers sleep at once and the window is empty; with
+// OMP_WAIT_POLICY=active they never sleep and the window never closes.
+// On an oversubscribed machine the team is the worse choice: a region's end is a barrier, so a
+// team member that is off the CPU holds up the caller, where this pool's caller takes over the
+// tasks nobody has claimed. A region on the team whose master ran every task itself, or waited
+// more than kLateJoinNs for the others after its last task, sends the regions of the next 50 ms
+// back to the pool, doubling up to 3 s while the team keeps being late, back to 50 ms after a
+// region on time. Measured on W5's train step under load ~4 from other processes: 2.0-2.6 s
+// with the pool, 2.6-3.5 s on the team without this back-off.
 #include "core/parallel.h"
+
+#include "core/profile.h"
 
 #include <pthread.h>
 
+#include <strings.h>
+
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
+#include <cstdlib>
+#include <limits>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -32,6 +59,54 @@ namespace {
 
 thread_local bool t_in_region = false;
 constexpr int kSpin = 4096;  // pause iterations (~20 ns each) before sleeping
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+bool env_is(const char* name, const char* value) {
+  const char* e = std::getenv(name);
+  return e && strcasecmp(e, value) == 0;
+}
+
+// How long libgomp's workers stay hot after a region (Note [Sharing a hot OpenMP team]).
+int64_t hot_window_ns() {
+  static const int64_t w = [] {
+    if (env_is("OMP_WAIT_POLICY", "passive")) return int64_t(0);
+    if (env_is("OMP_WAIT_POLICY", "active")) return std::numeric_limits<int64_t>::max() / 4;
+    return int64_t(10'000'000);  // 10 ms: inside libgomp's default spin on fast-pause CPUs too
+  }();
+  return w;
+}
+
+std::atomic<int64_t> g_omp_hot_until{0};     // steady-clock ns; 0 = cold
+std::atomic<int64_t> g_omp_backoff_until{0};  // no fw regions on the team before this
+std::mutex g_omp_mu;                          // one fw region on the OpenMP team at a time
+// A region whose master finished its tasks and then waited this long for the rest of the team,
+// or ran every task itself, had a team member off the CPU: the machine is oversubscribed.
+constexpr int64_t kLateJoinNs = 200'000;
+constexpr int64_t kMinBackoffNs = 50'000'000, kMaxBackoffNs = 3'000'000'000;
+std::atomic<int64_t> g_omp_backoff_ns{kMinBackoffNs};  // doubles while the team keeps being late
+
+// Runs the tasks on the OpenMP team (its threads claim them from a counter, as the pool's do).
+// Returns false when the team was late (see kLateJoinNs).
+bool run_on_openmp(int n, void (*fn)(void*, int), void* ctx) {
+  std::atomic<int> next{0}, helped{0};
+  int64_t master_done = 0;
+  const int nt = std::min(n, max_threads());
+#pragma omp parallel num_threads(nt)
+  {
+    const bool outer = t_in_region;
+    t_in_region = true;
+    int mine = 0;
+    for (int t; (t = next.fetch_add(1, std::memory_order_relaxed)) < n; mine++) fn(ctx, t);
+    t_in_region = outer;
+    if (omp_get_thread_num() == 0) master_done = now_ns();
+    else if (mine > 0) helped.store(1, std::memory_order_relaxed);
+  }
+  return nt < 2 || (helped.load(std::memory_order_relaxed) && now_ns() - master_done < kLateJoinNs);
+}
 
 struct Job {
   void (*fn)(void*, int) = nullptr;
@@ -122,14 +197,22 @@ class Pool {
 std::atomic<Pool*> g_pool{nullptr};
 std::once_flag g_atfork_once;
 
+// The child of a fork() starts with no pool and a cold OpenMP team.
+void install_atfork() {
+  std::call_once(g_atfork_once, [] {
+    pthread_atfork(nullptr, nullptr, [] {
+      g_pool.store(nullptr, std::memory_order_release);
+      g_omp_hot_until.store(0, std::memory_order_relaxed);
+    });
+  });
+}
+
 Pool& pool() {
   Pool* p = g_pool.load(std::memory_order_acquire);
   if (p) return *p;
   static std::mutex init_mu;
   std::lock_guard<std::mutex> lock(init_mu);
-  std::call_once(g_atfork_once, [] {
-    pthread_atfork(nullptr, nullptr, [] { g_pool.store(nullptr, std::memory_order_release); });
-  });
+  install_atfork();
   p = g_pool.load(std::memory_order_acquire);
   if (!p) {
     p = new Pool();
@@ -142,6 +225,13 @@ Pool& pool() {
 
 bool in_parallel_region() { return t_in_region; }
 
+void note_openmp_region() {
+  const int64_t w = hot_window_ns();
+  if (w <= 0) return;
+  install_atfork();
+  g_omp_hot_until.store(now_ns() + w, std::memory_order_relaxed);
+}
+
 void run_tasks(int n_tasks, void (*fn)(void*, int), void* ctx) {
   if (n_tasks <= 0) return;
   if (n_tasks == 1 || t_in_region) {
@@ -151,6 +241,25 @@ void run_tasks(int n_tasks, void (*fn)(void*, int), void* ctx) {
     t_in_region = outer;
     return;
   }
+  const int64_t now = now_ns();
+  if (g_omp_hot_until.load(std::memory_order_relaxed) > now &&
+      g_omp_backoff_until.load(std::memory_order_relaxed) <= now && !omp_in_parallel()) {
+    std::unique_lock<std::mutex> lock(g_omp_mu, std::try_to_lock);
+    if (lock.owns_lock()) {
+      profile_event("pool", "regions on the OpenMP team");
+      if (run_on_openmp(n_tasks, fn, ctx)) {
+        g_omp_backoff_ns.store(kMinBackoffNs, std::memory_order_relaxed);
+      } else {
+        profile_event("pool", "late OpenMP team: back-off");
+        const int64_t b = g_omp_backoff_ns.load(std::memory_order_relaxed);
+        g_omp_backoff_until.store(now_ns() + b, std::memory_order_relaxed);
+        g_omp_backoff_ns.store(std::min(2 * b, kMaxBackoffNs), std::memory_order_relaxed);
+      }
+      note_openmp_region();
+      return;
+    }
+  }
+  profile_event("pool", "regions on fw's pool");
   pool().run(n_tasks, fn, ctx);
 }
 

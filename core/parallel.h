@@ -19,6 +19,9 @@ constexpr int64_t kGrainSize = 32768;
 void run_tasks(int n_tasks, void (*fn)(void*, int), void* ctx);
 // True while the calling thread runs a task of run_tasks (nested regions run serially).
 bool in_parallel_region();
+// Tells run_tasks that an OpenMP parallel region (a oneDNN call) has just ended, so that libgomp's
+// workers are spinning and fw's next regions run on that team (Note [Sharing a hot OpenMP team]).
+void note_openmp_region();
 // The thread count parallel regions use: fw::set_num_threads / OMP_NUM_THREADS.
 inline int max_threads() { return omp_get_max_threads(); }
 

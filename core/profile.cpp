@@ -64,6 +64,13 @@ bool profile_enabled() {
   return on;
 }
 
+void profile_event(const char* kind, const char* name) {
+  if (!profile_enabled()) return;
+  Table& t = table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  t.stats[{kind, name}].calls++;
+}
+
 void ProfileScope::begin(const char* kind, const char* name) {
   active_ = true;
   kind_ = kind;

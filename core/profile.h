@@ -9,6 +9,9 @@ bool profile_enabled();
 
 // Times its lifetime under `name` (a string with static storage) in group `kind` ("op", "vjp",
 // or any other static label). Time spent in nested scopes is reported as the inner scope's.
+// Counts one occurrence of `name` (calls only, no time) when profiling is on.
+void profile_event(const char* kind, const char* name);
+
 class ProfileScope {
  public:
   ProfileScope(const char* kind, const char* name) {

@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdlib>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -86,6 +88,67 @@ TEST(ThreadPool, WorksAfterFork) {
       for (int64_t i = b; i < e; i++) sum += i;
     });
     _exit(sum.load() == 10000LL * 9999 / 2 ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+TEST(ThreadPool, RegionsOnAHotOpenMpTeam) {
+  // After an OpenMP region (a oneDNN call) fw's regions run on the OpenMP team for a while
+  // (Note [Sharing a hot OpenMP team]); the same guarantees hold there.
+  auto hot = [] { fw::detail::note_openmp_region(); };
+  int omp_threads_seen = 0;
+  {
+    hot();
+    std::atomic<int> mask{0};
+    parallel_for(0, 1 << 20, 1, [&](int64_t, int64_t) {
+      mask |= 1 << (omp_in_parallel() ? 1 : 0);
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    });
+    omp_threads_seen = mask.load();
+  }
+  if (fw::get_num_threads() > 1 && std::getenv("OMP_WAIT_POLICY") == nullptr)
+    EXPECT_EQ(omp_threads_seen, 2) << "expected the tasks to run inside an OpenMP region";
+  for (int64_t n : {2, 3, 1000, 100001}) {
+    hot();
+    EXPECT_EQ(visit_all(n, 7), n * (n - 1) / 2) << n;
+  }
+  hot();
+  std::atomic<int64_t> total{0};
+  parallel_for(0, 8, 1, [&](int64_t b, int64_t e) {
+    EXPECT_TRUE(fw::detail::in_parallel_region());
+    for (int64_t i = b; i < e; i++) parallel_for(0, 1000, 1, [&](int64_t x, int64_t y) { total += y - x; });
+  });
+  EXPECT_EQ(total.load(), 8000);
+  EXPECT_FALSE(fw::detail::in_parallel_region());
+  hot();
+  EXPECT_THROW(parallel_for(0, 100, 1, [](int64_t b, int64_t) {
+    if (b >= 50) throw std::runtime_error("task failed");
+  }), std::runtime_error);
+  std::vector<std::thread> ts;
+  std::atomic<int> bad{0};
+  for (int t = 0; t < 4; t++)
+    ts.emplace_back([&] {
+      for (int r = 0; r < 50; r++) {
+        hot();
+        if (visit_all(5000, 100) != 5000LL * 4999 / 2) bad++;
+      }
+    });
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(bad.load(), 0);
+  // A child forked right after an OpenMP region starts cold, on its own pool.
+  hot();
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    std::atomic<int64_t> sum{0};
+    std::atomic<bool> in_omp{false};
+    parallel_for(0, 10000, 10, [&](int64_t b, int64_t e) {
+      if (omp_in_parallel()) in_omp = true;
+      for (int64_t i = b; i < e; i++) sum += i;
+    });
+    _exit(sum.load() == 10000LL * 9999 / 2 && !in_omp ? 0 : 1);
   }
   int status = 0;
   ASSERT_EQ(waitpid(pid, &status, 0), pid);

@@ -10,6 +10,7 @@
 // 479 -> 244 ms, grad_weight 902 -> 305 ms against im2col + Eigen GEMM (libtorch 257/255/290).
 #include "core/ops/conv_dnnl.h"
 
+#include "core/parallel.h"
 #include "core/profile.h"
 
 #include <atomic>
@@ -209,6 +210,7 @@ bool run(const DnnlConvShape& s, bool transposed, const float* x, const float* w
     p->dst_out.execute(strm, dst, usr_dst);
   }
   strm.wait();
+  note_openmp_region();
   return true;
 }
 
@@ -368,6 +370,7 @@ bool dnnl_conv2d_backward(const DnnlConvShape& s, const float* x, const float* w
     }
   }
   strm.wait();
+  note_openmp_region();
   return true;
 }
 
