@@ -47,6 +47,12 @@ void visit_work(const Tensor& work, F&& body) {
 }
 
 // body(i) for i in [0, n), in parallel chunks for large n.
+// body(lo, hi) over [0, n) in parallel chunks (for loops the compiler should vectorise).
+template <class F>
+void for_each_range(int64_t n, const F& body) {
+  fw::detail::parallel_for(0, n, fw::detail::kGrainSize / 4, body);
+}
+
 template <class F>
 void for_each_index(int64_t n, const F& body) {
   fw::detail::parallel_for(0, n, fw::detail::kGrainSize / 4, [&](int64_t b, int64_t e) {

@@ -9,6 +9,7 @@ namespace {
 
 using detail::ensure_state;
 using detail::for_each_index;
+using detail::for_each_range;
 using detail::prepare;
 using detail::ptr;
 using detail::visit_work;
@@ -49,17 +50,34 @@ Tensor SGD::step(LossClosure closure) {
       buf = ensure_state(s.momentum_buffer(), w.work);
     }
     visit_work(w.work, [&]<class T>() {
-      T *pp = ptr<T>(w.work), *b = ptr<T>(buf);
+      T* pp = ptr<T>(w.work);
+      T* b = ptr<T>(buf);
       const T* g = ptr<T>(w.grad);
-      for_each_index(n, [&](int64_t i) {
-        T d = g[i];
-        if (wd != 0) d += T(wd) * pp[i];
-        if (b) {
-          b[i] = first ? d : b[i] * T(mom) + T(1 - damp) * d;
-          d = nesterov ? d + T(mom) * b[i] : b[i];
-        }
-        pp[i] += T(-lr) * d;
-      });
+      const T twd = T(wd), tmom = T(mom), tdamp = T(1 - damp), tlr = T(-lr);
+      // The options as template flags and the scalars as locals: with run-time tests and
+      // captured references in the body the loop stayed scalar (12.0 ms for W5's 19M parameters,
+      // 2 threads; 9.4 ms for libtorch's three passes).
+      auto update = [&]<bool WD, bool MOM, bool FIRST, bool NESTEROV>() {
+        for_each_range(n, [=](int64_t lo, int64_t hi) {
+          for (int64_t i = lo; i < hi; i++) {
+            T d = g[i];
+            if constexpr (WD) d += twd * pp[i];
+            if constexpr (MOM) {
+              T bi = FIRST ? d : b[i] * tmom + tdamp * d;
+              b[i] = bi;
+              d = NESTEROV ? d + tmom * bi : bi;
+            }
+            pp[i] += tlr * d;
+          }
+        });
+      };
+      auto with_first = [&]<bool WD, bool MOM>() {
+        if (!MOM) return update.template operator()<WD, false, false, false>();
+        if (first) return nesterov ? update.template operator()<WD, MOM, true, true>() : update.template operator()<WD, MOM, true, false>();
+        return nesterov ? update.template operator()<WD, MOM, false, true>() : update.template operator()<WD, MOM, false, false>();
+      };
+      if (wd != 0) b ? with_first.template operator()<true, true>() : with_first.template operator()<true, false>();
+      else b ? with_first.template operator()<false, true>() : with_first.template operator()<false, false>();
     });
     w.finish();
   });
