@@ -89,9 +89,11 @@ constexpr int64_t kLateJoinNs = 200'000;
 constexpr int64_t kMinBackoffNs = 50'000'000, kMaxBackoffNs = 3'000'000'000;
 std::atomic<int64_t> g_omp_backoff_ns{kMinBackoffNs};  // doubles while the team keeps being late
 
+}  // namespace
+
 // Runs the tasks on the OpenMP team (its threads claim them from a counter, as the pool's do).
 // Returns false when the team was late (see kLateJoinNs).
-bool run_on_openmp(int n, void (*fn)(void*, int), void* ctx) {
+bool run_tasks_on_openmp(int n, void (*fn)(void*, int), void* ctx) {
   std::atomic<int> next{0}, helped{0};
   int64_t master_done = 0;
   const int nt = std::min(n, max_threads());
@@ -107,6 +109,8 @@ bool run_on_openmp(int n, void (*fn)(void*, int), void* ctx) {
   }
   return nt < 2 || (helped.load(std::memory_order_relaxed) && now_ns() - master_done < kLateJoinNs);
 }
+
+namespace {
 
 struct Job {
   void (*fn)(void*, int) = nullptr;
@@ -247,7 +251,7 @@ void run_tasks(int n_tasks, void (*fn)(void*, int), void* ctx) {
     std::unique_lock<std::mutex> lock(g_omp_mu, std::try_to_lock);
     if (lock.owns_lock()) {
       profile_event("pool", "regions on the OpenMP team");
-      if (run_on_openmp(n_tasks, fn, ctx)) {
+      if (run_tasks_on_openmp(n_tasks, fn, ctx)) {
         g_omp_backoff_ns.store(kMinBackoffNs, std::memory_order_relaxed);
       } else {
         profile_event("pool", "late OpenMP team: back-off");

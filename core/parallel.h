@@ -22,6 +22,9 @@ bool in_parallel_region();
 // Tells run_tasks that an OpenMP parallel region (a oneDNN call) has just ended, so that libgomp's
 // workers are spinning and fw's next regions run on that team (Note [Sharing a hot OpenMP team]).
 void note_openmp_region();
+// What run_tasks does while that team is hot: the tasks on the OpenMP team, claimed from a shared
+// counter. False when a team member was late (off the CPU). Exposed for the tests.
+bool run_tasks_on_openmp(int n_tasks, void (*fn)(void*, int), void* ctx);
 // The thread count parallel regions use: fw::set_num_threads / OMP_NUM_THREADS.
 inline int max_threads() { return omp_get_max_threads(); }
 
