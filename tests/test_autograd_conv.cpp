@@ -206,3 +206,40 @@ TEST(AutogradConv, FusedOneDnnBackwardMatchesComposite) {
     }
   }
 }
+
+TEST(AutogradConv, WinogradMatchesDirectWithinRounding) {
+  // Note [Winograd convolutions]: opt-in; outputs and all three gradients within ~1e-5 of the
+  // direct kernels' relative to their magnitude, and shapes it does not cover fall back to direct.
+  if (!fw::detail::conv_dnnl_enabled()) GTEST_SKIP() << "built without oneDNN";
+  struct S {
+    int64_t n, c, o, h, w, k, stride;
+  };
+  for (S s : {S{4, 16, 32, 10, 8, 3, 1}, S{2, 32, 32, 5, 8, 3, 1}, S{3, 3, 16, 12, 7, 3, 1}, S{2, 16, 16, 9, 9, 3, 2},
+              S{2, 16, 16, 6, 6, 5, 1}}) {
+    Tensor x = leaf({s.n, s.c, s.h, s.w}, 40).detach().to(fw::kFloat);
+    Tensor w = (leaf({s.o, s.c, s.k, s.k}, 41).detach() * 0.2).to(fw::kFloat), b = leaf({s.o}, 42).detach().to(fw::kFloat);
+    auto run = [&](bool wino) {
+      fw::detail::set_conv_dnnl_winograd(wino);
+      Tensor xv = x.detach().requires_grad_(true), wv = w.detach().requires_grad_(true), bv = b.detach().requires_grad_(true);
+      Tensor y = fw::conv2d(xv, wv, bv, s.stride, s.k / 2);
+      (y * fw::cos(y)).sum().backward();
+      fw::detail::set_conv_dnnl_winograd(false);
+      return std::vector<Tensor>{y.detach(), xv.grad(), wv.grad(), bv.grad()};
+    };
+    auto direct = run(false), wino = run(true);
+    // Buffers at odd offsets (contiguous views one float into their storage) work too.
+    auto shifted = [](const Tensor& t) { return fw::cat({fw::zeros({1}), t.reshape({-1})}).narrow(0, 1, t.numel()).view(t.sizes()); };
+    Tensor x0 = x, w0 = w, b0 = b;
+    x = shifted(x0), w = shifted(w0), b = shifted(b0);
+    ASSERT_EQ(x.storage_offset(), 1);
+    auto wino_shifted = run(true);
+    x = x0, w = w0, b = b0;
+    for (size_t i = 0; i < direct.size(); i++)
+      EXPECT_TRUE(fw::equal(wino_shifted[i], wino[i])) << "shifted buffers, output " << i;
+    for (size_t i = 0; i < direct.size(); i++) {
+      double scale = std::max(1.0, direct[i].abs().max().item<double>());
+      EXPECT_LE((wino[i] - direct[i]).abs().max().item<double>(), 2e-5 * scale)
+          << "shape " << s.c << "->" << s.o << " " << s.h << "x" << s.w << " k" << s.k << " s" << s.stride << " output " << i;
+    }
+  }
+}

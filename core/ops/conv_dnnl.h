@@ -18,6 +18,10 @@ struct DnnlConvShape {
 bool conv_dnnl_enabled();
 // Switches the oneDNN path on or off at run time (benchmarks compare it with im2col).
 void set_conv_dnnl_enabled(bool on);
+// Winograd for 3x3 stride-1 convolutions (Note [Winograd convolutions] in conv_dnnl.cpp; off
+// unless FW_CONV_WINOGRAD=1).
+void set_conv_dnnl_winograd(bool on);
+bool conv_dnnl_winograd();
 
 // y = conv2d(x, w) + b on contiguous NCHW float buffers (b may be null). False: not handled.
 bool dnnl_conv2d(const DnnlConvShape& s, const float* x, const float* w, const float* b, float* y);
