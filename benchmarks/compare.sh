@@ -5,12 +5,17 @@
 # Uses ../shared/bench/bench_api.cpp when it compiles against fw, else the tensor-only
 # benchmarks/bench_core_api.cpp (same code, W1/W2/W3/W8).
 # Environment: FW_BUILD_DIR=dir uses an already configured build directory instead of ./build
-# (scripts/setup.sh is then not run); COMPARE_EAGER_ONLY=1 skips the fw::compile figures.
+# (scripts/setup.sh is then not run); COMPARE_EAGER_ONLY=1 skips the fw::compile figures;
+# COMPARE_FIFO=1 runs both sides under SCHED_FIFO (chrt -f 10, needs root or CAP_SYS_NICE), so
+# that other processes on a shared machine wait while they run (fw and libtorch alike; the
+# kernel still keeps 5% of each second for others, which shows up as occasional 50 ms stalls).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds="${1:-3}"
 bdir="${FW_BUILD_DIR:-build}"
 eager_only="${COMPARE_EAGER_ONLY:-0}"
+rt=()
+[ "${COMPARE_FIFO:-0}" = 1 ] && rt=(chrt -f 10)
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 # The peer: libtorch plus OpenBLAS (with Debian's default reference BLAS, libtorch's sgemm runs
@@ -33,10 +38,10 @@ if ! g++ "${flags[@]}" "$src" -Iinclude -L"$bdir/core" -lfw -fopenmp -o "$out/be
 fi
 g++ -O2 -std=c++17 -w -DPEER_TORCH "$src" -I/usr/include/torch/csrc/api/include -ltorch -ltorch_cpu -lc10 \
   -o "$out/bench_torch"
-echo "source: $src  rounds: $rounds  threads: 2  build: $bdir  $(date -u +%F)  load: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "source: $src  rounds: $rounds  threads: 2  build: $bdir  $(date -u +%F)  load: $(cut -d' ' -f1-3 /proc/loadavg)${rt[*]:+  under: ${rt[*]}}"
 for r in $(seq "$rounds"); do
-  OMP_NUM_THREADS=2 "$out/bench_torch" | sed "s/^/torch $r /" >> "$out/all.txt"
-  OMP_NUM_THREADS=2 LD_LIBRARY_PATH="$bdir/core" "$out/bench_fw" | sed "s/^/fw $r /" >> "$out/all.txt"
+  OMP_NUM_THREADS=2 "${rt[@]}" "$out/bench_torch" | sed "s/^/torch $r /" >> "$out/all.txt"
+  OMP_NUM_THREADS=2 LD_LIBRARY_PATH="$bdir/core" "${rt[@]}" "$out/bench_fw" | sed "s/^/fw $r /" >> "$out/all.txt"
   [ "$eager_only" = 1 ] && continue
   # fw::compile: compiled W2/W3/W4 (ratios against the same libtorch figures), replay overhead,
   # and W7 (first call of the compiled W4 step) cold (empty kernel cache) then warm (a new process
@@ -66,3 +71,4 @@ for name in list(vals):
     ratio = f / t if higher_better else t / f
     print(f"{name:34s} {t:12.3f} {f:12.3f} {units[name]:>8s} {ratio:10.2f}x")
 PY
+echo "load at the end: $(cut -d" " -f1-3 /proc/loadavg)"
