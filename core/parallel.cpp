@@ -17,19 +17,20 @@
 // ~80 ns), longer than the gaps between a CNN's convolutions. An fw op in such a gap (relu, a
 // pool, a Linear's GEMM, an optimizer step) that woke this pool ran three busy threads on two
 // cores: its own two and libgomp's spinning worker, which the scheduler time-slices in. libtorch
-// never has this, since all its ops share the one team. So for kHotWindowNs after fw last saw an
-// OpenMP region end (a oneDNN call, note_openmp_region(), or one of these regions), run_tasks
-// runs on the OpenMP team instead, its threads claiming tasks from the same counter, and this
-// pool's workers stay asleep. Programs that never call oneDNN never take that path. With
+// never has this, since all its ops share the one team. So for 10 ms (hot_window_ns()) after fw
+// last saw an OpenMP region end (a oneDNN call, note_openmp_region(), or one of these regions),
+// run_tasks runs on the OpenMP team instead, its threads claiming tasks from the same counter,
+// and this pool's workers stay asleep. Programs that never call oneDNN never take that path. With
 // OMP_WAIT_POLICY=passive libgomp's workers sleep at once and the window is empty; with
 // OMP_WAIT_POLICY=active they never sleep and the window never closes.
 // On an oversubscribed machine the team is the worse choice: a region's end is a barrier, so a
 // team member that is off the CPU holds up the caller, where this pool's caller takes over the
-// tasks nobody has claimed. A region on the team whose master ran every task itself, or waited
-// more than kLateJoinNs for the others after its last task, sends the regions of the next 50 ms
-// back to the pool, doubling up to 3 s while the team keeps being late, back to 50 ms after a
-// region on time. Measured on W5's train step under load ~4 from other processes: 2.0-2.6 s
-// with the pool, 2.6-3.5 s on the team without this back-off.
+// tasks nobody has claimed. Two regions in a row on the team whose master, with no task left to
+// claim, waited more than kLateJoinNs at the join for the others send the regions of the next
+// 50 ms back to the pool, doubling up to 3 s while the team keeps being late, back to 50 ms after
+// a region on time (one late region alone is forgiven: an interrupt can do that). Measured on
+// W5's train step under load ~4 from other processes: 2.0-2.6 s with the pool, 2.6-3.5 s on the
+// team without this back-off.
 #include "core/parallel.h"
 
 #include "core/profile.h"
@@ -83,31 +84,30 @@ int64_t hot_window_ns() {
 std::atomic<int64_t> g_omp_hot_until{0};     // steady-clock ns; 0 = cold
 std::atomic<int64_t> g_omp_backoff_until{0};  // no fw regions on the team before this
 std::mutex g_omp_mu;                          // one fw region on the OpenMP team at a time
-// A region whose master finished its tasks and then waited this long for the rest of the team,
-// or ran every task itself, had a team member off the CPU: the machine is oversubscribed.
+// A region whose master finished its tasks and then waited this long at the join for the rest of
+// the team had a team member off the CPU: the machine is oversubscribed.
 constexpr int64_t kLateJoinNs = 200'000;
 constexpr int64_t kMinBackoffNs = 50'000'000, kMaxBackoffNs = 3'000'000'000;
 std::atomic<int64_t> g_omp_backoff_ns{kMinBackoffNs};  // doubles while the team keeps being late
+std::atomic<int> g_omp_strikes{0};  // late regions in a row; the second one backs off
 
 }  // namespace
 
 // Runs the tasks on the OpenMP team (its threads claim them from a counter, as the pool's do).
 // Returns false when the team was late (see kLateJoinNs).
 bool run_tasks_on_openmp(int n, void (*fn)(void*, int), void* ctx) {
-  std::atomic<int> next{0}, helped{0};
+  std::atomic<int> next{0};
   int64_t master_done = 0;
   const int nt = std::min(n, max_threads());
 #pragma omp parallel num_threads(nt)
   {
     const bool outer = t_in_region;
     t_in_region = true;
-    int mine = 0;
-    for (int t; (t = next.fetch_add(1, std::memory_order_relaxed)) < n; mine++) fn(ctx, t);
+    for (int t; (t = next.fetch_add(1, std::memory_order_relaxed)) < n;) fn(ctx, t);
     t_in_region = outer;
     if (omp_get_thread_num() == 0) master_done = now_ns();
-    else if (mine > 0) helped.store(1, std::memory_order_relaxed);
   }
-  return nt < 2 || (helped.load(std::memory_order_relaxed) && now_ns() - master_done < kLateJoinNs);
+  return now_ns() - master_done < kLateJoinNs;
 }
 
 namespace {
@@ -252,12 +252,16 @@ void run_tasks(int n_tasks, void (*fn)(void*, int), void* ctx) {
     if (lock.owns_lock()) {
       profile_event("pool", "regions on the OpenMP team");
       if (run_tasks_on_openmp(n_tasks, fn, ctx)) {
+        g_omp_strikes.store(0, std::memory_order_relaxed);
         g_omp_backoff_ns.store(kMinBackoffNs, std::memory_order_relaxed);
-      } else {
+      } else if (g_omp_strikes.fetch_add(1, std::memory_order_relaxed) + 1 >= 2) {
         profile_event("pool", "late OpenMP team: back-off");
+        g_omp_strikes.store(0, std::memory_order_relaxed);
         const int64_t b = g_omp_backoff_ns.load(std::memory_order_relaxed);
         g_omp_backoff_until.store(now_ns() + b, std::memory_order_relaxed);
         g_omp_backoff_ns.store(std::min(2 * b, kMaxBackoffNs), std::memory_order_relaxed);
+      } else {
+        profile_event("pool", "late OpenMP team: first strike");
       }
       note_openmp_region();
       return;
