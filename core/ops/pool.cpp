@@ -1,7 +1,8 @@
 // Pooling: max_pool2d_with_indices, avg_pool2d, adaptive_avg_pool2d (primitives over (N, C, H, W)
 // or unbatched (C, H, W) inputs) and their 1-D composites, which view (N, C, L) as (N, C, 1, L).
 // attrs: ints = {kh, kw, sh, sw}; ints2 = {ph, pw}; ints3 = {dh, dw} (max); flags bit 0 = ceil_mode,
-// bit 1 = count_include_pad (avg); i0 = divisor_override (avg, 0 = none).
+// bit 1 = count_include_pad (avg) or no indices (max: an empty second output, Note [Max pool
+// without indices]); i0 = divisor_override (avg, 0 = none).
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -68,14 +69,15 @@ void max_pool_meta(const OpCall& c, Metas& m) {
   FW_CHECK(c.in[0].dtype() != kBool && !c.in[0].is_complex(), "[max_pool2d] not implemented for dtype ",
            dtype_str(c.in[0].dtype()));
   m.push_back({out_sizes(c.in[0], g.oh, g.ow), c.in[0].dtype()});
-  m.push_back({out_sizes(c.in[0], g.oh, g.ow), kLong});
+  m.push_back({c.a.flags & 2 ? DimVec{0} : out_sizes(c.in[0], g.oh, g.ow), kLong});
 }
 
 // One tap of a window over a run of n consecutive outputs: the tap's input for output ow is
 // r[ow * SW] at flat position base + ow * SW; it replaces the running max when strictly greater or
 // NaN. Written without branches (| rather than ||, selects) so that it vectorises; random data
 // made the branchy form mispredict on every other element (5 ms for W5's first pool).
-template <int64_t SW, class T>
+// IDX = false (max_pool2d without autograd, Note [Max pool without indices]): values only.
+template <int64_t SW, bool IDX, class T>
 inline void max_tap(const T* __restrict r, int64_t sw, int64_t base, T* __restrict yo, int64_t* __restrict io,
                     int64_t n) {
   const int64_t st = SW > 0 ? SW : sw;
@@ -83,15 +85,15 @@ inline void max_tap(const T* __restrict r, int64_t sw, int64_t base, T* __restri
     T v = r[ow * st], b = yo[ow];
     bool take = (v > b) | (v != v);
     yo[ow] = take ? v : b;
-    io[ow] = take ? base + ow * st : io[ow];
+    if constexpr (IDX) io[ow] = take ? base + ow * st : io[ow];
   }
 }
 
-template <class T>
+template <bool IDX, class T>
 void max_tap_any(const T* r, int64_t sw, int64_t base, T* yo, int64_t* io, int64_t n) {
-  if (sw == 1) max_tap<1>(r, sw, base, yo, io, n);
-  else if (sw == 2) max_tap<2>(r, sw, base, yo, io, n);
-  else max_tap<0>(r, sw, base, yo, io, n);
+  if (sw == 1) max_tap<1, IDX>(r, sw, base, yo, io, n);
+  else if (sw == 2) max_tap<2, IDX>(r, sw, base, yo, io, n);
+  else max_tap<0, IDX>(r, sw, base, yo, io, n);
 }
 
 // Note [Max pool in two passes]
@@ -102,25 +104,25 @@ void max_tap_any(const T* r, int64_t sw, int64_t base, T* yo, int64_t* io, int64
 // column offset; the second combines kh of those row maxima per output. The winner is the same as
 // the tap-by-tap loop's: "the last NaN, else the first maximum" over the taps in row-major order
 // is kept when consecutive taps are grouped, so grouping a window's row first changes nothing.
-template <int64_t SW, int64_t KW, class T>
+template <int64_t SW, int64_t KW, bool IDX, class T>
 void max_rows(const T* __restrict x, int64_t n, int64_t sw, int64_t kw, T* __restrict hv, int32_t* __restrict hj) {
   const int64_t st = SW > 0 ? SW : sw, k = KW > 0 ? KW : kw;
   for (int64_t m = 0; m < n; m++) {
     hv[m] = x[m * st];
-    hj[m] = 0;
+    if constexpr (IDX) hj[m] = 0;
   }
   for (int64_t j = 1; j < k; j++)
     for (int64_t m = 0; m < n; m++) {
       T v = x[m * st + j], b = hv[m];
       bool take = (v > b) | (v != v);
       hv[m] = take ? v : b;
-      hj[m] = take ? int32_t(j) : hj[m];
+      if constexpr (IDX) hj[m] = take ? int32_t(j) : hj[m];
     }
 }
 
 // Planes [0, planes) of x (each ih x iw, iw == g.ow * g.sw) into y / idx, through a scratch
 // buffer of row maxima.
-template <class T>
+template <bool IDX, class T>
 void max_pool_planes_two_pass(const T* x, T* y, int64_t* idx, int64_t planes, const Pool2d& g) {
   // Geometry in locals: read through `g`, the stores below could alias it, which kept the
   // compiler from vectorising (and made it reload every field per element).
@@ -132,20 +134,20 @@ void max_pool_planes_two_pass(const T* x, T* y, int64_t* idx, int64_t planes, co
   for (int64_t p0 = 0; p0 < planes; p0 += block) {
     const int64_t np = std::min(block, planes - p0), n = np * rows;
     const T* xs = x + p0 * ih * iw;
-    if (sw == 2 && kw == 2) max_rows<2, 2>(xs, n, sw, kw, hv.get(), hj.get());
-    else max_rows<0, 0>(xs, n, sw, kw, hv.get(), hj.get());
+    if (sw == 2 && kw == 2) max_rows<2, 2, IDX>(xs, n, sw, kw, hv.get(), hj.get());
+    else max_rows<0, 0, IDX>(xs, n, sw, kw, hv.get(), hj.get());
     for (int64_t p = 0; p < np; p++) {
       const T* __restrict hp = hv.get() + p * rows;
       const int32_t* __restrict jp = hj.get() + p * rows;
       T* yp = y + (p0 + p) * oh_n * ow_n;
-      int64_t* ip = idx + (p0 + p) * oh_n * ow_n;
+      int64_t* ip = IDX ? idx + (p0 + p) * oh_n * ow_n : nullptr;
       for (int64_t oh = 0; oh < oh_n; oh++) {
         T* __restrict yo = yp + oh * ow_n;
-        int64_t* __restrict io = ip + oh * ow_n;
+        int64_t* __restrict io = IDX ? ip + oh * ow_n : nullptr;
         const int64_t r0 = oh * sh;
         for (int64_t ow = 0; ow < ow_n; ow++) {
           yo[ow] = hp[r0 * ow_n + ow];
-          io[ow] = r0 * iw + ow * sw + jp[r0 * ow_n + ow];
+          if constexpr (IDX) io[ow] = r0 * iw + ow * sw + jp[r0 * ow_n + ow];
         }
         for (int64_t i = 1; i < kh; i++) {
           const int64_t r = r0 + i;
@@ -153,7 +155,7 @@ void max_pool_planes_two_pass(const T* x, T* y, int64_t* idx, int64_t planes, co
             T v = hp[r * ow_n + ow], b = yo[ow];
             bool take = (v > b) | (v != v);
             yo[ow] = take ? v : b;
-            io[ow] = take ? r * iw + ow * sw + jp[r * ow_n + ow] : io[ow];
+            if constexpr (IDX) io[ow] = take ? r * iw + ow * sw + jp[r * ow_n + ow] : io[ow];
           }
         }
       }
@@ -167,8 +169,9 @@ bool two_pass_geometry(const Pool2d& g) {
   return inside && g.kw > 1 && g.iw == g.ow * g.sw;
 }
 
-// NaN wins (the last NaN of the window, as PyTorch); indices are flat positions in the input plane.
-template <class T>
+// NaN wins (the last NaN of the window, as PyTorch); indices are flat positions in the input plane
+// (not written when IDX is false).
+template <bool IDX, class T>
 void max_pool_plane(const T* x, T* y, int64_t* idx, const Pool2d& g) {
   // Windows that never leave the plane (no padding, no dilation, no ceil overhang; e.g. all of
   // W5's pools): tap by tap over a whole output row, which is the running max. Same taps in the
@@ -179,17 +182,17 @@ void max_pool_plane(const T* x, T* y, int64_t* idx, const Pool2d& g) {
     const int64_t iw = g.iw, oh_n = g.oh, ow_n = g.ow, kh = g.kh, kw = g.kw, sh = g.sh, sw = g.sw;
     for (int64_t oh = 0; oh < oh_n; oh++) {
       T* __restrict yo = y + oh * ow_n;
-      int64_t* __restrict io = idx + oh * ow_n;
+      int64_t* __restrict io = IDX ? idx + oh * ow_n : nullptr;
       const int64_t base0 = oh * sh * iw;
       const T* __restrict r0 = x + base0;
       for (int64_t ow = 0; ow < ow_n; ow++) {
         yo[ow] = r0[ow * sw];
-        io[ow] = base0 + ow * sw;
+        if constexpr (IDX) io[ow] = base0 + ow * sw;
       }
       for (int64_t i = 0; i < kh; i++)
         for (int64_t j = i == 0 ? 1 : 0; j < kw; j++) {
           const int64_t base = (oh * sh + i) * iw + j;
-          max_tap_any(x + base, sw, base, yo, io, ow_n);
+          max_tap_any<IDX>(x + base, sw, base, yo, io, ow_n);
         }
     }
     return;
@@ -216,7 +219,7 @@ void max_pool_plane(const T* x, T* y, int64_t* idx, const Pool2d& g) {
         }
       }
       y[oh * g.ow + ow] = best;
-      idx[oh * g.ow + ow] = bi;
+      if constexpr (IDX) idx[oh * g.ow + ow] = bi;
     }
   }
 }
@@ -231,20 +234,33 @@ void pool_compute(const char* op, const Tensor& in, const Tensor& out, Body body
   if (!y.is_same(out)) const_cast<Tensor&>(out).copy_(y);
 }
 
-void max_pool_kernel(const OpCall& c, Outs& o) {
-  Pool2d g = pool_geometry(c, true);
-  int64_t* pi = o[1].data_ptr<int64_t>();
+// Note [Max pool without indices]
+// max_pool2d (values only) on an input no gradient will flow through asks the op for no indices
+// (attrs bit 1): its second output is then empty and the kernels skip them. The int64 indices are
+// twice the bytes of float32 values, so this cuts an inference pool's memory traffic by ~40%.
+bool without_indices(const OpCall& c) { return c.a.flags & 2; }
+
+template <bool IDX>
+void max_pool_run(const OpCall& c, Outs& o, const Pool2d& g) {
+  int64_t* pi = IDX ? o[1].data_ptr<int64_t>() : nullptr;
   pool_compute("max_pool2d", c.in[0], o[0], [&]<class T>(const T* x, T* y) {
     const bool two_pass = two_pass_geometry(g);
     parallel_for(0, g.n * g.c, std::max<int64_t>(1, kGrainSize / (g.oh * g.ow * g.kh * g.kw)), [&](int64_t b, int64_t e) {
       if (two_pass) {
-        max_pool_planes_two_pass(x + b * g.ih * g.iw, y + b * g.oh * g.ow, pi + b * g.oh * g.ow, e - b, g);
+        max_pool_planes_two_pass<IDX>(x + b * g.ih * g.iw, y + b * g.oh * g.ow, IDX ? pi + b * g.oh * g.ow : nullptr,
+                                      e - b, g);
         return;
       }
       for (int64_t p = b; p < e; p++)
-        max_pool_plane(x + p * g.ih * g.iw, y + p * g.oh * g.ow, pi + p * g.oh * g.ow, g);
+        max_pool_plane<IDX>(x + p * g.ih * g.iw, y + p * g.oh * g.ow, IDX ? pi + p * g.oh * g.ow : nullptr, g);
     });
   });
+}
+
+void max_pool_kernel(const OpCall& c, Outs& o) {
+  Pool2d g = pool_geometry(c, true);
+  if (without_indices(c)) max_pool_run<false>(c, o, g);
+  else max_pool_run<true>(c, o, g);
 }
 
 void avg_pool_meta(const OpCall& c, Metas& m) {
@@ -352,6 +368,7 @@ void check_1d_input(const Tensor& x, const char* op) {
 // scatter_add; the average pools are separable (Note [Separable resampling vjps]).
 
 void max_pool_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+  FW_CHECK(!(c.a.flags & 2), "[max_pool2d] internal: called without indices on an input that needs a gradient");
   const Tensor& x = c.in[0];
   int64_t ih = x.size(-2), iw = x.size(-1), planes = x.numel() / (ih * iw);
   const Tensor& idx = c.out[1];
@@ -457,7 +474,9 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& x, IntArrayRef 
 }
 Tensor max_pool2d(const Tensor& x, IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
                   bool ceil_mode) {
-  return std::get<0>(max_pool2d_with_indices(x, kernel, stride, padding, dilation, ceil_mode));
+  OpAttrs a = pool_attrs("max_pool2d", 2, kernel, stride, padding, dilation, ceil_mode);
+  if (!(is_grad_enabled() && x.requires_grad())) a.flags |= 2;  // Note [Max pool without indices]
+  return dispatch(OpId::max_pool2d_with_indices, {x}, a)[0];
 }
 std::tuple<Tensor, Tensor> max_pool1d_with_indices(const Tensor& x, IntArrayRef kernel, IntArrayRef stride,
                                                    IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
