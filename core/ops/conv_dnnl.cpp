@@ -221,6 +221,16 @@ memory scratch(const memory::desc& md, int slot) {
   return memory(md, cpu_engine(), buf[slot].get(md.get_size() / sizeof(float) + 1));
 }
 
+// The user's buffer in the primitive's layout: itself, or reordered into scratch `slot`.
+memory reordered_input(bool needed, const char* what, const memory::desc& md, int slot, const dnnl::reorder& r,
+                       dnnl::stream& strm, memory usr) {
+  if (!needed) return usr;
+  ProfileScope prof("dnnl", what);
+  memory m = scratch(md, slot);
+  r.execute(strm, usr, m);
+  return m;
+}
+
 bool run(const DnnlConvShape& s, bool transposed, const float* x, const float* w, const float* b, float* y) {
   if (!g_dnnl_on.load(std::memory_order_relaxed)) return false;
   const Plan* p = find_plan(s, transposed, b != nullptr);
@@ -229,15 +239,9 @@ bool run(const DnnlConvShape& s, bool transposed, const float* x, const float* w
   dnnl::stream strm(eng);
   memory usr_src(p->usr_src_md, eng, const_cast<float*>(x)), usr_wei(p->usr_wei_md, eng, const_cast<float*>(w));
   memory usr_dst(p->usr_dst_md, eng, y);
-  memory src = usr_src, wei = usr_wei, dst = usr_dst;
-  if (p->src_re) {
-    ProfileScope prof("dnnl", "reorder src");
-    src = scratch(p->src_md, 0), p->src_in.execute(strm, usr_src, src);
-  }
-  if (p->wei_re) {
-    ProfileScope prof("dnnl", "reorder weights");
-    wei = scratch(p->wei_md, 1), p->wei_in.execute(strm, usr_wei, wei);
-  }
+  memory src = reordered_input(p->src_re, "reorder src", p->src_md, 0, p->src_in, strm, usr_src);
+  memory wei = reordered_input(p->wei_re, "reorder weights", p->wei_md, 1, p->wei_in, strm, usr_wei);
+  memory dst = usr_dst;
   if (p->dst_re) dst = scratch(p->dst_md, 2);
   std::unordered_map<int, memory> args{{p->src_arg, src}, {p->wei_arg, wei}, {p->dst_arg, dst}};
   if (b) args.emplace(DNNL_ARG_BIAS, memory(p->bias_md, eng, const_cast<float*>(b)));
@@ -369,15 +373,9 @@ bool dnnl_conv2d_backward(const DnnlConvShape& s, const float* x, const float* w
   memory bd_ddst = usr_gy;
   if (data) {
     memory usr_w(p->usr_wei_md, eng, const_cast<float*>(w)), usr_gx(p->usr_src_md, eng, gx);
-    memory wei = usr_w, dsrc = usr_gx;
-    if (p->bd_ddst_re) {
-      ProfileScope prof("dnnl", "reorder diff_dst");
-      bd_ddst = scratch(p->bd_ddst_md, 0), p->bd_ddst_in.execute(strm, usr_gy, bd_ddst);
-    }
-    if (p->bd_wei_re) {
-      ProfileScope prof("dnnl", "reorder weights");
-      wei = scratch(p->bd_wei_md, 1), p->bd_wei_in.execute(strm, usr_w, wei);
-    }
+    bd_ddst = reordered_input(p->bd_ddst_re, "reorder diff_dst", p->bd_ddst_md, 0, p->bd_ddst_in, strm, usr_gy);
+    memory wei = reordered_input(p->bd_wei_re, "reorder weights", p->bd_wei_md, 1, p->bd_wei_in, strm, usr_w);
+    memory dsrc = usr_gx;
     if (p->bd_dsrc_re) dsrc = scratch(p->bd_dsrc_md, 2);
     {
       ProfileScope prof("dnnl", "backward data");
@@ -390,15 +388,10 @@ bool dnnl_conv2d_backward(const DnnlConvShape& s, const float* x, const float* w
   }
   if (weights) {
     memory usr_x(p->usr_src_md, eng, const_cast<float*>(x));
-    memory src = usr_x, ddst = p->shared_ddst ? bd_ddst : usr_gy;
-    if (p->bw_src_re) {
-      ProfileScope prof("dnnl", "reorder src");
-      src = scratch(p->bw_src_md, 3), p->bw_src_in.execute(strm, usr_x, src);
-    }
-    if (!p->shared_ddst && p->bw_ddst_re) {
-      ProfileScope prof("dnnl", "reorder diff_dst");
-      ddst = scratch(p->bw_ddst_md, 4), p->bw_ddst_in.execute(strm, usr_gy, ddst);
-    }
+    memory src = reordered_input(p->bw_src_re, "reorder src", p->bw_src_md, 3, p->bw_src_in, strm, usr_x);
+    memory ddst = p->shared_ddst ? bd_ddst
+                                 : reordered_input(p->bw_ddst_re, "reorder diff_dst", p->bw_ddst_md, 4, p->bw_ddst_in,
+                                                   strm, usr_gy);
     // The weight grad is computed even when only the bias grad is wanted (into scratch).
     memory usr_gw = gw ? memory(p->usr_wei_md, eng, gw) : memory();
     memory dwei = (p->bw_dwei_re || !gw) ? scratch(p->bw_dwei_md, 5) : usr_gw;
