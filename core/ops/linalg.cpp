@@ -3,10 +3,11 @@
 //
 // Note [Batched products]
 // All four matrix primitives run one driver over a batch of strided matrices. float/double go
-// to Eigen (Note [GEMM through Eigen]) with no copy for contiguous or transposed operands;
+// to gemm() (gemm.h): fw's AVX-512 float32 kernel (Note [Native float32 GEMM]) or Eigen
+// (Note [GEMM through Eigen]), with no copy for contiguous or transposed operands;
 // bfloat16/half compute in float; integers and complex use a plain i-k-j loop (wrapping like
 // PyTorch). Small matrices in a batch run in parallel over the batch, each product on one
-// thread; big ones run one after the other with Eigen's own threads.
+// thread; big ones run one after the other, each split over fw's thread pool.
 #include <algorithm>
 
 #include "core/convert.h"
