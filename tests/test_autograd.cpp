@@ -252,6 +252,17 @@ TEST(Autograd, ComplexAndStridedOpsPassGradcheck) {
   check("as_strided overlapping windows", [](const variable_list& v) {
     return variable_list{v[0].as_strided({3, 3}, {1, 1}, 1) * fw::arange(9, fw::kDouble).view({3, 3})};
   }, {x});
+  // as_strided of an expanded view: each storage position is shared by three input elements, and
+  // each gets a third of its gradient (PyTorch 1.13 gives x.grad = [0, 1, 10, 100] here; counting
+  // the position once per alias would give three times that).
+  Tensor x4 = leaf({4});
+  auto of_expanded = [](const variable_list& v) {
+    return variable_list{v[0].view({2, 2}).unsqueeze(1).expand({2, 3, 2}).as_strided({3}, {1}, 1) *
+                         fw::tensor({1.0, 10.0, 100.0}).to(fw::kDouble)};
+  };
+  check("as_strided of an expanded view", of_expanded, {x4});
+  Tensor gx = fw::autograd::grad({of_expanded({x4})[0].sum()}, {x4})[0];
+  FW_EXPECT_CLOSE(gx, fw::tensor({0.0, 1.0, 10.0, 100.0}).to(fw::kDouble), 0, 0);
 }
 
 // complex128 intermediates between float64 inputs and outputs: gradcheck compares with finite

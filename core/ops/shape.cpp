@@ -1,4 +1,6 @@
 // View ops (aliasing storage), cat, and the shape functions composed from them.
+#include <algorithm>
+
 #include "core/convert.h"
 #include "core/loops.h"
 #include "core/op.h"
@@ -368,6 +370,21 @@ Tensor storage_positions(IntArrayRef sizes, IntArrayRef strides, int64_t offset)
   return pos;
 }
 
+// False only when no two elements of the geometry can share a storage position: with the dims
+// of size > 1 in increasing stride order, each stride is past everything the smaller ones reach.
+bool may_overlap(IntArrayRef sizes, IntArrayRef strides) {
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (|stride|, size)
+  for (size_t k = 0; k < sizes.size(); k++)
+    if (sizes[k] > 1) dims.push_back({strides[k] < 0 ? -strides[k] : strides[k], sizes[k]});
+  std::sort(dims.begin(), dims.end());
+  int64_t reach = 0;
+  for (auto [stride, size] : dims) {
+    if (stride <= reach) return true;
+    reach += (size - 1) * stride;
+  }
+  return false;
+}
+
 // Note [Differentiable scatter of a slice]
 // The vjp of slice/select places g into zeros of the input's shape. It is built from cat and
 // stack (whose vjps are slices) instead of writing into a zero tensor, so that double backward
@@ -452,7 +469,9 @@ FW_DEFINE_OP(as_strided) {
   d.meta = as_strided_meta;
   d.cpu = as_strided_kernel;
   // Through the storage: the view's gradient is summed into storage positions (overlapping
-  // windows add up), then read back at the input's own positions.
+  // windows add up), then read back at the input's own positions. When several input elements
+  // share a position (an expanded input), each gets an equal share, as in PyTorch: otherwise the
+  // input's own backward (expand's sum) would count that position's gradient once per alias.
   d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
     const Tensor& x = c.in[0];
     int64_t off = (c.a.flags & kHasOffset) ? c.a.i0 : x.storage_offset();
@@ -460,6 +479,11 @@ FW_DEFINE_OP(as_strided) {
     Tensor in_pos = storage_positions(x.sizes(), x.strides(), x.storage_offset());
     int64_t len = int64_t(x.impl()->storage->nbytes / element_size(x.dtype()));
     Tensor flat = fw::zeros({len}, g[0].dtype()).index_add(0, out_pos.reshape({-1}), g[0].reshape({-1}));
+    if (may_overlap(x.sizes(), x.strides())) {
+      Tensor ones = fw::ones({x.numel()}, g[0].dtype());
+      Tensor count = fw::zeros({len}, g[0].dtype()).index_add(0, in_pos.reshape({-1}), ones);
+      flat = flat / count.clamp_min(1);
+    }
     r[0] = fw::take(flat, in_pos);
   };
   d.vjp_reads_in = false;
