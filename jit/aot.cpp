@@ -19,6 +19,7 @@
 // through a compiled function is rejected with a clear message.
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <future>
 #include <unordered_map>
 
@@ -196,38 +197,125 @@ std::string why_not(const Graph& g) {
 // The first backward trace reads some forward values; saving all of them is the simplest
 // partition but not the cheapest: a pointwise value such as h = x * w + b, read by gelu's vjp,
 // costs the forward a full store and the backward a full load, while its inputs are alive anyway.
-// Walking the forward nodes backwards, a saved value made by an elementwise op is recomputed in
-// the backward graph instead when the inputs that would have to be saved for it add no more bytes
-// than the value itself. Arguments, captured tensors and forward results are free to save (they
-// exist regardless), so chains like relu(x * w + b) end up saving only x, w and b, and the
-// recomputation fuses into the backward's kernels. Reductions, views, GEMMs and random draws are
-// never recomputed.
-std::vector<char> recompute_set(const Graph& g, const std::vector<int>& saved) {
-  const size_t V = g.values.size();
-  std::vector<char> free(V, 0), need(V, 0), rec(V, 0);
-  for (int v : g.inputs) free[v] = 1;
-  for (int v : g.externals) free[v] = 1;
-  for (int v : g.outputs) free[v] = 1;
-  for (int v : saved) need[v] = 1;
+// Which values to save is a minimum cut (the formulation of AOTAutograd's partitioner): every
+// forward value v becomes an edge v_in -> v_out whose capacity is what saving v costs (its bytes;
+// zero for arguments, captured tensors and forward results, which exist regardless), each
+// elementwise node gets infinite edges u_out -> v_in from its inputs, the source feeds every
+// value that cannot be recomputed (arguments, captures, reductions, views, GEMMs, random draws,
+// multi-output ops), and every value the backward reads feeds the sink. A cut separates the
+// backward from the source: the cut edges are the values to save, and the values left on the
+// sink's side are recomputed in the backward graph from them, where the recomputation fuses into
+// the backward's kernels. So relu(x * w + b) saves only x, w and b, and three pointwise values
+// made from the same two GEMM results save the two results instead of the three values (a greedy
+// rule walking the nodes one at a time cannot see that). Capacities carry a +1 per tensor so that
+// among cuts of equal bytes the one with fewer tensors wins, and of the minimum cuts the one
+// nearest the sink is taken, which recomputes as little as possible.
+namespace mincut {
+
+constexpr int64_t kInf = std::numeric_limits<int64_t>::max() / 4;
+
+// Dinic's maximum flow on a small graph (two vertices per forward value).
+struct Flow {
+  struct Edge {
+    int to, rev;
+    int64_t cap;
+  };
+  std::vector<std::vector<Edge>> adj;
+  std::vector<int> level, it;
+  explicit Flow(int n) : adj(size_t(n)), level(size_t(n)), it(size_t(n)) {}
+  void add(int a, int b, int64_t cap) {
+    adj[size_t(a)].push_back({b, int(adj[size_t(b)].size()), cap});
+    adj[size_t(b)].push_back({a, int(adj[size_t(a)].size()) - 1, 0});
+  }
+  bool bfs(int s, int t) {
+    std::fill(level.begin(), level.end(), -1);
+    std::vector<int> q{s};
+    level[size_t(s)] = 0;
+    for (size_t i = 0; i < q.size(); i++)
+      for (const Edge& e : adj[size_t(q[i])])
+        if (e.cap > 0 && level[size_t(e.to)] < 0) {
+          level[size_t(e.to)] = level[size_t(q[i])] + 1;
+          q.push_back(e.to);
+        }
+    return level[size_t(t)] >= 0;
+  }
+  int64_t push(int a, int t, int64_t f) {
+    if (a == t) return f;
+    for (int& i = it[size_t(a)]; i < int(adj[size_t(a)].size()); i++) {
+      Edge& e = adj[size_t(a)][size_t(i)];
+      if (e.cap <= 0 || level[size_t(e.to)] != level[size_t(a)] + 1) continue;
+      if (int64_t d = push(e.to, t, std::min(f, e.cap))) {
+        e.cap -= d;
+        adj[size_t(e.to)][size_t(e.rev)].cap += d;
+        return d;
+      }
+    }
+    return 0;
+  }
+  int64_t run(int s, int t) {
+    int64_t total = 0;
+    while (bfs(s, t)) {
+      std::fill(it.begin(), it.end(), 0);
+      while (int64_t f = push(s, t, kInf)) total += f;
+    }
+    return total;
+  }
+  // The vertices that still reach t through edges with capacity left (after run()).
+  std::vector<char> reaching(int t) const {
+    std::vector<char> r(adj.size(), 0);
+    std::vector<int> q{t};
+    r[size_t(t)] = 1;
+    for (size_t i = 0; i < q.size(); i++)
+      for (const Edge& back : adj[size_t(q[i])]) {
+        const Edge& fwd = adj[size_t(back.to)][size_t(back.rev)];  // back.to -> q[i]
+        if (fwd.cap > 0 && !r[size_t(back.to)]) {
+          r[size_t(back.to)] = 1;
+          q.push_back(back.to);
+        }
+      }
+    return r;
+  }
+};
+
+}  // namespace mincut
+
+// Values of the forward graph to recompute in backward, given the ones the backward reads
+// (`saved`); the rest of what it reads is saved. Also returns the bytes the cut saves.
+std::vector<char> recompute_set(const Graph& g, const std::vector<int>& saved, int64_t* saved_bytes) {
+  const int V = int(g.values.size());
+  std::vector<char> free(size_t(V), 0), movable(size_t(V), 0);
+  for (int v : g.inputs) free[size_t(v)] = 1;
+  for (int v : g.externals) free[size_t(v)] = 1;
+  for (int v : g.outputs) free[size_t(v)] = 1;
   auto bytes = [&](int v) {
     int64_t n = 1;
-    for (int64_t d : g.values[v].sizes) n *= d;
-    return n * int64_t(element_size(g.values[v].dtype));
+    for (int64_t d : g.values[size_t(v)].sizes) n *= d;
+    return n * int64_t(element_size(g.values[size_t(v)].dtype));
   };
-  for (size_t i = g.nodes.size(); i-- > 0;) {
-    const Node& n = g.nodes[i];
-    if (n.out.size() != 1) continue;
-    const int v = n.out[0];
-    if (!need[v] || free[v] || op_def(n.op).kind != OpKind::Elementwise) continue;
-    int64_t added = 0;
-    for (int u : n.in)
-      if (!free[u] && !need[u]) added += bytes(u);
-    if (added > bytes(v)) continue;
-    rec[v] = 1;
-    need[v] = 0;
-    for (int u : n.in)
-      if (!free[u]) need[u] = 1;
+  // The node making each value (passes may leave dead values behind, so not ValueInfo::index).
+  std::vector<int> producer(size_t(V), -1);
+  for (size_t i = 0; i < g.nodes.size(); i++)
+    for (int v : g.nodes[i].out) producer[size_t(v)] = int(i);
+  const int src = 2 * V, sink = 2 * V + 1;
+  mincut::Flow f(2 * V + 2);
+  for (int v = 0; v < V; v++) {
+    const int p = producer[size_t(v)];
+    if (p >= 0 && !free[size_t(v)]) {
+      const Node& n = g.nodes[size_t(p)];
+      movable[size_t(v)] = n.out.size() == 1 && op_def(n.op).kind == OpKind::Elementwise;
+    }
+    f.add(2 * v, 2 * v + 1, free[size_t(v)] ? 0 : std::max<int64_t>(bytes(v), 0) * 2 + 1);
+    if (!movable[size_t(v)]) {
+      f.add(src, 2 * v, mincut::kInf);
+      continue;
+    }
+    for (int u : g.nodes[size_t(p)].in) f.add(2 * u + 1, 2 * v, mincut::kInf);
   }
+  for (int v : saved) f.add(2 * v + 1, sink, mincut::kInf);
+  const int64_t cut = f.run(src, sink);
+  *saved_bytes = cut / 2;
+  std::vector<char> near_sink = f.reaching(sink), rec(size_t(V), 0);
+  for (int v = 0; v < V; v++) rec[size_t(v)] = movable[size_t(v)] && near_sink[size_t(2 * v)];
   return rec;
 }
 
@@ -376,14 +464,15 @@ std::shared_ptr<Program> aot_program(Graph g, const CompileOptions& o,
   std::vector<char> rec(V, 0), used;
   if (!trace_backward(rec)) return nullptr;
   read_inputs(used);
-  rec = recompute_set(g, saved_values);
+  int64_t saved_bytes = 0;
+  rec = recompute_set(g, saved_values, &saved_bytes);
   if (size_t nrec = size_t(std::count(rec.begin(), rec.end(), 1))) {
     s->n_recomputed = nrec;
     const size_t before = saved_values.size();
     if (!trace_backward(rec)) return nullptr;
     read_inputs(used);
     log::graphs("partition: ", nrec, " pointwise forward value(s) recomputed in backward; ", saved_values.size(),
-                " value(s) saved instead of ", before);
+                " value(s) saved instead of ", before, " (", saved_bytes, " bytes beyond the arguments and results)");
   }
   std::vector<int> kept;
   for (size_t i = 0; i < bw.inputs.size(); i++) {

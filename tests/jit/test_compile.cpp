@@ -316,6 +316,34 @@ TEST(Compile, TrainingGraphRecomputesPointwiseValuesInBackward) {
   EXPECT_NE(e.str().find("recomputed there instead"), std::string::npos);
 }
 
+// Note [Recompute partition] is a minimum cut: three pointwise values of the same two GEMM results,
+// each read by sin's vjp, cost three tensors to save but only two (the GEMM results) to recompute
+// from. A greedy rule deciding one value at a time saves the three; the cut saves u1 and u2.
+TEST(Compile, TrainingGraphPartitionIsAMinimumCut) {
+  fw::manual_seed(4);
+  fw::Tensor w1 = fw::randn({48, 40}, fw::requires_grad()), w2 = fw::randn({48, 40}, fw::requires_grad());
+  auto fn = [&](const fw::Tensor& x) {
+    fw::Tensor u1 = fw::mm(x, w1), u2 = fw::mm(x, w2);
+    return ((u1 + u2).sin() + (u1 - u2).sin() + (u1 + u2 * 2).sin()).sum();
+  };
+  auto f = fw::compile(fn);
+  for (int step = 0; step < 2; step++) {
+    fw::Tensor x1 = fw::randn({24, 48}, fw::requires_grad());
+    fw::Tensor x2 = x1.detach().clone().requires_grad_(true);
+    fw::Tensor l1 = f(x1);
+    std::vector<fw::Tensor> g1 = fw::autograd::grad({l1}, {x1, w1, w2});
+    fw::Tensor l2 = fn(x2);
+    std::vector<fw::Tensor> g2 = fw::autograd::grad({l2}, {x2, w1, w2});
+    expect_close(l1, l2, 1e-4, 1e-4);
+    for (size_t i = 0; i < 3; i++) expect_close(g1[i], g2[i], 1e-4, 1e-4);
+  }
+  fw::jit::Explanation e = f.explain();
+  ASSERT_EQ(e.programs.size(), 1u);
+  // x, w1, w2 (for mm's vjps) and u1, u2; the three sums and u2 * 2 are recomputed.
+  EXPECT_NE(e.programs[0].find("saves 5 value(s) for backward (4 recomputed there instead)"), std::string::npos)
+      << e.programs[0];
+}
+
 // Note [Autotuning]: max-autotune times fused kernels against eager ops on the first run and
 // keeps one form per kernel; results must not depend on the choice, on that run or later ones,
 // for inference and for a training graph (forward and backward programs).
