@@ -236,8 +236,11 @@ Program generate(uint64_t seed) {
         int64_t c = pool[a].size(-1);
         bool affine = r.coin();
         fw::Tensor w = fw::rand({c}, pool[a].dtype()) + 0.5, bias = fw::rand({c}, pool[a].dtype()) - 0.5;
+        // eps 1e-2, not 1e-5: rows that are constant (an expanded scalar) make layer_norm's
+        // gradient a difference of rounding errors scaled by 1/sqrt(eps), which differs between
+        // any two summation orders by more than the float tolerance (seed 3000464: 1.4062 vs 1.4056).
         f = [a, c, affine, w, bias](const Pool& q) {
-          return affine ? fw::layer_norm(q[a], {c}, w, bias, 1e-5) : fw::layer_norm(q[a], {c}, {}, {}, 1e-5);
+          return affine ? fw::layer_norm(q[a], {c}, w, bias, 1e-2) : fw::layer_norm(q[a], {c}, {}, {}, 1e-2);
         };
         t = std::string("layer_norm(t") + std::to_string(a) + (affine ? ", affine)" : ")");
         break;
