@@ -3,7 +3,8 @@
 // fw::compile with every backend (the interpreter, aot_eager and inductor's generated C++); outputs
 // and gradients must agree. Each shard runs FW_FUZZ_GRAPHS/5 graphs (default 500 in all); a failure
 // prints the seed and the program so it can be replayed with FW_FUZZ_SEED; FW_FUZZ_START=k skips a
-// shard's first k graphs (to split a long run over processes).
+// shard's first k graphs (to split a long run over processes); FW_FUZZ_KEEP_GOING=1 goes on after a
+// mismatch.
 #include <gtest/gtest.h>
 
 #include <fw/fw.h>
@@ -335,7 +336,9 @@ void run_shard(int shard) {
   // FW_FUZZ_START=k starts the shard at its k-th graph, so one long run can be split over processes.
   const char* start_env = std::getenv("FW_FUZZ_START");
   int first = fixed || !start_env ? 0 : std::clamp(std::atoi(start_env), 0, n);
-  int compiled_graphs = 0;
+  // FW_FUZZ_KEEP_GOING=1 reports a mismatching graph and goes on to the next (for long runs).
+  const bool keep_going = std::getenv("FW_FUZZ_KEEP_GOING") != nullptr;
+  int compiled_graphs = 0, mismatches = 0;
   for (int i = first; i < n; i++) {
     uint64_t seed = fixed ? std::strtoull(fixed, nullptr, 10) : uint64_t(shard) * 1000003ull + uint64_t(i);
     fw::manual_seed(seed);
@@ -354,14 +357,19 @@ void run_shard(int shard) {
       } catch (const std::exception& e) {
         err = std::string(backend) + " threw: " + e.what();
       }
-      ASSERT_TRUE(err.empty()) << "seed " << seed << " (FW_FUZZ_SEED=" << seed << ")\n" << p.str() << err;
+      if (err.empty()) continue;
+      mismatches++;
+      ADD_FAILURE() << "seed " << seed << " (FW_FUZZ_SEED=" << seed << ")\n" << p.str() << err;
+      if (!keep_going) return;
+      break;
     }
     compiled_graphs++;
     if (std::getenv("FW_FUZZ_PROGRESS") && compiled_graphs % 100 == 0)
-      std::fprintf(stderr, "shard %d: %d graphs (indices %d-%d), 0 mismatches\n", shard, compiled_graphs, first,
-                   i);
+      std::fprintf(stderr, "shard %d: %d graphs (indices %d-%d), %d mismatching\n", shard, compiled_graphs, first,
+                   i, mismatches);
   }
   EXPECT_EQ(compiled_graphs, n - first);
+  EXPECT_EQ(mismatches, 0);
 }
 
 TEST(JitFuzz, Shard0) { run_shard(0); }
