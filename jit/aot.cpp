@@ -20,6 +20,8 @@
 #include <algorithm>
 #include <functional>
 #include <limits>
+#include <mutex>
+#include <map>
 #include <future>
 #include <unordered_map>
 
@@ -82,18 +84,35 @@ struct CompiledBackward : ad::EngineNode {
   }
 };
 
+// One compiled backward graph: its program, the tensors it captures, what feeds each of its
+// inputs, and which argument each of its results is the gradient of.
+struct BwVariant {
+  std::shared_ptr<Program> prog;
+  std::vector<Tensor> externals;
+  std::vector<BwInput> inputs;
+  std::vector<int> out_edge;
+};
+
 struct AotShared {
-  std::shared_ptr<Program> fwd, bwd;
-  std::vector<Tensor> bwd_externals;
+  std::shared_ptr<Program> fwd;
+  std::shared_ptr<const BwVariant> bwd;  // every output gradient present
   size_t n_out = 0;
   size_t n_saved = 0, n_recomputed = 0;  // Note [Recompute partition]
   std::vector<int> grad_values;          // forward value ids that get grad_fn, in output_nr order
   std::vector<std::vector<int>> grad_positions;  // their positions among the forward outputs
   std::vector<ad::OutputMeta> grad_meta;
-  std::vector<BwInput> bw_inputs;
-  std::vector<int> bw_out_edge;
   std::vector<std::pair<bool, int>> edges;  // (external?, index)
   std::vector<ScalarType> edge_dtype;
+  // What building another backward variant needs (Note [Unused gradients]).
+  Graph graph;                      // the forward graph as traced
+  std::vector<Tensor> placeholders;  // backward tracer inputs: output gradients, then forward values
+  std::vector<char> recompute;
+  std::vector<int> saved_values;    // forward value ids, in saved order
+  CompileOptions options;
+  std::shared_ptr<Program> (*backend)(Graph, const CompileOptions&) = nullptr;
+  mutable std::mutex mu;
+  mutable std::map<std::vector<char>, std::shared_ptr<const BwVariant>> variants;  // by present gradients
+  std::shared_ptr<const BwVariant> variant(const std::vector<char>& present) const;
 };
 
 variable_list CompiledBackward::apply(variable_list&& grads, bool create_graph) {
@@ -108,12 +127,18 @@ variable_list CompiledBackward::apply(variable_list&& grads, bool create_graph) 
              "[autograd] one of the variables needed for gradient computation has been modified by an inplace "
              "operation: a value saved by a compiled function (CompiledFunctionBackward) is at version ",
              saved[i].impl()->storage->version.load(), "; expected version ", versions[i], " instead");
-  bool any = false;
-  for (auto& g : grads) any = any || g.defined();
+  std::vector<char> present(grads.size());
+  bool any = false, all = true;
+  for (size_t k = 0; k < grads.size(); k++) {
+    present[k] = grads[k].defined();
+    any = any || present[k];
+    all = all && present[k];
+  }
   variable_list result(p.edges.size());
   if (!any) return result;
+  std::shared_ptr<const BwVariant> bv = all ? p.bwd : p.variant(present);
   std::vector<Tensor> in;
-  for (const BwInput& b : p.bw_inputs) {
+  for (const BwInput& b : bv->inputs) {
     if (!b.grad) {
       in.push_back(saved[b.index]);
       continue;
@@ -121,15 +146,16 @@ variable_list CompiledBackward::apply(variable_list&& grads, bool create_graph) 
     const Tensor& g = grads[b.index];
     const ad::OutputMeta& m = p.grad_meta[b.index];
     if (g.defined()) in.push_back(g.dtype() == m.dtype ? g : g.to(m.dtype));
-    else in.push_back(fw::zeros(m.sizes, m.dtype));
+    else in.push_back(fw::zeros(m.sizes, m.dtype));  // only when no variant could be built
   }
+  if (!bv->prog) return result;
   std::vector<Tensor> out;
   {
     NoGradGuard ng;
-    out = p.bwd->run(in, p.bwd_externals);
+    out = bv->prog->run(in, bv->externals);
   }
   for (size_t k = 0; k < out.size(); k++) {
-    int e = p.bw_out_edge[k];
+    int e = bv->out_edge[k];
     Tensor g = out[k];
     if (g.dtype() != p.edge_dtype[e]) g = g.to(p.edge_dtype[e]);
     result[e] = g;
@@ -143,7 +169,7 @@ struct AotProgram : Program {
   std::shared_ptr<AotShared> s;
   std::string describe() const override {
     return "forward: " + s->fwd->describe() + ", saves " + std::to_string(s->n_saved) + " value(s) for backward (" +
-           std::to_string(s->n_recomputed) + " recomputed there instead); backward: " + s->bwd->describe();
+           std::to_string(s->n_recomputed) + " recomputed there instead); backward: " + s->bwd->prog->describe();
   }
   std::vector<Tensor> run(ArrayRef<Tensor> inputs, ArrayRef<Tensor> externals) override {
     std::vector<Tensor> all;
@@ -319,7 +345,162 @@ std::vector<char> recompute_set(const Graph& g, const std::vector<int>& saved, i
   return rec;
 }
 
+// The values a graph's nodes and outputs read.
+std::vector<char> used_values(const Graph& bw) {
+  std::vector<char> used(bw.values.size(), 0);
+  for (const Node& n : bw.nodes)
+    for (int v : n.in) used[size_t(v)] = 1;
+  for (int v : bw.outputs) used[size_t(v)] = 1;
+  return used;
+}
+
+// Traces the backward of s.graph into `bw` from the output gradients marked in `present` (the
+// others are absent, as autograd leaves them); forward values marked in `rec` are recomputed in
+// it from their inputs (Note [Recompute partition]) instead of being read from saved
+// placeholders. `out_edges` gets the argument each result is the gradient of (none: no argument
+// is reached). False when a vjp cannot be traced.
+bool trace_backward(const AotShared& s, const std::vector<char>& rec, const std::vector<char>& present, Graph& bw,
+                    std::vector<int>& out_edges) {
+  const Graph& g = s.graph;
+  const size_t V = g.values.size(), G = s.grad_values.size();
+  bw = Graph();
+  out_edges.clear();
+  try {
+    Tracer T(s.placeholders, /*fullgraph=*/true, [](Graph&, ArrayRef<Tensor>) -> std::vector<Tensor> {
+      FW_CHECK(false, "[fw::compile] internal: a backward trace tried to run a segment");
+      return {};
+    }, /*symbolic=*/true);
+    std::vector<Tensor> outs;
+    {
+      Tracer::Scope scope(T);
+      NoGradGuard ng;
+      const std::vector<Tensor>& in = T.inputs();
+      std::vector<Tensor> recomputed(V);
+      std::function<Tensor(int)> value = [&](int v) -> Tensor {
+        if (!rec[size_t(v)]) return in[G + size_t(v)];
+        if (!recomputed[size_t(v)].defined()) {
+          const Node& n = g.nodes[size_t(g.values[size_t(v)].index)];
+          std::vector<Tensor> args;
+          for (int u : n.in) args.push_back(value(u));
+          recomputed[size_t(v)] = dispatch(n.op, args, n.attrs)[0];
+        }
+        return recomputed[size_t(v)];
+      };
+      std::vector<Tensor> grad(V);
+      for (size_t k = 0; k < G; k++)
+        if (present[k]) grad[size_t(s.grad_values[k])] = in[k];
+      for (size_t i = g.nodes.size(); i-- > 0;) {
+        const Node& n = g.nodes[i];
+        std::vector<Tensor> gy(n.out.size());
+        bool any = false;
+        for (size_t k = 0; k < n.out.size(); k++) {
+          gy[k] = grad[size_t(n.out[k])];
+          any = any || gy[k].defined();
+        }
+        if (!any) continue;
+        bool needs_any = false;
+        std::unique_ptr<bool[]> needs(new bool[n.in.size()]);
+        for (size_t j = 0; j < n.in.size(); j++) {
+          needs[j] = g.values[size_t(n.in[j])].requires_grad;
+          needs_any = needs_any || needs[j];
+        }
+        const OpDef& d = op_def(n.op);
+        if (!needs_any || !d.differentiable || !n.grad) continue;
+        std::vector<Tensor> ins, outs_n;
+        for (int v : n.in) ins.push_back(value(v));
+        for (int v : n.out) outs_n.push_back(value(v));
+        VjpCtx ctx{n.attrs, ins, outs_n, needs.get()};
+        Outs gin;
+        gin.resize(n.in.size());
+        d.vjp(ctx, gy, gin);
+        for (size_t j = 0; j < n.in.size(); j++) {
+          if (!needs[j] || !gin[j].defined()) continue;
+          Tensor gj = gin[j];
+          if (gj.dtype() != ins[j].dtype()) gj = gj.to(ins[j].dtype());
+          Tensor& acc = grad[size_t(n.in[j])];
+          acc = acc.defined() ? acc + gj : gj;
+        }
+      }
+      for (size_t e = 0; e < s.edges.size(); e++) {
+        auto [ext, idx] = s.edges[e];
+        const Tensor& gv = grad[size_t(ext ? g.externals[size_t(idx)] : g.inputs[size_t(idx)])];
+        if (!gv.defined()) continue;
+        outs.push_back(gv);
+        out_edges.push_back(int(e));
+      }
+    }
+    if (outs.empty()) return true;
+    if (!T.finish(outs)) return false;
+    bw = std::move(T.graph());
+  } catch (const fw::Error& e) {
+    log::graphs("training graph runs through the interpreter: tracing the backward failed: ", e.what());
+    return false;
+  }
+  eliminate_dead_code(bw);
+  return true;
+}
+
+// Prunes a traced backward graph's unused inputs, maps the rest to output gradients and saved
+// values, and runs the graph passes; the caller compiles `bw` into the result's prog. Null when
+// the graph reads a forward value that is not saved.
+std::shared_ptr<BwVariant> prepare_backward(const AotShared& s, Graph& bw, const std::vector<int>& out_edges) {
+  const size_t G = s.grad_values.size();
+  auto r = std::make_shared<BwVariant>();
+  std::vector<char> used = used_values(bw);
+  std::vector<int> kept;
+  for (size_t i = 0; i < bw.inputs.size(); i++) {
+    int v = bw.inputs[i];
+    if (!used[size_t(v)]) continue;
+    bw.values[size_t(v)].index = int(kept.size());
+    kept.push_back(v);
+    if (i < G) {
+      r->inputs.push_back({true, int(i)});
+      continue;
+    }
+    auto it = std::find(s.saved_values.begin(), s.saved_values.end(), int(i - G));
+    if (it == s.saved_values.end()) return nullptr;
+    r->inputs.push_back({false, int(it - s.saved_values.begin())});
+  }
+  bw.inputs = kept;
+  r->out_edge = out_edges;
+  r->externals = bw.external_tensors;
+  run_passes(bw);
+  return r;
+}
+
 }  // namespace
+
+// Note [Unused gradients]
+// Autograd gives a compiled function's backward no gradient for outputs the loss does not use
+// (after a graph break every live value is an output, so this is common). Feeding zeros there
+// would differ from eager twice over: an argument reached only through such outputs would get a
+// zero gradient instead of none (and grad() without allow_unused would not raise), and a zero
+// gradient times a non-finite local derivative (log of 0 in an unused side computation) would
+// make every gradient it meets NaN. So the backward is traced again for each set of present
+// gradients it meets, without the absent ones, and kept per set; only if that trace fails does
+// the full backward run with zeros.
+std::shared_ptr<const BwVariant> AotShared::variant(const std::vector<char>& present) const {
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = variants.find(present);
+  if (it != variants.end()) return it->second;
+  std::shared_ptr<const BwVariant> v;
+  Graph bw;
+  std::vector<int> out_edges;
+  if (trace_backward(*this, recompute, present, bw, out_edges)) {
+    if (out_edges.empty()) {
+      v = std::make_shared<BwVariant>();  // no argument is reached: no gradients at all
+    } else if (auto pv = prepare_backward(*this, bw, out_edges)) {
+      NoGradGuard ng;
+      pv->prog = backend(std::move(bw), options);
+      v = pv;
+    }
+  }
+  if (!v) v = bwd;
+  log::graphs("backward for ", std::count(present.begin(), present.end(), 1), " of ", present.size(),
+              " output gradient(s): ", v == bwd ? "the full graph with zeros" : "its own graph");
+  variants[present] = v;
+  return v;
+}
 
 std::shared_ptr<Program> aot_program(Graph g, const CompileOptions& o,
                                      std::shared_ptr<Program> (*backend)(Graph, const CompileOptions&)) {
@@ -360,140 +541,51 @@ std::shared_ptr<Program> aot_program(Graph g, const CompileOptions& o,
   if (s->edges.empty() || s->grad_values.empty()) return nullptr;
 
   // Trace the vjps. Inputs of the tracer: one placeholder per output gradient, then one per
-  // forward value (most go unused and are pruned below).
-  std::vector<Tensor> ph;
+  // forward value (most go unused and are pruned).
   for (int v : s->grad_values) {
     ValueInfo gi = g.values[v];
     gi.strides = contiguous_strides(gi.sizes);
     gi.offset = 0;
-    ph.push_back(symbolic(gi));
+    s->placeholders.push_back(symbolic(gi));
   }
-  for (size_t v = 0; v < V; v++) ph.push_back(symbolic(g.values[v]));
-  size_t G = s->grad_values.size();
+  for (size_t v = 0; v < V; v++) s->placeholders.push_back(symbolic(g.values[v]));
+  s->graph = g;
+  s->options = o;
+  s->backend = backend;
+  const size_t G = s->grad_values.size();
+  const std::vector<char> all_present(G, 1);
   Graph bw;
   std::vector<int> out_edges;
-  // Traces the backward graph; forward values marked in `rec` are recomputed in it from their
-  // inputs (Note [Recompute partition]) instead of being read from saved placeholders.
-  auto trace_backward = [&](const std::vector<char>& rec) -> bool {
-    bw = Graph();
-    out_edges.clear();
-    try {
-      Tracer T(ph, /*fullgraph=*/true, [](Graph&, ArrayRef<Tensor>) -> std::vector<Tensor> {
-        FW_CHECK(false, "[fw::compile] internal: a backward trace tried to run a segment");
-        return {};
-      }, /*symbolic=*/true);
-      std::vector<Tensor> outs;
-      {
-        Tracer::Scope scope(T);
-        NoGradGuard ng;
-        const std::vector<Tensor>& in = T.inputs();
-        std::vector<Tensor> recomputed(V);
-        std::function<Tensor(int)> value = [&](int v) -> Tensor {
-          if (!rec[v]) return in[G + v];
-          if (!recomputed[v].defined()) {
-            const Node& n = g.nodes[size_t(g.values[v].index)];
-            std::vector<Tensor> args;
-            for (int u : n.in) args.push_back(value(u));
-            recomputed[v] = dispatch(n.op, args, n.attrs)[0];
-          }
-          return recomputed[v];
-        };
-        std::vector<Tensor> grad(V);
-        for (size_t k = 0; k < G; k++) grad[s->grad_values[k]] = in[k];
-        for (size_t i = g.nodes.size(); i-- > 0;) {
-          const Node& n = g.nodes[i];
-          std::vector<Tensor> gy(n.out.size());
-          bool any = false;
-          for (size_t k = 0; k < n.out.size(); k++) {
-            gy[k] = grad[n.out[k]];
-            any = any || gy[k].defined();
-          }
-          if (!any) continue;
-          bool needs_any = false;
-          std::unique_ptr<bool[]> needs(new bool[n.in.size()]);
-          for (size_t j = 0; j < n.in.size(); j++) {
-            needs[j] = g.values[n.in[j]].requires_grad;
-            needs_any = needs_any || needs[j];
-          }
-          const OpDef& d = op_def(n.op);
-          if (!needs_any || !d.differentiable || !n.grad) continue;
-          std::vector<Tensor> ins, outs_n;
-          for (int v : n.in) ins.push_back(value(v));
-          for (int v : n.out) outs_n.push_back(value(v));
-          VjpCtx ctx{n.attrs, ins, outs_n, needs.get()};
-          Outs gin;
-          gin.resize(n.in.size());
-          d.vjp(ctx, gy, gin);
-          for (size_t j = 0; j < n.in.size(); j++) {
-            if (!needs[j] || !gin[j].defined()) continue;
-            Tensor gj = gin[j];
-            if (gj.dtype() != ins[j].dtype()) gj = gj.to(ins[j].dtype());
-            Tensor& acc = grad[n.in[j]];
-            acc = acc.defined() ? acc + gj : gj;
-          }
-        }
-        for (size_t e = 0; e < s->edges.size(); e++) {
-          auto [ext, idx] = s->edges[e];
-          const Tensor& gv = grad[ext ? g.externals[idx] : g.inputs[idx]];
-          if (!gv.defined()) continue;
-          outs.push_back(gv);
-          out_edges.push_back(int(e));
-        }
-      }
-      if (outs.empty() || !T.finish(outs)) return false;
-      bw = std::move(T.graph());
-    } catch (const fw::Error& e) {
-      log::graphs("training graph runs through the interpreter: tracing the backward failed: ", e.what());
-      return false;
-    }
-    eliminate_dead_code(bw);
-    return true;
-  };
-  // The backward inputs it reads (the rest are pruned): output gradients, and the forward
-  // values to save.
-  std::vector<int> saved_values;
-  auto read_inputs = [&](std::vector<char>& used) {
-    used.assign(bw.values.size(), 0);
-    for (const Node& n : bw.nodes)
-      for (int v : n.in) used[v] = 1;
-    for (int v : bw.outputs) used[v] = 1;
-    saved_values.clear();
+  // The forward values a backward graph reads (its inputs after the G gradients).
+  auto read_values = [&] {
+    std::vector<char> used = used_values(bw);
+    std::vector<int> r;
     for (size_t i = G; i < bw.inputs.size(); i++)
-      if (used[bw.inputs[i]]) saved_values.push_back(int(i - G));
+      if (used[size_t(bw.inputs[i])]) r.push_back(int(i - G));
+    return r;
   };
-  std::vector<char> rec(V, 0), used;
-  if (!trace_backward(rec)) return nullptr;
-  read_inputs(used);
+  std::vector<char> rec(V, 0);
+  if (!trace_backward(*s, rec, all_present, bw, out_edges) || out_edges.empty()) return nullptr;
+  s->saved_values = read_values();
   int64_t saved_bytes = 0;
-  rec = recompute_set(g, saved_values, &saved_bytes);
+  rec = recompute_set(g, s->saved_values, &saved_bytes);
   if (size_t nrec = size_t(std::count(rec.begin(), rec.end(), 1))) {
     s->n_recomputed = nrec;
-    const size_t before = saved_values.size();
-    if (!trace_backward(rec)) return nullptr;
-    read_inputs(used);
-    log::graphs("partition: ", nrec, " pointwise forward value(s) recomputed in backward; ", saved_values.size(),
+    const size_t before = s->saved_values.size();
+    if (!trace_backward(*s, rec, all_present, bw, out_edges) || out_edges.empty()) return nullptr;
+    s->saved_values = read_values();
+    log::graphs("partition: ", nrec, " pointwise forward value(s) recomputed in backward; ", s->saved_values.size(),
                 " value(s) saved instead of ", before, " (", saved_bytes, " bytes beyond the arguments and results)");
   }
-  std::vector<int> kept;
-  for (size_t i = 0; i < bw.inputs.size(); i++) {
-    int v = bw.inputs[i];
-    if (!used[v]) continue;
-    bw.values[v].index = int(kept.size());
-    kept.push_back(v);
-    if (i < G) s->bw_inputs.push_back({true, int(i)});
-    else s->bw_inputs.push_back({false, int(std::find(saved_values.begin(), saved_values.end(), int(i - G)) -
-                                            saved_values.begin())});
-  }
-  bw.inputs = kept;
-  s->n_saved = saved_values.size();
-  s->bw_out_edge = out_edges;
-  s->bwd_externals = bw.external_tensors;
-  Graph fwd = std::move(g);
-  for (int v : saved_values) fwd.outputs.push_back(v);
-  for (auto& v : fwd.values) v.requires_grad = false;  // the compiled forward records no autograd
-  log::graphs("joint graph: backward has ", bw.nodes.size(), " ops and reads ", saved_values.size(),
+  s->recompute = rec;
+  s->n_saved = s->saved_values.size();
+  log::graphs("joint graph: backward has ", bw.nodes.size(), " ops and reads ", s->saved_values.size(),
               " saved forward value(s)\n", bw.dump());
-  run_passes(bw);
+  auto full = prepare_backward(*s, bw, out_edges);
+  if (!full) return nullptr;
+  Graph fwd = std::move(g);
+  for (int v : s->saved_values) fwd.outputs.push_back(v);
+  for (auto& v : fwd.values) v.requires_grad = false;  // the compiled forward records no autograd
   eliminate_common_subexpressions(fwd);
   {
     // The two graphs compile at the same time (each is one compiler process).
@@ -503,8 +595,9 @@ std::shared_ptr<Program> aot_program(Graph g, const CompileOptions& o,
     });
     NoGradGuard ng;
     s->fwd = backend(std::move(fwd), o);
-    s->bwd = bwd.get();
+    full->prog = bwd.get();
   }
+  s->bwd = full;
   auto p = std::make_shared<AotProgram>();
   p->s = s;
   return p;

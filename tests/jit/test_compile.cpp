@@ -43,6 +43,49 @@ TEST_P(Backends, PointwiseChainMatchesEagerAndReplays) {
   EXPECT_EQ(f.explain().recompiles, 0);
 }
 
+// Note [Unused gradients]: an argument that reaches only outputs the loss does not use gets no
+// gradient, as in eager (grad() with allow_unused gives an undefined tensor, without it raises);
+// one whose path carries zeros (floor) gets zeros.
+TEST_P(Backends, UnusedOutputsLeaveGradientsUndefinedAsInEager) {
+  auto fn = [](const fw::Tensor& x, const fw::Tensor& y) { return std::make_tuple(x.sin() * 2, y.cos() + 1); };
+  auto f = fw::compile(fn, opts());
+  fw::Tensor x = fw::randn({5}, fw::requires_grad()), y = fw::randn({5}, fw::requires_grad());
+  for (int call = 0; call < 2; call++) {
+    auto [a, b] = f(x, y);
+    std::vector<fw::Tensor> g = fw::autograd::grad({a.sum()}, {x, y}, {}, std::nullopt, false, true);
+    ASSERT_EQ(g.size(), 2u);
+    expect_close(g[0], x.cos() * 2);
+    EXPECT_FALSE(g[1].defined()) << GetParam();
+    auto [a2, b2] = f(x, y);
+    EXPECT_THROW(fw::autograd::grad({a2.sum()}, {x, y}), fw::Error) << GetParam();
+  }
+  auto h = fw::compile([](const fw::Tensor& x) { return x.floor() * 3 + x; }, opts());
+  fw::Tensor gx = fw::autograd::grad({h(x).sum()}, {x})[0];
+  ASSERT_TRUE(gx.defined());
+  expect_close(gx, fw::ones({5}));
+}
+
+// Note [Unused gradients]: after a graph break every live value is an output of the first graph;
+// one the loss does not use must not send zeros through its backward, where 0 * inf (log's
+// derivative at 0) would make the argument's gradient NaN.
+TEST_P(Backends, UnusedSideValuesAcrossABreakKeepGradientsFinite) {
+  auto fn = [](const fw::Tensor& x) {
+    fw::Tensor side = x.log();  // -inf at 0, unused by the result
+    fw::Tensor b = x * 2;
+    double s = b.sum().item<double>();  // graph break: side and b are live here
+    return b * s + side.detach().sum();
+  };
+  auto f = fw::compile(fn, opts());
+  for (int call = 0; call < 2; call++) {
+    fw::Tensor x = fw::tensor({0.0f, 1.0f, 2.0f}).requires_grad_(true);
+    fw::Tensor xe = x.detach().clone().requires_grad_(true);
+    fw::Tensor g = fw::autograd::grad({f(x).sum()}, {x})[0];
+    fw::Tensor ge = fw::autograd::grad({fn(xe).sum()}, {xe})[0];
+    EXPECT_TRUE(g.isfinite().all().item<bool>()) << GetParam() << " " << g;
+    expect_close(g, ge);
+  }
+}
+
 TEST_P(Backends, BroadcastsReductionsViewsAndMatmul) {
   auto fn = [](const fw::Tensor& x, const fw::Tensor& w, const fw::Tensor& b) {
     fw::Tensor h = fw::matmul(x, w.t()) + b;           // view (t), extern (mm), broadcast add
