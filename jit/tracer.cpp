@@ -334,9 +334,15 @@ Tracer::Live Tracer::live() {
   };
   for (auto& h : all) {
     if (!h || h->refcount_.load() <= internal[h.get()] + 1) continue;  // +1: `all` itself
-    if (!root_of_.count(h->storage.get())) continue;
-    add_store(h->storage.get());
     auto v = value_of_.find(h.get());
+    if (root_of_.count(h->storage.get())) {
+      add_store(h->storage.get());
+    } else if (v == value_of_.end() || g_.values[size_t(v->second)].kind != ValueKind::Node) {
+      continue;
+    }
+    // A handle on real memory made by this segment's ops (a view of an argument or a captured
+    // tensor) has real data already but still needs the segment's autograd history, or gradients
+    // that later flow into it would stop there: it is a segment output too.
     if (v != value_of_.end() && seen_h.insert(h.get()).second) {
       L.handles.push_back(h.get());
       L.handle_values.push_back(v->second);

@@ -86,6 +86,29 @@ TEST_P(Backends, UnusedSideValuesAcrossABreakKeepGradientsFinite) {
   }
 }
 
+// Views of an argument or of a captured parameter made before a graph break and used after it
+// keep their autograd history: gradients through them reach the argument and the parameter.
+TEST_P(Backends, ViewsOfArgumentsAndParametersKeepGradientsAcrossABreak) {
+  fw::manual_seed(12);
+  fw::Tensor w = fw::randn({3, 4}, fw::requires_grad());
+  auto fn = [&](const fw::Tensor& x) {
+    fw::Tensor xe = x.unsqueeze(0).expand({2, 4});  // view of the argument
+    fw::Tensor wt = w.t();                          // view of the parameter
+    fw::Tensor y = fw::mm(xe, wt);
+    double s = y.abs().sum().item<double>();  // graph break
+    return (y * s).sum() + xe.sum() * 3 + (wt * wt).sum();
+  };
+  auto f = fw::compile(fn, opts());
+  for (int call = 0; call < 2; call++) {
+    fw::Tensor x = fw::randn({4}, fw::requires_grad());
+    std::vector<fw::Tensor> g = fw::autograd::grad({f(x)}, {x, w});
+    std::vector<fw::Tensor> ge = fw::autograd::grad({fn(x)}, {x, w});
+    expect_close(g[0], ge[0], 1e-4, 1e-4);
+    expect_close(g[1], ge[1], 1e-4, 1e-4);
+  }
+  EXPECT_GE(f.explain().breaks.size(), 1u);
+}
+
 TEST_P(Backends, BroadcastsReductionsViewsAndMatmul) {
   auto fn = [](const fw::Tensor& x, const fw::Tensor& w, const fw::Tensor& b) {
     fw::Tensor h = fw::matmul(x, w.t()) + b;           // view (t), extern (mm), broadcast add
