@@ -84,7 +84,7 @@ Program generate(uint64_t seed) {
     std::vector<int> fl = floats();
     int a = fl.empty() ? 0 : (r.coin(0.6) ? fl.back() : r.pick(fl));
     int b = fl.empty() ? 0 : r.pick(fl);
-    int kind = int(r.uni(0, 16));
+    int kind = int(r.uni(0, 28));
     StepFn f;
     std::string t;
     double c = double(r.uni(-20, 20)) / 8;
@@ -244,6 +244,160 @@ Program generate(uint64_t seed) {
           return affine ? fw::layer_norm(q[a], {c}, w, bias, 1e-2) : fw::layer_norm(q[a], {c}, {}, {}, 1e-2);
         };
         t = std::string("layer_norm(t") + std::to_string(a) + (affine ? ", affine)" : ")");
+        break;
+      }
+      case 16: {
+        if (pool[a].dim() == 0) continue;
+        int64_t d = r.uni(-pool[a].dim(), pool[a].dim() - 1);
+        bool lse = r.coin();
+        f = [a, d, lse](const Pool& q) { return lse ? q[a].logsumexp({d}, true) : fw::log_softmax(q[a], d); };
+        t = std::string(lse ? "logsumexp(t" : "log_softmax(t") + std::to_string(a) + ", " + std::to_string(d) + ")";
+        break;
+      }
+      case 17: {  // reductions over two dims, and var/std
+        int64_t rank = pool[a].dim();
+        if (rank < 2) continue;
+        int64_t d0 = r.uni(0, rank - 1), d1 = (d0 + r.uni(1, rank - 1)) % rank;
+        int op = int(r.uni(0, 3));
+        bool keep = r.coin(), unbiased = r.coin();
+        f = [a, d0, d1, op, keep, unbiased](const Pool& q) {
+          switch (op) {
+            case 0: return q[a].sum({d0, d1}, keep);
+            case 1: return q[a].mean({d0, d1}, keep);
+            case 2: return fw::var(q[a], {d0, d1}, unbiased, keep);
+            default: return fw::std(q[a] * 2 + 1, {d1}, unbiased, keep) + 0.5;
+          }
+        };
+        static const char* names[] = {"sum", "mean", "var", "std"};
+        t = std::string(names[op]) + "(t" + std::to_string(a) + ", dims=" + std::to_string(d0) + "," +
+            std::to_string(d1) + (keep ? ", keepdim)" : ")");
+        break;
+      }
+      case 18: {
+        if (pool[a].dim() == 0) continue;
+        int64_t d = r.uni(0, pool[a].dim() - 1);
+        f = [a, d](const Pool& q) {
+          auto [v, m] = fw::var_mean(q[a], {d}, true, true);
+          return (q[a] - m) / (v + 1).sqrt();
+        };
+        t = "(t" + std::to_string(a) + " - mean) / sqrt(var + 1) over dim " + std::to_string(d);
+        break;
+      }
+      case 19: {
+        int64_t rank = pool[a].dim();
+        if (rank < 2) continue;
+        std::vector<int64_t> perm(static_cast<size_t>(rank));
+        for (int64_t i = 0; i < rank; i++) perm[size_t(i)] = i;
+        std::shuffle(perm.begin(), perm.end(), r.g);
+        f = [a, perm](const Pool& q) { return q[a].permute(perm) * 1.25; };
+        t = "permute(t" + std::to_string(a) + ") * 1.25";
+        break;
+      }
+      case 20: {  // cat / stack
+        bool st = r.coin();
+        int64_t rank = pool[a].dim();
+        int64_t d = st ? r.uni(0, rank) : (rank ? r.uni(0, rank - 1) : 0);
+        if (!st && rank == 0) continue;
+        f = [a, b, d, st](const Pool& q) {
+          return st ? fw::stack({q[a], q[b]}, d) : fw::cat({q[a], q[b] * 0.5}, d);
+        };
+        t = std::string(st ? "stack(t" : "cat(t") + std::to_string(a) + ", t" + std::to_string(b) + ", " +
+            std::to_string(d) + ")";
+        break;
+      }
+      case 21: {  // batch_norm over dim 1, training (batch statistics) or evaluation (fixed statistics)
+        if (pool[a].dim() < 2) continue;
+        int64_t ch = pool[a].size(1);
+        bool training = r.coin(), affine = r.coin();
+        fw::ScalarType dt = pool[a].dtype();
+        fw::Tensor w = fw::rand({ch}, dt) + 0.5, bias = fw::rand({ch}, dt) - 0.5;
+        fw::Tensor rm = fw::rand({ch}, dt) - 0.5, rv = fw::rand({ch}, dt) + 0.5;
+        // eps 1e-2 for the same reason as layer_norm's below; fresh running statistics in training
+        // mode, so that calls do not see each other's updates.
+        f = [a, ch, dt, training, affine, w, bias, rm, rv](const Pool& q) {
+          fw::Tensor m = training ? fw::zeros({ch}, dt) : rm, v = training ? fw::ones({ch}, dt) : rv;
+          return fw::batch_norm(q[a], affine ? w : fw::Tensor(), affine ? bias : fw::Tensor(), m, v, training, 0.1,
+                                1e-2);
+        };
+        t = std::string("batch_norm(t") + std::to_string(a) + (training ? ", training" : ", eval") +
+            (affine ? ", affine)" : ")");
+        break;
+      }
+      case 22: {  // cross_entropy / nll_loss over [N, C] with fixed targets
+        if (pool[a].dim() != 2) continue;
+        int64_t n = pool[a].size(0), ncls = pool[a].size(1);
+        fw::Tensor target = fw::randint(0, ncls, {n});
+        int variant = int(r.uni(0, 3));
+        f = [a, target, variant](const Pool& q) {
+          namespace F = fw::nn::functional;
+          switch (variant) {
+            case 0: return F::cross_entropy(q[a], target);
+            case 1: return F::cross_entropy(q[a], target, F::CrossEntropyFuncOptions().reduction(fw::kSum));
+            case 2: return F::cross_entropy(q[a], target, F::CrossEntropyFuncOptions().label_smoothing(0.1));
+            default: return F::nll_loss(fw::log_softmax(q[a], 1), target,
+                                        F::NLLLossFuncOptions().reduction(fw::kNone));
+          }
+        };
+        t = "loss" + std::to_string(variant) + "(t" + std::to_string(a) + ", targets)";
+        break;
+      }
+      case 23: {  // comparisons, bool masks and masked_fill
+        bool fill = r.coin();
+        f = [a, b, c, fill](const Pool& q) {
+          return fill ? q[a].masked_fill(q[a] > c, c * 2) : (q[a] >= q[b]).to(q[a].dtype()) * q[a] + q[b];
+        };
+        t = std::string(fill ? "masked_fill(t" + std::to_string(a) + ", > c)"
+                             : "(t" + std::to_string(a) + " >= t" + std::to_string(b) + ") * t" +
+                                   std::to_string(a) + " + t" + std::to_string(b));
+        break;
+      }
+      case 24: {
+        if (pool[a].dim() == 0) continue;
+        int64_t d = r.uni(0, pool[a].dim() - 1);
+        f = [a, d](const Pool& q) { return q[a].cumsum(d); };
+        t = "cumsum(t" + std::to_string(a) + ", " + std::to_string(d) + ")";
+        break;
+      }
+      case 25: {  // select, index_select, gather
+        if (pool[a].dim() == 0) continue;
+        int64_t d = r.uni(0, pool[a].dim() - 1), n = pool[a].size(d);
+        int op = int(r.uni(0, 2));
+        fw::Tensor idx = op == 2 ? fw::randint(0, n, pool[a].sizes()) : fw::randint(0, n, {r.uni(1, 4)});
+        int64_t i = r.uni(0, n - 1);
+        f = [a, d, op, idx, i](const Pool& q) {
+          if (op == 0) return q[a].select(d, i) * 1.5;
+          if (op == 1) return fw::index_select(q[a], d, idx);
+          return fw::gather(q[a], d, idx);
+        };
+        static const char* names[] = {"select", "index_select", "gather"};
+        t = std::string(names[op]) + "(t" + std::to_string(a) + ", " + std::to_string(d) + ")";
+        break;
+      }
+      case 26: {  // in-place on a view of a fresh temporary (functionalization of views)
+        if (pool[a].dim() == 0) continue;
+        int64_t d = r.uni(0, pool[a].dim() - 1), n = pool[a].size(d), s0 = r.uni(0, n - 1);
+        f = [a, b, d, s0, c](const Pool& q) {
+          fw::Tensor h = q[a] * 1.0;
+          fw::Tensor v = h.slice(d, s0, s0 + 1);
+          v.mul_(c).add_(0.5);
+          return h + q[b].sum();
+        };
+        t = "(t" + std::to_string(a) + " with slice(" + std::to_string(d) + ", " + std::to_string(s0) +
+            ") *= c, += 0.5) + sum(t" + std::to_string(b) + ")";
+        break;
+      }
+      case 27: {  // conv1d and max_pool1d over the flattened values
+        int64_t len = pool[a].numel();
+        if (len < 3) continue;
+        int64_t k = r.uni(1, 3), cout = r.uni(1, 3), pad = r.uni(0, 1);
+        fw::Tensor w = fw::rand({cout, 1, k}, pool[a].dtype()) - 0.5, bias = fw::rand({cout}, pool[a].dtype());
+        bool pool1 = r.coin();
+        f = [a, w, bias, pad, pool1](const Pool& q) {
+          fw::Tensor y = fw::conv1d(q[a].reshape({1, 1, -1}), w, bias, 1, pad);
+          return pool1 ? fw::max_pool1d(y, {2}) : y;
+        };
+        t = "conv1d(t" + std::to_string(a) + ", k=" + std::to_string(k) + ", out=" + std::to_string(cout) +
+            (pool1 ? ") + max_pool1d" : ")");
         break;
       }
       default:
