@@ -13,3 +13,4 @@
 #include "fw/utils.h"
 #include "fw/serialize.h"
 #include "fw/fft.h"
+#include "fw/losses.h"

@@ -322,12 +322,20 @@ struct CrossEntropyFuncOptions {
 };
 struct SmoothL1LossFuncOptions {
   using reduction_t = loss_reduction_t;
-  FW_ARG(reduction_t, reduction) = enumtype::kMean();
+  SmoothL1LossFuncOptions(reduction_t r = enumtype::kMean()) : reduction_(r) {}
+  SmoothL1LossFuncOptions(enumtype::kNone r) : reduction_(r) {}
+  SmoothL1LossFuncOptions(enumtype::kMean r) : reduction_(r) {}
+  SmoothL1LossFuncOptions(enumtype::kSum r) : reduction_(r) {}
+  FW_ARG(reduction_t, reduction);
   FW_ARG(double, beta) = 1.0;
 };
 struct HuberLossFuncOptions {
   using reduction_t = loss_reduction_t;
-  FW_ARG(reduction_t, reduction) = enumtype::kMean();
+  HuberLossFuncOptions(reduction_t r = enumtype::kMean()) : reduction_(r) {}
+  HuberLossFuncOptions(enumtype::kNone r) : reduction_(r) {}
+  HuberLossFuncOptions(enumtype::kMean r) : reduction_(r) {}
+  HuberLossFuncOptions(enumtype::kSum r) : reduction_(r) {}
+  FW_ARG(reduction_t, reduction);
   FW_ARG(double, delta) = 1.0;
 };
 struct BinaryCrossEntropyFuncOptions {
@@ -380,5 +388,27 @@ Tensor kl_div(const Tensor& input, const Tensor& target, const KLDivFuncOptions&
 // length before averaging the batch.
 Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets, const Tensor& input_lengths,
                 const Tensor& target_lengths, const CTCLossFuncOptions& o = {});
+
+}  // namespace fw::nn::functional
+
+// ---- distances (implemented in nn/losses_toplevel.cpp from differentiable ops)
+
+namespace fw::nn::functional {
+
+// libtorch's CosineSimilarityFuncOptions (= CosineSimilarityOptions): dim 1, eps 1e-8.
+struct CosineSimilarityFuncOptions {
+  FW_ARG(int64_t, dim) = 1;
+  FW_ARG(double, eps) = 1e-8;
+};
+// libtorch's PairwiseDistanceFuncOptions (= PairwiseDistanceOptions): p 2, eps 1e-6, keepdim false.
+struct PairwiseDistanceFuncOptions {
+  FW_ARG(double, p) = 2.0;
+  FW_ARG(double, eps) = 1e-6;
+  FW_ARG(bool, keepdim) = false;
+};
+// sum(x1 * x2) / sqrt(max(sum(x1^2) * sum(x2^2), eps^2)) along dim (x1, x2 broadcast).
+Tensor cosine_similarity(const Tensor& x1, const Tensor& x2, const CosineSimilarityFuncOptions& o = {});
+// ||x1 - x2 + eps||_p along the last dim.
+Tensor pairwise_distance(const Tensor& x1, const Tensor& x2, const PairwiseDistanceFuncOptions& o = {});
 
 }  // namespace fw::nn::functional
