@@ -7,6 +7,7 @@
 #include "fw/nn/modules/dropout.h"
 #include "fw/nn/modules/embedding.h"
 #include "fw/nn/modules/linear.h"
+#include "fw/nn/modules/loss.h"
 #include "fw/nn/modules/normalization.h"
 #include "fw/nn/modules/pooling.h"
 #include "fw/nn/modules/rnn.h"
