@@ -296,6 +296,27 @@ TensorMap load(const std::string& path) { return read_file(path).tensors; }
 
 void save(const Tensor& tensor, const std::string& path) { save(TensorMap{{"tensor", tensor}}, path); }
 
+void save(const std::vector<Tensor>& tensors, const std::string& path) {
+  TensorMap m;
+  for (size_t i = 0; i < tensors.size(); i++) m.emplace(std::to_string(i), tensors[i]);
+  save(m, path);
+}
+
+void load(std::vector<Tensor>& tensors, const std::string& path) {
+  TensorMap m = load(path);
+  std::vector<Tensor> out(m.size());
+  for (auto& [name, t] : m) {
+    size_t pos = 0;
+    bool digits = !name.empty() && name.size() <= 18 &&
+                  std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; });
+    size_t i = digits ? size_t(std::stoull(name, &pos)) : out.size();
+    FW_CHECK(digits && i < out.size() && !out[i].defined() && (name == "0" || name[0] != '0'), quoted(path),
+             ": load(std::vector<Tensor>) expects tensors named 0..", out.size() - 1, ", found '", name, "'");
+    out[i] = t;
+  }
+  tensors = std::move(out);
+}
+
 Tensor load_tensor(const std::string& path) {
   auto m = load(path);
   FW_CHECK(m.size() == 1, quoted(path), ": load_tensor expects exactly one tensor, the file has ", m.size());

@@ -20,6 +20,9 @@ struct InferenceMode {
 
 namespace autograd {
 
+// libtorch's name for a tensor in autograd code.
+using Variable = Tensor;
+
 using variable_list = std::vector<Tensor>;
 
 // A node of the backward graph (the grad_fn of a non-leaf tensor).

@@ -27,4 +27,12 @@ struct Device {
 };
 std::ostream& operator<<(std::ostream& os, const Device& d);
 
+// libtorch's availability queries. fw's kernels run on the CPU (CUDA is reserved for the GPU
+// work), so programs that pick `cuda::is_available() ? kCUDA : kCPU` run on the CPU.
+namespace cuda {
+inline bool is_available() { return false; }
+inline int64_t device_count() { return 0; }
+inline bool cudnn_is_available() { return false; }
+}  // namespace cuda
+
 }  // namespace fw

@@ -178,6 +178,12 @@ Tensor where(const Tensor& cond, const Tensor& a, const Scalar& b);
 Tensor where(const Tensor& cond, const Scalar& a, const Scalar& b);
 Tensor clamp(const Tensor& t, std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
 Tensor clamp(const Tensor& t, const std::optional<Tensor>& min, const std::optional<Tensor>& max = std::nullopt);
+Tensor tril(const Tensor& t, int64_t diagonal = 0);
+Tensor triu(const Tensor& t, int64_t diagonal = 0);
+Tensor diagonal(const Tensor& t, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1);
+Tensor diag(const Tensor& t, int64_t diagonal = 0);
+Tensor trace(const Tensor& t);
+Tensor repeat_interleave(const Tensor& t, int64_t repeats, std::optional<int64_t> dim = std::nullopt);
 Tensor clamp_min(const Tensor& t, const Scalar& m);
 Tensor clamp_max(const Tensor& t, const Scalar& m);
 Tensor clip(const Tensor& t, std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
@@ -239,6 +245,17 @@ Tensor var(const Tensor& t, bool unbiased = true);
 Tensor var(const Tensor& t, IntArrayRef dim, bool unbiased = true, bool keepdim = false);
 Tensor std(const Tensor& t, bool unbiased = true);
 Tensor std(const Tensor& t, IntArrayRef dim, bool unbiased = true, bool keepdim = false);
+// fw::var(t, 1) / fw::std(t, 0) reduce along that dim, as in libtorch.
+template <class I, std::enable_if_t<std::is_integral_v<I> && !std::is_same_v<I, bool>, int> = 0>
+Tensor var(const Tensor& t, I dim, bool unbiased = true, bool keepdim = false) {
+  const int64_t d = dim;
+  return var(t, IntArrayRef(&d, 1), unbiased, keepdim);
+}
+template <class I, std::enable_if_t<std::is_integral_v<I> && !std::is_same_v<I, bool>, int> = 0>
+Tensor std(const Tensor& t, I dim, bool unbiased = true, bool keepdim = false) {
+  const int64_t d = dim;
+  return std(t, IntArrayRef(&d, 1), unbiased, keepdim);
+}
 std::tuple<Tensor, Tensor> var_mean(const Tensor& t, IntArrayRef dim, bool unbiased = true, bool keepdim = false);
 std::tuple<Tensor, Tensor> std_mean(const Tensor& t, IntArrayRef dim, bool unbiased = true, bool keepdim = false);
 Tensor logsumexp(const Tensor& t, IntArrayRef dim, bool keepdim = false);
@@ -381,6 +398,11 @@ struct AutoGradMode {
 };
 bool is_grad_enabled();
 void set_grad_enabled(bool enabled);
+// libtorch's spelling of the same switch.
+struct GradMode {
+  static bool is_enabled() { return is_grad_enabled(); }
+  static void set_enabled(bool enabled) { set_grad_enabled(enabled); }
+};
 
 // Threads used by CPU kernels (OpenMP).
 void set_num_threads(int n);

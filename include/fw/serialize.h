@@ -13,8 +13,12 @@
 // touching memory; every problem throws fw::Error naming the file.
 #pragma once
 #include <map>
+#include <memory>
 #include <string>
+#include <type_traits>
+#include <vector>
 
+#include "fw/error.h"
 #include "fw/nn/module.h"
 #include "fw/optim.h"
 #include "fw/tensor.h"
@@ -57,6 +61,23 @@ template <class H, class = std::enable_if_t<nn::detail::is_module_holder_v<H>>>
 void load(H& holder, const std::string& path) {
   load(static_cast<nn::Module&>(*holder), path);
 }
+
+// libtorch's forms: a module behind a std::shared_ptr (std::make_shared<Net>()), a tensor loaded
+// into a handle, and a list of tensors (stored under the names "0", "1", ...).
+template <class M, class = std::enable_if_t<std::is_base_of_v<nn::Module, M>>>
+void save(const std::shared_ptr<M>& module, const std::string& path) {
+  FW_CHECK(module != nullptr, "[save] the module pointer is null (", path, ")");
+  save(static_cast<const nn::Module&>(*module), path);
+}
+template <class M, class = std::enable_if_t<std::is_base_of_v<nn::Module, M>>>
+void load(const std::shared_ptr<M>& module, const std::string& path) {
+  FW_CHECK(module != nullptr, "[load] the module pointer is null (", path, ")");
+  load(static_cast<nn::Module&>(*module), path);
+}
+inline void load(Tensor& tensor, const std::string& path) { tensor = load_tensor(path); }
+void save(const std::vector<Tensor>& tensors, const std::string& path);
+// Reads a file written by save(std::vector<Tensor>) back in order; other names are an error.
+void load(std::vector<Tensor>& tensors, const std::string& path);
 
 // The optimizer's state_dict(): per-parameter state tensors as tensors, 0-dim int64/float64
 // entries (steps, learning rates) as decimal metadata strings under their state_dict key.

@@ -6,6 +6,7 @@
 #include <ostream>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "fw/array_ref.h"
@@ -17,6 +18,10 @@
 #include "fw/storage.h"
 
 namespace fw {
+
+// libtorch programs write torch::optional / torch::nullopt (custom datasets' size()).
+using std::nullopt;
+using std::optional;
 
 class Tensor;
 using TensorList = ArrayRef<Tensor>;
@@ -325,6 +330,26 @@ class Tensor {
   Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
   Tensor clamp_min(const Scalar& m) const;
   Tensor clamp_max(const Scalar& m) const;
+  Tensor& clamp_min_(const Scalar& m);
+  Tensor& clamp_max_(const Scalar& m);
+  // self + value * a * b and self + value * a / b, in place (hand-written optimizers use them).
+  Tensor addcmul(const Tensor& a, const Tensor& b, const Scalar& value = 1) const;
+  Tensor& addcmul_(const Tensor& a, const Tensor& b, const Scalar& value = 1);
+  Tensor addcdiv(const Tensor& a, const Tensor& b, const Scalar& value = 1) const;
+  Tensor& addcdiv_(const Tensor& a, const Tensor& b, const Scalar& value = 1);
+  // New tensors with this tensor's dtype unless the options give one (libtorch's new_*).
+  Tensor new_empty(IntArrayRef size, const TensorOptions& o = {}) const;
+  Tensor new_zeros(IntArrayRef size, const TensorOptions& o = {}) const;
+  Tensor new_ones(IntArrayRef size, const TensorOptions& o = {}) const;
+  Tensor new_full(IntArrayRef size, const Scalar& value, const TensorOptions& o = {}) const;
+  bool is_same_size(const Tensor& other) const;
+  // Triangles and diagonals of the last two dims (tril/triu) or of a matrix (diagonal, diag, trace).
+  Tensor tril(int64_t diagonal = 0) const;
+  Tensor triu(int64_t diagonal = 0) const;
+  Tensor diagonal(int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1) const;
+  Tensor diag(int64_t diagonal = 0) const;
+  Tensor trace() const;
+  Tensor repeat_interleave(int64_t repeats, std::optional<int64_t> dim = std::nullopt) const;
   Tensor clip(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const { return clamp(min, max); }
   Tensor where(const Tensor& cond, const Tensor& other) const;
 
@@ -360,6 +385,9 @@ class Tensor {
   std::tuple<Tensor, Tensor> max(int64_t dim, bool keepdim = false) const;
   Tensor min() const;
   std::tuple<Tensor, Tensor> min(int64_t dim, bool keepdim = false) const;
+  // Elementwise max/min with another tensor (libtorch's overloads of max/min; core/ops/compat.cpp).
+  Tensor max(const Tensor& other) const;
+  Tensor min(const Tensor& other) const;
   Tensor amax(IntArrayRef dim = {}, bool keepdim = false) const;
   Tensor amin(IntArrayRef dim = {}, bool keepdim = false) const;
   Tensor argmax(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
@@ -368,6 +396,18 @@ class Tensor {
   Tensor var(IntArrayRef dim, bool unbiased = true, bool keepdim = false) const;
   Tensor std(bool unbiased = true) const;
   Tensor std(IntArrayRef dim, bool unbiased = true, bool keepdim = false) const;
+  // var(1) / std(0) reduce along that dim, as in libtorch (not var(bool unbiased), which an int
+  // would otherwise convert to).
+  template <class I, std::enable_if_t<std::is_integral_v<I> && !std::is_same_v<I, bool>, int> = 0>
+  Tensor var(I dim, bool unbiased = true, bool keepdim = false) const {
+    const int64_t d = dim;
+    return var(IntArrayRef(&d, 1), unbiased, keepdim);
+  }
+  template <class I, std::enable_if_t<std::is_integral_v<I> && !std::is_same_v<I, bool>, int> = 0>
+  Tensor std(I dim, bool unbiased = true, bool keepdim = false) const {
+    const int64_t d = dim;
+    return std(IntArrayRef(&d, 1), unbiased, keepdim);
+  }
   Tensor logsumexp(IntArrayRef dim, bool keepdim = false) const;
   Tensor norm(const Scalar& p = 2) const;
   Tensor norm(std::optional<Scalar> p, IntArrayRef dim, bool keepdim = false) const;
