@@ -69,12 +69,12 @@ TEST(Data, TensorDatasetAndStack) {
 
 TEST(Data, BatchCountsAndDropLast) {
   auto ds = make_dataset(10);
-  D::DataLoader loader(ds, D::DataLoaderOptions().batch_size(3));
+  D::DataLoader loader(ds.map(D::transforms::Stack<>()), D::DataLoaderOptions().batch_size(3));
   auto b = collect_targets(loader);
   ASSERT_EQ(b.size(), 4u);
   EXPECT_EQ(b[0], (std::vector<int64_t>{0, 1, 2}));
   EXPECT_EQ(b[3], (std::vector<int64_t>{9}));
-  D::DataLoader dropping(ds, D::DataLoaderOptions().batch_size(3).drop_last(true));
+  D::DataLoader dropping(ds.map(D::transforms::Stack<>()), D::DataLoaderOptions().batch_size(3).drop_last(true));
   EXPECT_EQ(collect_targets(dropping).size(), 3u);
   // A second epoch restarts from the beginning.
   EXPECT_EQ(collect_targets(loader).size(), 4u);
@@ -84,7 +84,8 @@ TEST(Data, BatchCountsAndDropLast) {
 TEST(Data, ShuffleIsAPermutationAndSeeded) {
   auto ds = make_dataset(50);
   auto run = [&](uint64_t seed) {
-    D::DataLoader loader(ds, D::DataLoaderOptions().batch_size(7).shuffle(true).seed(seed));
+    D::DataLoader loader(ds.map(D::transforms::Stack<>()),
+                         D::DataLoaderOptions().batch_size(7).shuffle(true).seed(seed));
     auto e1 = collect_targets(loader), e2 = collect_targets(loader);
     return std::make_pair(e1, e2);
   };
@@ -105,14 +106,15 @@ TEST(Data, DeterministicAcrossNumWorkers) {
   auto ds = make_dataset(103);
   std::vector<std::vector<std::vector<int64_t>>> runs;
   for (size_t w : {0, 1, 2, 4}) {
-    D::DataLoader loader(ds, D::DataLoaderOptions().batch_size(8).shuffle(true).seed(7).num_workers(w));
+    D::DataLoader loader(ds.map(D::transforms::Stack<>()),
+                         D::DataLoaderOptions().batch_size(8).shuffle(true).seed(7).num_workers(w));
     runs.push_back(collect_targets(loader));
     auto again = collect_targets(loader);
     runs.push_back(again);
   }
   for (size_t i = 2; i < runs.size(); ++i) EXPECT_EQ(runs[i], runs[i % 2]) << i;
   // Data matches targets (the collated batch is consistent).
-  D::DataLoader loader(ds, D::DataLoaderOptions().batch_size(8).num_workers(2));
+  D::DataLoader loader(ds.map(D::transforms::Stack<>()), D::DataLoaderOptions().batch_size(8).num_workers(2));
   for (auto& b : loader)
     EXPECT_TRUE(fw::equal(b.data.select(1, 0), b.target.to(fw::kFloat)));
 }
@@ -128,7 +130,7 @@ TEST(Data, MakeDataLoaderWithMapStack) {
       EXPECT_EQ(batch.target[i].item<int64_t>(), expected++);
   }
   EXPECT_EQ(batches, 3);
-  auto random = D::make_data_loader(make_dataset(12), D::DataLoaderOptions(5).seed(3));
+  auto random = D::make_data_loader(make_dataset(12).map(D::transforms::Stack<>()), D::DataLoaderOptions(5).seed(3));
   int64_t total = 0;
   for (auto& batch : *random) total += batch.target.sum().item<int64_t>();
   EXPECT_EQ(total, 66);
@@ -166,7 +168,8 @@ TEST(Data, DistributedShardsDisjointAndCovering) {
   EXPECT_NE(e0.indices(), e1.indices());
   EXPECT_THROW(D::samplers::DistributedSampler(10, 2, 2), fw::Error);
   // Used inside a loader.
-  auto loader = D::make_data_loader(make_dataset(10), D::samplers::DistributedSampler(10, 2, 1, false),
+  auto loader = D::make_data_loader(make_dataset(10).map(D::transforms::Stack<>()),
+                                    D::samplers::DistributedSampler(10, 2, 1, false),
                                     D::DataLoaderOptions(2));
   EXPECT_EQ(collect_targets(*loader), (std::vector<std::vector<int64_t>>{{1, 3}, {5, 7}, {9}}));
 }
@@ -175,7 +178,7 @@ TEST(Data, WorkerExceptionsPropagate) {
   for (size_t w : {0, 2}) {
     FlakyDataset ds;
     ds.bad = 13;
-    D::DataLoader loader(ds, D::DataLoaderOptions().batch_size(4).num_workers(w));
+    D::DataLoader loader(ds.map(D::transforms::Stack<>()), D::DataLoaderOptions().batch_size(4).num_workers(w));
     int64_t batches = 0;
     try {
       for (auto& b : loader) {
@@ -196,7 +199,8 @@ TEST(Data, EarlyDestructionJoinsWorkers) {
   ds.sleep_ms = 2;
   auto calls = ds.calls;
   {
-    D::DataLoader loader(ds, D::DataLoaderOptions().batch_size(4).num_workers(3).max_jobs(4));
+    D::DataLoader loader(ds.map(D::transforms::Stack<>()),
+                         D::DataLoaderOptions().batch_size(4).num_workers(3).max_jobs(4));
     int seen = 0;
     for (auto& b : loader) {
       EXPECT_EQ(b.data.size(0), 4);

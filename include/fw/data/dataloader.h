@@ -22,10 +22,11 @@
 
 namespace fw::data {
 
-// Options of a DataLoader (libtorch's DataLoaderOptions plus shuffle/drop_last/seed).
+// Options of a DataLoader (libtorch's DataLoaderOptions plus shuffle/seed).
+// DataLoaderOptions(64) converts implicitly, so make_data_loader(dataset, 64) works.
 struct DataLoaderOptions {
   DataLoaderOptions() = default;
-  explicit DataLoaderOptions(size_t batch_size) : batch_size_(batch_size) {}
+  DataLoaderOptions(size_t batch_size) : batch_size_(batch_size) {}
   FW_ARG(size_t, batch_size) = 1;
   // Shuffle with a RandomSampler seeded by seed() (ignored when a sampler is passed).
   FW_ARG(bool, shuffle) = false;
@@ -36,30 +37,44 @@ struct DataLoaderOptions {
   // Most batches in flight at once; 0 means 2 * num_workers.
   FW_ARG(size_t, max_jobs) = 0;
   FW_ARG(uint64_t, seed) = 0;
+  // Accepted for libtorch compatibility: fw always delivers batches in sampler order, which
+  // satisfies both settings.
+  FW_ARG(bool, enforce_ordering) = true;
 
  public:
   // libtorch's name for num_workers.
   DataLoaderOptions& workers(size_t n) { return num_workers(n); }
+  size_t workers() const { return num_workers(); }
 };
 
-namespace detail {
-// Batches of Example<Tensor, Tensor> are stacked; other batch types pass through.
-template <class Batch>
-auto collate(Batch&& b) {
-  if constexpr (std::is_same_v<std::decay_t<Batch>, std::vector<Example<>>>) {
-    return transforms::Stack<Example<>>().apply_batch(std::forward<Batch>(b));
-  } else {
-    return std::decay_t<Batch>(std::forward<Batch>(b));
-  }
-}
-}  // namespace detail
+// The options a DataLoader runs with, as plain fields (libtorch's FullDataLoaderOptions):
+// loader->options().batch_size. max_jobs is resolved (2 * workers when it was 0).
+struct FullDataLoaderOptions {
+  explicit FullDataLoaderOptions(const DataLoaderOptions& o)
+      : batch_size(o.batch_size()),
+        workers(o.num_workers()),
+        max_jobs(o.max_jobs() == 0 ? 2 * o.num_workers() : o.max_jobs()),
+        enforce_ordering(o.enforce_ordering()),
+        drop_last(o.drop_last()),
+        shuffle(o.shuffle()),
+        seed(o.seed()) {}
+  size_t batch_size;
+  size_t workers;
+  size_t max_jobs;
+  bool enforce_ordering;
+  bool drop_last;
+  // fw's additions.
+  bool shuffle;
+  uint64_t seed;
+};
 
-// Iterates collated batches of `DatasetT` (any BatchDataset); see Note [DataLoader threads].
+// Iterates the batches of `DatasetT` (any BatchDataset) as get_batch returns them: a Dataset's
+// batch is std::vector<Example<>>, a dataset mapped with transforms::Stack<>() yields one stacked
+// Example<> (libtorch's semantics). See Note [DataLoader threads].
 template <class DatasetT>
 class DataLoader {
  public:
-  using RawBatchType = typename DatasetT::BatchType;
-  using BatchType = decltype(detail::collate(std::declval<RawBatchType>()));
+  using BatchType = typename DatasetT::BatchType;
 
   class Iterator {
    public:
@@ -91,11 +106,10 @@ class DataLoader {
   DataLoader(DatasetT dataset, std::unique_ptr<samplers::Sampler<>> sampler,
              DataLoaderOptions options)
       : dataset_(std::move(dataset)), sampler_(std::move(sampler)), options_(options) {
-    FW_CHECK(options_.batch_size() > 0, "[DataLoader] batch_size must be positive, got ",
-             options_.batch_size());
+    FW_CHECK(options_.batch_size > 0, "[DataLoader] batch_size must be positive, got ",
+             options_.batch_size);
     FW_CHECK(sampler_ != nullptr, "[DataLoader] sampler must not be null");
-    if (options_.max_jobs() == 0) options_.max_jobs(2 * options_.num_workers());
-    for (size_t w = 0; w < options_.num_workers(); ++w)
+    for (size_t w = 0; w < options_.workers; ++w)
       workers_.emplace_back([this, ds = dataset_]() mutable { worker_loop(ds); });
   }
   DataLoader(const DataLoader&) = delete;
@@ -120,7 +134,8 @@ class DataLoader {
     return it;
   }
   Iterator end() { return Iterator(); }
-  const DataLoaderOptions& options() const { return options_; }
+  // The options as plain fields: loader->options().batch_size (as libtorch).
+  const FullDataLoaderOptions& options() const noexcept { return options_; }
 
  private:
   struct Job {
@@ -141,13 +156,13 @@ class DataLoader {
   }
 
   BatchType fetch(DatasetT& ds, const std::vector<size_t>& indices) {
-    return detail::collate(ds.get_batch(indices));
+    return ds.get_batch(indices);
   }
 
   std::optional<std::vector<size_t>> next_indices() {
-    auto b = sampler_->next(options_.batch_size());
+    auto b = sampler_->next(options_.batch_size);
     if (!b || b->empty()) return std::nullopt;
-    if (options_.drop_last() && b->size() < options_.batch_size()) return std::nullopt;
+    if (options_.drop_last && b->size() < options_.batch_size) return std::nullopt;
     return b;
   }
 
@@ -165,7 +180,7 @@ class DataLoader {
 
   // Queues index batches until max_jobs are in flight or the sampler is exhausted.
   void schedule() {
-    while (!sampler_done_ && submitted_ - next_seq_ < options_.max_jobs()) {
+    while (!sampler_done_ && submitted_ - next_seq_ < options_.max_jobs) {
       auto indices = next_indices();
       if (!indices) {
         sampler_done_ = true;
@@ -234,7 +249,7 @@ class DataLoader {
   // begin() bumps the generation, so results of an abandoned epoch are dropped on arrival.
   DatasetT dataset_;
   std::unique_ptr<samplers::Sampler<>> sampler_;
-  DataLoaderOptions options_;
+  FullDataLoaderOptions options_;
   std::vector<std::thread> workers_;
   std::mutex mu_;
   std::condition_variable jobs_cv_, results_cv_;
@@ -250,9 +265,11 @@ template <class DatasetT>
 DataLoader(DatasetT) -> DataLoader<DatasetT>;
 
 // libtorch's make_data_loader: SamplerT over the dataset's size (RandomSampler uses options.seed).
-template <class SamplerT = samplers::RandomSampler, class DatasetT>
+// make_data_loader(ds, 64), make_data_loader<samplers::SequentialSampler>(ds, 64).
+template <class SamplerT = samplers::RandomSampler, class DatasetT,
+          std::enable_if_t<std::is_base_of_v<samplers::Sampler<>, SamplerT>, int> = 0>
 std::unique_ptr<DataLoader<DatasetT>> make_data_loader(DatasetT dataset,
-                                                       DataLoaderOptions options = {}) {
+                                                       DataLoaderOptions options = DataLoaderOptions()) {
   auto size = dataset.size();
   FW_CHECK(size.has_value(), "[make_data_loader] dataset must have a known size");
   std::unique_ptr<samplers::Sampler<>> sampler;
@@ -263,10 +280,11 @@ std::unique_ptr<DataLoader<DatasetT>> make_data_loader(DatasetT dataset,
   return std::make_unique<DataLoader<DatasetT>>(std::move(dataset), std::move(sampler), options);
 }
 
-// make_data_loader with an explicit sampler.
-template <class DatasetT, class SamplerT>
+// make_data_loader with an explicit sampler: make_data_loader(ds, sampler, 64).
+template <class DatasetT, class SamplerT,
+          std::enable_if_t<std::is_base_of_v<samplers::Sampler<>, SamplerT>, int> = 0>
 std::unique_ptr<DataLoader<DatasetT>> make_data_loader(DatasetT dataset, SamplerT sampler,
-                                                       DataLoaderOptions options = {}) {
+                                                       DataLoaderOptions options = DataLoaderOptions()) {
   return std::make_unique<DataLoader<DatasetT>>(
       std::move(dataset), std::make_unique<SamplerT>(std::move(sampler)), options);
 }
