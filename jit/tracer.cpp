@@ -337,12 +337,15 @@ Tracer::Live Tracer::live() {
     auto v = value_of_.find(h.get());
     if (root_of_.count(h->storage.get())) {
       add_store(h->storage.get());
-    } else if (v == value_of_.end() || g_.values[size_t(v->second)].kind != ValueKind::Node) {
+    } else if (v == value_of_.end() || g_.values[size_t(v->second)].kind != ValueKind::Node ||
+               held_[size_t(v->second)].get() != h.get()) {
       continue;
     }
     // A handle on real memory made by this segment's ops (a view of an argument or a captured
     // tensor) has real data already but still needs the segment's autograd history, or gradients
-    // that later flow into it would stop there: it is a segment output too.
+    // that later flow into it would stop there: it is a segment output too. Only the op's own
+    // result qualifies: a caller's tensor the tracer met as an alias (mapped to an as_strided
+    // value) keeps its own history.
     if (v != value_of_.end() && seen_h.insert(h.get()).second) {
       L.handles.push_back(h.get());
       L.handle_values.push_back(v->second);

@@ -109,6 +109,27 @@ TEST_P(Backends, ViewsOfArgumentsAndParametersKeepGradientsAcrossABreak) {
   EXPECT_GE(f.explain().breaks.size(), 1u);
 }
 
+// A function that breaks (an in-place write through a slice) and returns its own argument next
+// to a view of it: the caller's tensor stays a leaf with its own history (fuzz seed 2000718).
+TEST_P(Backends, ReturningTheArgumentAcrossBreaksKeepsItALeaf) {
+  auto fn = [](const fw::Tensor& x) {
+    fw::Tensor v = x.reshape({-1});
+    fw::Tensor h = v * 1.0;
+    h.slice(0, 0, 1).mul_(-1.125).add_(0.5);
+    return std::make_tuple(h + v.sum(), x);
+  };
+  auto f = fw::compile(fn, opts());
+  fw::Tensor x = fw::tensor({0.7f, -0.2f}).requires_grad_(true);
+  for (int call = 0; call < 2; call++) {
+    auto [a, b] = f(x);
+    EXPECT_TRUE(x.is_leaf()) << GetParam();
+    fw::Tensor g = fw::autograd::grad({a.sum() + b.sum() * 2}, {x})[0];
+    auto [ea, eb] = fn(x);
+    fw::Tensor ge = fw::autograd::grad({ea.sum() + eb.sum() * 2}, {x})[0];
+    expect_close(g, ge);
+  }
+}
+
 TEST_P(Backends, BroadcastsReductionsViewsAndMatmul) {
   auto fn = [](const fw::Tensor& x, const fw::Tensor& w, const fw::Tensor& b) {
     fw::Tensor h = fw::matmul(x, w.t()) + b;           // view (t), extern (mm), broadcast add
