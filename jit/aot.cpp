@@ -235,7 +235,8 @@ std::string why_not(const Graph& g) {
 // made from the same two GEMM results save the two results instead of the three values (a greedy
 // rule walking the nodes one at a time cannot see that). Capacities carry a +1 per tensor so that
 // among cuts of equal bytes the one with fewer tensors wins, and of the minimum cuts the one
-// nearest the sink is taken, which recomputes as little as possible.
+// nearest the sink is taken, which recomputes as little as possible. Inputs of amax/amin/norm are
+// never recomputed: their vjps compare the input with the saved result bit for bit.
 namespace mincut {
 
 constexpr int64_t kInf = std::numeric_limits<int64_t>::max() / 4;
@@ -322,13 +323,20 @@ std::vector<char> recompute_set(const Graph& g, const std::vector<int>& saved, i
   std::vector<int> producer(size_t(V), -1);
   for (size_t i = 0; i < g.nodes.size(); i++)
     for (int v : g.nodes[i].out) producer[size_t(v)] = int(i);
+  // amax/amin (and norm's inf case) find the elements their vjps route gradient to by comparing the
+  // input with the saved result: an input recomputed by another fused kernel can differ in the last
+  // bit, match nothing, and divide by a zero count (NaN). Their inputs are saved as computed.
+  std::vector<char> pinned(size_t(V), 0);
+  for (const Node& n : g.nodes)
+    if (n.op == OpId::amax || n.op == OpId::amin || n.op == OpId::norm)
+      for (int u : n.in) pinned[size_t(u)] = 1;
   const int src = 2 * V, sink = 2 * V + 1;
   mincut::Flow f(2 * V + 2);
   for (int v = 0; v < V; v++) {
     const int p = producer[size_t(v)];
     if (p >= 0 && !free[size_t(v)]) {
       const Node& n = g.nodes[size_t(p)];
-      movable[size_t(v)] = n.out.size() == 1 && op_def(n.op).kind == OpKind::Elementwise;
+      movable[size_t(v)] = n.out.size() == 1 && op_def(n.op).kind == OpKind::Elementwise && !pinned[size_t(v)];
     }
     f.add(2 * v, 2 * v + 1, free[size_t(v)] ? 0 : std::max<int64_t>(bytes(v), 0) * 2 + 1);
     if (!movable[size_t(v)]) {

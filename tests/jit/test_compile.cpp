@@ -431,6 +431,21 @@ TEST(Compile, TrainingGraphPartitionIsAMinimumCut) {
       << e.programs[0];
 }
 
+// amax's vjp compares its input with the saved result, so its input is saved as the forward
+// computed it, never recomputed by another kernel (a last-bit difference matched nothing and gave
+// NaN gradients: fuzz seed 2000891). sin's input x * 1.7 is still recomputed.
+TEST(Compile, AmaxInputsAreSavedNotRecomputed) {
+  auto fn = [](const fw::Tensor& x) { return (x * 1.7).sin().amax({1}).sum(); };
+  auto f = fw::compile(fn);
+  fw::Tensor x = fw::randn({6, 9}, fw::requires_grad());
+  fw::Tensor g = fw::autograd::grad({f(x)}, {x})[0];
+  fw::Tensor ge = fw::autograd::grad({fn(x)}, {x})[0];
+  expect_close(g, ge);
+  fw::jit::Explanation e = f.explain();
+  ASSERT_EQ(e.programs.size(), 1u);
+  EXPECT_NE(e.programs[0].find("(1 recomputed there instead)"), std::string::npos) << e.programs[0];
+}
+
 // Note [Autotuning]: max-autotune times fused kernels against eager ops on the first run and
 // keeps one form per kernel; results must not depend on the choice, on that run or later ones,
 // for inference and for a training graph (forward and backward programs).
