@@ -97,3 +97,8 @@ class TensorDataset : public Dataset<TensorDataset, Example<>> {
 };
 
 }  // namespace fw::data::datasets
+
+namespace fw::data {
+// fw::data::Dataset, fw::data::TensorDataset, ... as libtorch's torch/data.h (using namespace datasets).
+using namespace datasets;  // NOLINT(google-build-using-namespace)
+}  // namespace fw::data
