@@ -145,7 +145,9 @@ variable_list CompiledBackward::apply(variable_list&& grads, bool create_graph) 
     }
     const Tensor& g = grads[b.index];
     const ad::OutputMeta& m = p.grad_meta[b.index];
-    if (g.defined()) in.push_back(g.dtype() == m.dtype ? g : g.to(m.dtype));
+    // The backward was traced (and its view chains folded into as_strided) for contiguous output
+    // gradients; autograd can hand over others, such as sum's expanded one (stride 0).
+    if (g.defined()) in.push_back((g.dtype() == m.dtype ? g : g.to(m.dtype)).contiguous());
     else in.push_back(fw::zeros(m.sizes, m.dtype));  // only when no variant could be built
   }
   if (!bv->prog) return result;

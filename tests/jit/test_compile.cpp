@@ -130,6 +130,19 @@ TEST_P(Backends, ReturningTheArgumentAcrossBreaksKeepsItALeaf) {
   }
 }
 
+// Autograd may hand a compiled backward a non-contiguous output gradient (sum's is an expanded
+// scalar, stride 0): the backward, traced for contiguous gradients with its view chains folded
+// into as_strided, must still read it correctly (fuzz seed 2000331).
+TEST_P(Backends, ExpandedOutputGradientsReachTheBackward) {
+  auto fn = [](const fw::Tensor& x) { return (x * 3).t().reshape({-1}); };
+  auto f = fw::compile(fn, opts());
+  fw::Tensor x = fw::randn({4, 5}, fw::requires_grad());
+  for (int call = 0; call < 2; call++) {
+    fw::Tensor g = fw::autograd::grad({f(x).sum()}, {x})[0];
+    expect_close(g, fw::full({4, 5}, 3.0));
+  }
+}
+
 TEST_P(Backends, BroadcastsReductionsViewsAndMatmul) {
   auto fn = [](const fw::Tensor& x, const fw::Tensor& w, const fw::Tensor& b) {
     fw::Tensor h = fw::matmul(x, w.t()) + b;           // view (t), extern (mm), broadcast add
