@@ -93,6 +93,57 @@ Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets, IntArrayRef inpu
                   reduction, zero_infinity);
 }
 
+Tensor margin_ranking_loss(const Tensor& input1, const Tensor& input2, const Tensor& target, double margin,
+                           int64_t reduction) {
+  return F::margin_ranking_loss(input1, input2, target,
+                                F::MarginRankingLossFuncOptions().margin(margin).reduction(to_reduction(reduction)));
+}
+
+Tensor hinge_embedding_loss(const Tensor& self, const Tensor& target, double margin, int64_t reduction) {
+  return F::hinge_embedding_loss(self, target,
+                                 F::HingeEmbeddingLossFuncOptions().margin(margin).reduction(to_reduction(reduction)));
+}
+
+Tensor soft_margin_loss(const Tensor& self, const Tensor& target, int64_t reduction) {
+  return F::soft_margin_loss(self, target, F::SoftMarginLossFuncOptions(to_reduction(reduction)));
+}
+
+Tensor multilabel_margin_loss(const Tensor& self, const Tensor& target, int64_t reduction) {
+  return F::multilabel_margin_loss(self, target, F::MultilabelMarginLossFuncOptions(to_reduction(reduction)));
+}
+
+Tensor multi_margin_loss(const Tensor& self, const Tensor& target, const Scalar& p, const Scalar& margin,
+                         const std::optional<Tensor>& weight, int64_t reduction) {
+  double pv = p.to<double>();
+  FW_CHECK(pv == 1 || pv == 2, "[multi_margin_loss] only p == 1 and p == 2 supported, got p = ", pv);
+  return F::multi_margin_loss(self, target,
+                              F::MultiMarginLossFuncOptions()
+                                  .p(int64_t(pv))
+                                  .margin(margin.to<double>())
+                                  .weight(or_undefined(weight))
+                                  .reduction(to_reduction(reduction)));
+}
+
+Tensor cosine_embedding_loss(const Tensor& input1, const Tensor& input2, const Tensor& target, double margin,
+                             int64_t reduction) {
+  return F::cosine_embedding_loss(
+      input1, input2, target, F::CosineEmbeddingLossFuncOptions().margin(margin).reduction(to_reduction(reduction)));
+}
+
+Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive, const Tensor& negative, double margin,
+                           double p, double eps, bool swap, int64_t reduction) {
+  return F::triplet_margin_loss(
+      anchor, positive, negative,
+      F::TripletMarginLossFuncOptions().margin(margin).p(p).eps(eps).swap(swap).reduction(to_reduction(reduction)));
+}
+
+Tensor poisson_nll_loss(const Tensor& input, const Tensor& target, bool log_input, bool full, double eps,
+                        int64_t reduction) {
+  return F::poisson_nll_loss(
+      input, target,
+      F::PoissonNLLLossFuncOptions().log_input(log_input).full(full).eps(eps).reduction(to_reduction(reduction)));
+}
+
 Tensor cosine_similarity(const Tensor& x1, const Tensor& x2, int64_t dim, double eps) {
   return F::cosine_similarity(x1, x2, F::CosineSimilarityFuncOptions().dim(dim).eps(eps));
 }

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "fw/array_ref.h"
+#include "fw/scalar.h"
 #include "fw/tensor.h"
 
 namespace fw {
@@ -42,6 +43,23 @@ Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets, const Tensor& in
 Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets, IntArrayRef input_lengths,
                 IntArrayRef target_lengths, int64_t blank = 0, int64_t reduction = Reduction::Mean,
                 bool zero_infinity = false);
+
+Tensor margin_ranking_loss(const Tensor& input1, const Tensor& input2, const Tensor& target, double margin = 0.0,
+                           int64_t reduction = Reduction::Mean);
+Tensor hinge_embedding_loss(const Tensor& self, const Tensor& target, double margin = 1.0,
+                            int64_t reduction = Reduction::Mean);
+Tensor soft_margin_loss(const Tensor& self, const Tensor& target, int64_t reduction = Reduction::Mean);
+Tensor multilabel_margin_loss(const Tensor& self, const Tensor& target, int64_t reduction = Reduction::Mean);
+// p is 1 or 2.
+Tensor multi_margin_loss(const Tensor& self, const Tensor& target, const Scalar& p = 1, const Scalar& margin = 1,
+                         const std::optional<Tensor>& weight = {}, int64_t reduction = Reduction::Mean);
+Tensor cosine_embedding_loss(const Tensor& input1, const Tensor& input2, const Tensor& target, double margin = 0.0,
+                             int64_t reduction = Reduction::Mean);
+Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive, const Tensor& negative, double margin = 1.0,
+                           double p = 2, double eps = 1e-6, bool swap = false, int64_t reduction = Reduction::Mean);
+// No defaults, as at::poisson_nll_loss.
+Tensor poisson_nll_loss(const Tensor& input, const Tensor& target, bool log_input, bool full, double eps,
+                        int64_t reduction);
 
 Tensor cosine_similarity(const Tensor& x1, const Tensor& x2, int64_t dim = 1, double eps = 1e-8);
 Tensor pairwise_distance(const Tensor& x1, const Tensor& x2, double p = 2, double eps = 1e-6, bool keepdim = false);

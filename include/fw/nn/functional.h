@@ -1,6 +1,7 @@
 // fw::nn::functional: libtorch's torch::nn::functional (names, option structs and defaults)
 // over fw's ops. `namespace F = fw::nn::functional;` then F::conv2d(x, w, F::Conv2dFuncOptions().padding(1)).
 #pragma once
+#include <functional>
 #include <optional>
 #include <string>
 #include <variant>
@@ -388,6 +389,116 @@ Tensor kl_div(const Tensor& input, const Tensor& target, const KLDivFuncOptions&
 // length before averaging the batch.
 Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets, const Tensor& input_lengths,
                 const Tensor& target_lengths, const CTCLossFuncOptions& o = {});
+
+// ---- margin, embedding and likelihood losses (implemented in nn/loss_extra.cpp)
+
+// libtorch's MarginRankingLossFuncOptions: margin (0), reduction.
+struct MarginRankingLossFuncOptions {
+  using reduction_t = loss_reduction_t;
+  FW_ARG(double, margin) = 0.0;
+  FW_ARG(reduction_t, reduction) = enumtype::kMean();
+};
+// libtorch's HingeEmbeddingLossFuncOptions: margin (1), reduction.
+struct HingeEmbeddingLossFuncOptions {
+  using reduction_t = loss_reduction_t;
+  FW_ARG(double, margin) = 1.0;
+  FW_ARG(reduction_t, reduction) = enumtype::kMean();
+};
+// Reduction only: SoftMarginLossFuncOptions(fw::kSum), MultilabelMarginLossFuncOptions(fw::kNone).
+using SoftMarginLossFuncOptions = ReductionLossFuncOptions;
+using MultilabelMarginLossFuncOptions = ReductionLossFuncOptions;
+using MultiLabelMarginLossFuncOptions = ReductionLossFuncOptions;
+// libtorch's MultilabelSoftMarginLossFuncOptions: weight (per class), reduction.
+struct MultilabelSoftMarginLossFuncOptions {
+  using reduction_t = loss_reduction_t;
+  FW_ARG(Tensor, weight);
+  FW_ARG(reduction_t, reduction) = enumtype::kMean();
+};
+using MultiLabelSoftMarginLossFuncOptions = MultilabelSoftMarginLossFuncOptions;
+// libtorch's MultiMarginLossFuncOptions: p (1 or 2), margin (1), weight (per class), reduction.
+struct MultiMarginLossFuncOptions {
+  using reduction_t = loss_reduction_t;
+  FW_ARG(int64_t, p) = 1;
+  FW_ARG(double, margin) = 1.0;
+  FW_ARG(Tensor, weight);
+  FW_ARG(reduction_t, reduction) = enumtype::kMean();
+};
+// libtorch's CosineEmbeddingLossFuncOptions: margin (0), reduction.
+struct CosineEmbeddingLossFuncOptions {
+  using reduction_t = loss_reduction_t;
+  FW_ARG(double, margin) = 0.0;
+  FW_ARG(reduction_t, reduction) = enumtype::kMean();
+};
+// libtorch's TripletMarginLossFuncOptions: margin (1), p (2), eps (1e-6), swap (false), reduction.
+struct TripletMarginLossFuncOptions {
+  using reduction_t = loss_reduction_t;
+  FW_ARG(double, margin) = 1.0;
+  FW_ARG(double, p) = 2.0;
+  FW_ARG(double, eps) = 1e-6;
+  FW_ARG(bool, swap) = false;
+  FW_ARG(reduction_t, reduction) = enumtype::kMean();
+};
+// libtorch's TripletMarginWithDistanceLossFuncOptions: distance_function (nullopt: pairwise_distance),
+// margin (1), swap (false), reduction.
+struct TripletMarginWithDistanceLossFuncOptions {
+  using reduction_t = loss_reduction_t;
+  using distance_function_t = std::function<Tensor(const Tensor&, const Tensor&)>;
+  FW_ARG(std::optional<distance_function_t>, distance_function) = std::nullopt;
+  FW_ARG(double, margin) = 1.0;
+  FW_ARG(bool, swap) = false;
+  FW_ARG(reduction_t, reduction) = enumtype::kMean();
+};
+// libtorch's PoissonNLLLossFuncOptions: log_input (true), full (false), eps (1e-8), reduction.
+struct PoissonNLLLossFuncOptions {
+  using reduction_t = loss_reduction_t;
+  FW_ARG(bool, log_input) = true;
+  FW_ARG(bool, full) = false;
+  FW_ARG(double, eps) = 1e-8;
+  FW_ARG(reduction_t, reduction) = enumtype::kMean();
+};
+// torch.nn.functional.gaussian_nll_loss's options (no libtorch counterpart): full (false), eps (1e-6),
+// reduction.
+struct GaussianNLLLossFuncOptions {
+  using reduction_t = loss_reduction_t;
+  FW_ARG(bool, full) = false;
+  FW_ARG(double, eps) = 1e-6;
+  FW_ARG(reduction_t, reduction) = enumtype::kMean();
+};
+
+// max(0, -target * (input1 - input2) + margin); input1, input2 and target have one rank.
+Tensor margin_ranking_loss(const Tensor& input1, const Tensor& input2, const Tensor& target,
+                           const MarginRankingLossFuncOptions& o = {});
+// input where target is 1, max(0, margin - input) where target is -1.
+Tensor hinge_embedding_loss(const Tensor& input, const Tensor& target, const HingeEmbeddingLossFuncOptions& o = {});
+// log(1 + exp(-target * input)).
+Tensor soft_margin_loss(const Tensor& input, const Tensor& target, const SoftMarginLossFuncOptions& o = {});
+// input (C) or (N, C); target int64 of the same shape holding class indices, ended by the first -1.
+// Per sample: sum over target j and non-target i of max(0, 1 - (x[j] - x[i])), divided by C.
+Tensor multilabel_margin_loss(const Tensor& input, const Tensor& target, const MultilabelMarginLossFuncOptions& o = {});
+// -(y log sigmoid(x) + (1 - y) log sigmoid(-x)), times weight, averaged over the last (class) dim.
+Tensor multilabel_soft_margin_loss(const Tensor& input, const Tensor& target,
+                                   const MultilabelSoftMarginLossFuncOptions& o = {});
+// input (C) or (N, C), target () or (N) class indices. Per sample: sum over i != y of
+// weight[y] * max(0, margin - x[y] + x[i])^p, divided by C.
+Tensor multi_margin_loss(const Tensor& input, const Tensor& target, const MultiMarginLossFuncOptions& o = {});
+// 1 - cos(x1, x2) where target is 1, max(0, cos(x1, x2) - margin) where it is -1; target () or (N)
+// for inputs (D) or (N, D).
+Tensor cosine_embedding_loss(const Tensor& input1, const Tensor& input2, const Tensor& target,
+                             const CosineEmbeddingLossFuncOptions& o = {});
+// max(0, margin + d(a, p) - d(a, n)) with d = pairwise_distance(p, eps); swap uses min(d(a, n), d(p, n)).
+Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive, const Tensor& negative,
+                           const TripletMarginLossFuncOptions& o = {});
+// As triplet_margin_loss with a caller's distance (default pairwise_distance).
+Tensor triplet_margin_with_distance_loss(const Tensor& anchor, const Tensor& positive, const Tensor& negative,
+                                         const TripletMarginWithDistanceLossFuncOptions& o = {});
+// exp(input) - target * input (log_input) or input - target * log(input + eps); full adds the
+// Stirling term target log target - target + log(2 pi target) / 2 where target > 1.
+Tensor poisson_nll_loss(const Tensor& input, const Tensor& target, const PoissonNLLLossFuncOptions& o = {});
+// (log(max(var, eps)) + (input - target)^2 / max(var, eps)) / 2 (+ log(2 pi) / 2 with full). var has
+// input's shape, or input's shape with the last dim 1 or dropped; the clamp passes var's gradient
+// through unchanged, as PyTorch's clamp under no_grad does.
+Tensor gaussian_nll_loss(const Tensor& input, const Tensor& target, const Tensor& var,
+                         const GaussianNLLLossFuncOptions& o = {});
 
 }  // namespace fw::nn::functional
 

@@ -4,6 +4,7 @@
 #include "fw/nn/modules/activation.h"
 #include "fw/nn/modules/container.h"
 #include "fw/nn/modules/conv.h"
+#include "fw/nn/modules/distance.h"
 #include "fw/nn/modules/dropout.h"
 #include "fw/nn/modules/embedding.h"
 #include "fw/nn/modules/linear.h"

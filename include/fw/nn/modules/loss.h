@@ -28,6 +28,27 @@ using NLLLossOptions = functional::NLLLossFuncOptions;
 using CrossEntropyLossOptions = functional::CrossEntropyFuncOptions;
 // Options of CTCLoss: blank (0), reduction, zero_infinity (false).
 using CTCLossOptions = functional::CTCLossFuncOptions;
+// Options of MarginRankingLoss: margin (0), reduction.
+using MarginRankingLossOptions = functional::MarginRankingLossFuncOptions;
+// Options of HingeEmbeddingLoss: margin (1), reduction.
+using HingeEmbeddingLossOptions = functional::HingeEmbeddingLossFuncOptions;
+// Options of SoftMarginLoss / MultiLabelMarginLoss: reduction; SoftMarginLossOptions(fw::kSum).
+using SoftMarginLossOptions = functional::SoftMarginLossFuncOptions;
+using MultiLabelMarginLossOptions = functional::MultilabelMarginLossFuncOptions;
+// Options of MultiLabelSoftMarginLoss: weight, reduction.
+using MultiLabelSoftMarginLossOptions = functional::MultilabelSoftMarginLossFuncOptions;
+// Options of MultiMarginLoss: p (1 or 2), margin (1), weight, reduction.
+using MultiMarginLossOptions = functional::MultiMarginLossFuncOptions;
+// Options of CosineEmbeddingLoss: margin (0), reduction.
+using CosineEmbeddingLossOptions = functional::CosineEmbeddingLossFuncOptions;
+// Options of TripletMarginLoss: margin (1), p (2), eps (1e-6), swap (false), reduction.
+using TripletMarginLossOptions = functional::TripletMarginLossFuncOptions;
+// Options of TripletMarginWithDistanceLoss: distance_function, margin (1, must be > 0), swap, reduction.
+using TripletMarginWithDistanceLossOptions = functional::TripletMarginWithDistanceLossFuncOptions;
+// Options of PoissonNLLLoss: log_input (true), full (false), eps (1e-8), reduction.
+using PoissonNLLLossOptions = functional::PoissonNLLLossFuncOptions;
+// Options of GaussianNLLLoss: full (false), eps (1e-6), reduction.
+using GaussianNLLLossOptions = functional::GaussianNLLLossFuncOptions;
 
 // Mean absolute error |input - target|.
 class L1LossImpl : public Cloneable<L1LossImpl> {
@@ -158,5 +179,47 @@ class BCEWithLogitsLossImpl : public Cloneable<BCEWithLogitsLossImpl> {
   Tensor pos_weight;
 };
 FW_MODULE(BCEWithLogitsLoss);
+
+// Declares <Name>Impl: a loss module holding <Options> whose forward(args) calls the functional.
+#define FW_LOSS_MODULE(Name, Options, ...)                     \
+  class Name##Impl : public Cloneable<Name##Impl> {            \
+   public:                                                     \
+    explicit Name##Impl(const Options& options_ = {});         \
+    void reset() override;                                     \
+    void pretty_print(std::ostream& stream) const override;    \
+    Tensor forward(__VA_ARGS__);                               \
+                                                               \
+    Options options;                                           \
+  };                                                           \
+  FW_MODULE(Name)
+
+// max(0, -target * (input1 - input2) + margin).
+FW_LOSS_MODULE(MarginRankingLoss, MarginRankingLossOptions, const Tensor& input1, const Tensor& input2,
+               const Tensor& target);
+// input where target is 1, max(0, margin - input) where it is -1.
+FW_LOSS_MODULE(HingeEmbeddingLoss, HingeEmbeddingLossOptions, const Tensor& input, const Tensor& target);
+// log(1 + exp(-target * input)).
+FW_LOSS_MODULE(SoftMarginLoss, SoftMarginLossOptions, const Tensor& input, const Tensor& target);
+// Multi-class multi-label hinge loss; see functional::multilabel_margin_loss.
+FW_LOSS_MODULE(MultiLabelMarginLoss, MultiLabelMarginLossOptions, const Tensor& input, const Tensor& target);
+// Per-class logistic loss averaged over classes; options.weight() is registered as buffer "weight".
+FW_LOSS_MODULE(MultiLabelSoftMarginLoss, MultiLabelSoftMarginLossOptions, const Tensor& input, const Tensor& target);
+// Multi-class hinge loss; reset() checks p is 1 or 2 and registers options.weight() as buffer "weight".
+FW_LOSS_MODULE(MultiMarginLoss, MultiMarginLossOptions, const Tensor& input, const Tensor& target);
+// 1 - cos(x1, x2) for target 1, max(0, cos(x1, x2) - margin) for target -1.
+FW_LOSS_MODULE(CosineEmbeddingLoss, CosineEmbeddingLossOptions, const Tensor& input1, const Tensor& input2,
+               const Tensor& target);
+// max(0, margin + d(anchor, positive) - d(anchor, negative)) with the p-norm pairwise distance.
+FW_LOSS_MODULE(TripletMarginLoss, TripletMarginLossOptions, const Tensor& anchor, const Tensor& positive,
+               const Tensor& negative);
+// TripletMarginLoss with a caller's distance function; reset() rejects margin <= 0 as PyTorch does.
+FW_LOSS_MODULE(TripletMarginWithDistanceLoss, TripletMarginWithDistanceLossOptions, const Tensor& anchor,
+               const Tensor& positive, const Tensor& negative);
+// Negative log likelihood of a Poisson target given its (log-)rate.
+FW_LOSS_MODULE(PoissonNLLLoss, PoissonNLLLossOptions, const Tensor& log_input, const Tensor& target);
+// Negative log likelihood of target under N(input, var) (torch.nn.GaussianNLLLoss).
+FW_LOSS_MODULE(GaussianNLLLoss, GaussianNLLLossOptions, const Tensor& input, const Tensor& target, const Tensor& var);
+
+#undef FW_LOSS_MODULE
 
 }  // namespace fw::nn
