@@ -68,6 +68,60 @@ inline Tensor softplus(const Tensor& x, const SoftplusFuncOptions& o = {}) {
   return fw::softplus(x, o.beta(), o.threshold());
 }
 
+// ---- more activations (libtorch's full set; nn/activation_extra.cpp builds them from
+// differentiable fw ops, so first and higher derivatives come from those ops)
+
+// HardshrinkFuncOptions(0.3) or HardshrinkFuncOptions().lambda(0.3); lambda defaults to 0.5.
+struct HardshrinkFuncOptions {
+  HardshrinkFuncOptions(double lambda = 0.5) : lambda_(lambda) {}
+  FW_ARG(double, lambda);
+};
+struct SoftshrinkFuncOptions {
+  SoftshrinkFuncOptions(double lambda = 0.5) : lambda_(lambda) {}
+  FW_ARG(double, lambda);
+};
+struct CELUFuncOptions {
+  FW_ARG(double, alpha) = 1.0;
+  FW_ARG(bool, inplace) = false;
+};
+// Slopes for x < 0 drawn from U(lower, upper) when training, (lower + upper) / 2 otherwise.
+struct RReLUFuncOptions {
+  FW_ARG(double, lower) = 1.0 / 8.0;
+  FW_ARG(double, upper) = 1.0 / 3.0;
+  FW_ARG(bool, training) = false;
+  FW_ARG(bool, inplace) = false;
+};
+struct GLUFuncOptions {
+  GLUFuncOptions(int64_t dim = -1) : dim_(dim) {}
+  FW_ARG(int64_t, dim);
+};
+// y = x where x > threshold, else value.
+struct ThresholdFuncOptions {
+  ThresholdFuncOptions(double threshold, double value) : threshold_(threshold), value_(value) {}
+  FW_ARG(double, threshold);
+  FW_ARG(double, value);
+  FW_ARG(bool, inplace) = false;
+};
+
+// x where |x| > lambda, else 0.
+Tensor hardshrink(const Tensor& x, const HardshrinkFuncOptions& o = {});
+// x - lambda where x > lambda, x + lambda where x < -lambda, else 0 (lambda >= 0).
+Tensor softshrink(const Tensor& x, const SoftshrinkFuncOptions& o = {});
+// x / (1 + |x|).
+Tensor softsign(const Tensor& x);
+// x - tanh(x).
+Tensor tanhshrink(const Tensor& x);
+// max(0, x) + min(0, alpha * (exp(x / alpha) - 1)); alpha != 0.
+Tensor celu(Tensor x, const CELUFuncOptions& o = {});
+// Randomized leaky ReLU (see RReLUFuncOptions); lower <= upper.
+Tensor rrelu(Tensor x, const RReLUFuncOptions& o = {});
+// a * sigmoid(b) where a, b are the two halves of x along o.dim() (its size must be even).
+Tensor glu(const Tensor& x, const GLUFuncOptions& o = {});
+// max(0, x) + weight * min(0, x); weight holds 1 value or one per channel (x's dim 1).
+Tensor prelu(const Tensor& x, const Tensor& weight);
+// x where x > o.threshold(), else o.value() (NaN stays NaN).
+Tensor threshold(Tensor x, const ThresholdFuncOptions& o);
+
 // ---- softmax
 
 struct SoftmaxFuncOptions {
@@ -80,6 +134,9 @@ inline Tensor softmax(const Tensor& x, const SoftmaxFuncOptions& o) { return fw:
 inline Tensor log_softmax(const Tensor& x, const LogSoftmaxFuncOptions& o) {
   return fw::log_softmax(x, o.dim(), o.dtype());
 }
+using SoftminFuncOptions = SoftmaxFuncOptions;
+// softmax(-x) along o.dim().
+inline Tensor softmin(const Tensor& x, const SoftminFuncOptions& o) { return fw::softmax(-x, o.dim(), o.dtype()); }
 
 // ---- linear and convolution
 
