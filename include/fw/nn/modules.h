@@ -9,6 +9,7 @@
 #include "fw/nn/modules/embedding.h"
 #include "fw/nn/modules/linear.h"
 #include "fw/nn/modules/loss.h"
+#include "fw/nn/modules/multihead_attention.h"
 #include "fw/nn/modules/normalization.h"
 #include "fw/nn/modules/pooling.h"
 #include "fw/nn/modules/rnn.h"
