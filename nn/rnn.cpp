@@ -3,6 +3,7 @@
 // records the time loop as an ordinary graph.
 #include "fw/nn/modules/rnn.h"
 
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <sstream>
@@ -123,6 +124,26 @@ std::string shape_str(IntArrayRef s) {
   return os.str();
 }
 
+// The parameters of one layer and direction: w_ih (G * H, in), w_hh (G * H, H), biases (G * H).
+void check_layer_params(const char* op, int64_t G, int64_t H, int64_t in, ScalarType dtype, bool has_biases,
+                        int64_t layer, int64_t dir, const Tensor& w_ih, const Tensor& w_hh, const Tensor& b_ih,
+                        const Tensor& b_hh) {
+  const char* suffix = dir ? "_reverse" : "";
+  FW_CHECK(w_ih.defined() && w_ih.dim() == 2 && w_ih.size(0) == G * H && w_ih.size(1) == in, "[", op,
+           "] weight_ih_l", layer, suffix, " must have shape [", G * H, ", ", in, "], got ",
+           w_ih.defined() ? shape_str(w_ih.sizes()) : std::string("an undefined tensor"));
+  FW_CHECK(w_hh.defined() && w_hh.dim() == 2 && w_hh.size(0) == G * H && w_hh.size(1) == H, "[", op,
+           "] weight_hh_l", layer, suffix, " must have shape [", G * H, ", ", H, "], got ",
+           w_hh.defined() ? shape_str(w_hh.sizes()) : std::string("an undefined tensor"));
+  for (const Tensor* b : std::initializer_list<const Tensor*>{&b_ih, &b_hh})
+    FW_CHECK(!has_biases || (b->defined() && b->dim() == 1 && b->size(0) == G * H), "[", op, "] bias_",
+             b == &b_ih ? "ih" : "hh", "_l", layer, suffix, " must have shape [", G * H, "], got ",
+             b->defined() ? shape_str(b->sizes()) : std::string("an undefined tensor"));
+  for (const Tensor* w : std::initializer_list<const Tensor*>{&w_ih, &w_hh, &b_ih, &b_hh})
+    FW_CHECK(!w->defined() || w->dtype() == dtype, "[", op, "] input and parameters must have the same dtype, got ",
+             dtype, " input and ", w->dtype(), " parameters");
+}
+
 struct RnnResult {
   Tensor output, h_n, c_n;
 };
@@ -163,21 +184,7 @@ RnnResult run_rnn(Cell k, const Tensor& input, const Tensor& h0, const Tensor& c
       const Tensor& w_ih = p[0];
       const Tensor& w_hh = p[1];
       Tensor b_ih = has_biases ? p[2] : Tensor(), b_hh = has_biases ? p[3] : Tensor();
-      const char* suffix = dir ? "_reverse" : "";
-      FW_CHECK(w_ih.defined() && w_ih.dim() == 2 && w_ih.size(0) == G * H && w_ih.size(1) == x.size(2), "[", op,
-               "] weight_ih_l", layer, suffix, " must have shape [", G * H, ", ", x.size(2), "], got ",
-               w_ih.defined() ? shape_str(w_ih.sizes()) : std::string("an undefined tensor"));
-      FW_CHECK(w_hh.defined() && w_hh.dim() == 2 && w_hh.size(0) == G * H && w_hh.size(1) == H, "[", op,
-               "] weight_hh_l", layer, suffix, " must have shape [", G * H, ", ", H, "], got ",
-               w_hh.defined() ? shape_str(w_hh.sizes()) : std::string("an undefined tensor"));
-      for (const Tensor* b : std::initializer_list<const Tensor*>{&b_ih, &b_hh})
-        FW_CHECK(!has_biases || (b->defined() && b->dim() == 1 && b->size(0) == G * H), "[", op, "] bias_",
-                 b == &b_ih ? "ih" : "hh", "_l", layer, suffix, " must have shape [", G * H, "], got ",
-                 b->defined() ? shape_str(b->sizes()) : std::string("an undefined tensor"));
-      for (const Tensor* w : std::initializer_list<const Tensor*>{&w_ih, &w_hh, &b_ih, &b_hh})
-        FW_CHECK(!w->defined() || w->dtype() == input.dtype(), "[", op,
-                 "] input and parameters must have the same dtype, got ", input.dtype(), " input and ", w->dtype(),
-                 " parameters");
+      check_layer_params(op, G, H, x.size(2), input.dtype(), has_biases, layer, dir, w_ih, w_hh, b_ih, b_hh);
       Tensor h = h0.select(0, idx), c = k == Cell::LSTM ? c0.select(0, idx) : Tensor();
       outs.push_back(run_direction(k, x, h, c, w_ih, w_hh, b_ih, b_hh, dir == 1));
       hs.push_back(h);
@@ -188,6 +195,151 @@ RnnResult run_rnn(Cell k, const Tensor& input, const Tensor& h0, const Tensor& c
   }
   RnnResult r;
   r.output = batch_first ? x.transpose(0, 1) : x;
+  r.h_n = stack(hs, 0);
+  if (k == Cell::LSTM) r.c_n = stack(cs, 0);
+  return r;
+}
+
+// Note [packed sequences]
+// A PackedSequence's data holds, for t = 0, 1, ..., the step-t inputs of the first batch_sizes[t]
+// sequences (sorted by decreasing length). Step t runs the cell on the first batch_sizes[t] rows of
+// the state; the rows past them belong to sequences that have ended and keep their last state.
+// The reverse direction walks t downwards, so rows join (starting from h0) as their sequences begin.
+
+// Consecutive row blocks of g with the given sizes, split by halving so that backward stays
+// O(n log n) (see Note [time steps of the input projection]).
+void split_rows(const Tensor& g, const int64_t* sizes, size_t n, std::vector<Tensor>& out) {
+  if (n == 1) {
+    out.push_back(g);
+    return;
+  }
+  const size_t half = n / 2;
+  int64_t rows = 0;
+  for (size_t i = 0; i < half; i++) rows += sizes[i];
+  split_rows(g.narrow(0, 0, rows), sizes, half, out);
+  split_rows(g.narrow(0, rows, g.size(0) - rows), sizes + half, n - half, out);
+}
+
+std::vector<Tensor> packed_steps(const Tensor& gi, const std::vector<int64_t>& bs) {
+  std::vector<Tensor> out;
+  out.reserve(bs.size());
+  if (gi.requires_grad() && is_grad_enabled()) {
+    split_rows(gi, bs.data(), bs.size(), out);
+  } else {
+    int64_t off = 0;
+    for (int64_t n : bs) {
+      out.push_back(gi.narrow(0, off, n));
+      off += n;
+    }
+  }
+  return out;
+}
+
+// One layer in one direction over packed data x (sum of lengths, I); see Note [packed sequences].
+// h (and c): the initial state (B, H), replaced by the final one. Returns the outputs packed as x.
+Tensor run_packed_direction(Cell k, const Tensor& x, const std::vector<int64_t>& bs, Tensor& h, Tensor& c,
+                            const Tensor& w_ih, const Tensor& w_hh, const Tensor& b_ih, const Tensor& b_hh,
+                            bool reverse) {
+  std::vector<Tensor> gi = packed_steps(input_gates(k, x, w_ih, b_ih, b_hh), bs);
+  const Tensor whh_t = w_hh.t();
+  const bool lstm = k == Cell::LSTM;
+  const size_t T = bs.size();
+  std::vector<Tensor> out(T);
+  Tensor ha, ca;
+  if (!reverse) {
+    ha = h;
+    ca = c;
+    std::vector<Tensor> ended_h, ended_c;  // states of ended rows, highest rows first
+    for (size_t t = 0; t < T; t++) {
+      const int64_t n = bs[t], m = ha.size(0);
+      if (m > n) {
+        ended_h.push_back(ha.narrow(0, n, m - n));
+        ha = ha.narrow(0, 0, n);
+        if (lstm) {
+          ended_c.push_back(ca.narrow(0, n, m - n));
+          ca = ca.narrow(0, 0, n);
+        }
+      }
+      step(k, gi[t], ha, ca, whh_t, b_hh);
+      out[t] = ha;
+    }
+    ended_h.push_back(ha);
+    std::reverse(ended_h.begin(), ended_h.end());
+    h = ended_h.size() == 1 ? ha : cat(ended_h, 0);
+    if (lstm) {
+      ended_c.push_back(ca);
+      std::reverse(ended_c.begin(), ended_c.end());
+      c = ended_c.size() == 1 ? ca : cat(ended_c, 0);
+    }
+  } else {
+    for (size_t s = 0; s < T; s++) {
+      const size_t t = T - 1 - s;
+      const int64_t n = bs[t], m = ha.defined() ? ha.size(0) : 0;
+      if (n > m) {  // sequences of length t + 1 begin here
+        ha = m == 0 ? h.narrow(0, 0, n) : cat({ha, h.narrow(0, m, n - m)}, 0);
+        if (lstm) ca = m == 0 ? c.narrow(0, 0, n) : cat({ca, c.narrow(0, m, n - m)}, 0);
+      }
+      step(k, gi[t], ha, ca, whh_t, b_hh);
+      out[t] = ha;
+    }
+    h = ha;
+    c = ca;
+  }
+  return cat(out, 0);
+}
+
+RnnResult run_packed(Cell k, const Tensor& data, const Tensor& batch_sizes, const Tensor& h0, const Tensor& c0,
+                     TensorList params, bool has_biases, int64_t num_layers, double dropout, bool train,
+                     bool bidirectional) {
+  const char* op = op_name(k);
+  FW_CHECK(data.defined() && data.dim() == 2, "[", op, "] packed data must be 2-D (sum of lengths, input_size), got ",
+           data.defined() ? shape_str(data.sizes()) : std::string("an undefined tensor"));
+  FW_CHECK(data.is_floating_point(), "[", op, "] input must be a floating-point tensor, got ", data.dtype());
+  FW_CHECK(batch_sizes.defined() && batch_sizes.dim() == 1 && batch_sizes.numel() > 0 &&
+               batch_sizes.dtype() == kLong,
+           "[", op, "] batch_sizes must be a non-empty 1-D int64 tensor");
+  Tensor bs_cpu = batch_sizes.to(Device(kCPU)).contiguous();
+  std::vector<int64_t> bs(bs_cpu.data_ptr<int64_t>(), bs_cpu.data_ptr<int64_t>() + bs_cpu.numel());
+  int64_t total = 0;
+  for (size_t t = 0; t < bs.size(); t++) {
+    FW_CHECK(bs[t] > 0 && (t == 0 || bs[t] <= bs[t - 1]), "[", op,
+             "] batch_sizes must be positive and non-increasing, got ", shape_str(IntArrayRef(bs)));
+    total += bs[t];
+  }
+  FW_CHECK(total == data.size(0), "[", op, "] packed data has ", data.size(0), " rows but batch_sizes sum to ", total);
+  FW_CHECK(num_layers > 0, "[", op, "] num_layers must be positive, got ", num_layers);
+  FW_CHECK(dropout >= 0 && dropout <= 1, "[", op, "] dropout must be in [0, 1], got ", dropout);
+  const int64_t D = bidirectional ? 2 : 1, per = has_biases ? 4 : 2, G = gates_of(k), B = bs[0];
+  FW_CHECK(int64_t(params.size()) == num_layers * D * per, "[", op, "] expected ", num_layers * D * per,
+           " parameter tensors (num_layers * num_directions * ", per, "), got ", params.size());
+  for (const Tensor* s : {&h0, &c0}) {
+    if (s == &c0 && k != Cell::LSTM) continue;
+    FW_CHECK(s->defined() && s->dim() == 3 && s->size(0) == num_layers * D && s->size(1) == B &&
+                 s->size(2) == h0.size(2) && s->dtype() == data.dtype(),
+             "[", op, "] ", s == &h0 ? "hx" : "cx", " must be (num_layers * num_directions, batch_sizes[0], hidden_size)"
+             " = (", num_layers * D, ", ", B, ", hidden_size) of dtype ", data.dtype(), ", got ",
+             s->defined() ? shape_str(s->sizes()) : std::string("an undefined tensor"));
+  }
+  const int64_t H = h0.size(2);
+  Tensor x = data;
+  std::vector<Tensor> hs, cs;
+  for (int64_t layer = 0; layer < num_layers; layer++) {
+    std::vector<Tensor> outs;
+    for (int64_t dir = 0; dir < D; dir++) {
+      const int64_t idx = layer * D + dir;
+      const Tensor* p = params.data() + idx * per;
+      Tensor b_ih = has_biases ? p[2] : Tensor(), b_hh = has_biases ? p[3] : Tensor();
+      check_layer_params(op, G, H, x.size(1), data.dtype(), has_biases, layer, dir, p[0], p[1], b_ih, b_hh);
+      Tensor h = h0.select(0, idx), c = k == Cell::LSTM ? c0.select(0, idx) : Tensor();
+      outs.push_back(run_packed_direction(k, x, bs, h, c, p[0], p[1], b_ih, b_hh, dir == 1));
+      hs.push_back(h);
+      if (k == Cell::LSTM) cs.push_back(c);
+    }
+    x = D == 1 ? outs[0] : cat(outs, 1);
+    if (dropout > 0 && train && layer + 1 < num_layers) x = fw::dropout(x, dropout, true);
+  }
+  RnnResult r;
+  r.output = x;
   r.h_n = stack(hs, 0);
   if (k == Cell::LSTM) r.c_n = stack(cs, 0);
   return r;
@@ -257,6 +409,38 @@ std::tuple<Tensor, Tensor> rnn_relu(const Tensor& input, const Tensor& hx, Tenso
                                     bool batch_first) {
   RnnResult r = run_rnn(Cell::RELU, input, hx, Tensor(), params, has_biases, num_layers, dropout, train, bidirectional,
                         batch_first);
+  return {r.output, r.h_n};
+}
+
+std::tuple<Tensor, Tensor, Tensor> lstm(const Tensor& data, const Tensor& batch_sizes, TensorList hx, TensorList params,
+                                        bool has_biases, int64_t num_layers, double dropout, bool train,
+                                        bool bidirectional) {
+  FW_CHECK(hx.size() == 2, "[lstm] lstm expects two hidden states, got ", hx.size());
+  RnnResult r = run_packed(Cell::LSTM, data, batch_sizes, hx[0], hx[1], params, has_biases, num_layers, dropout, train,
+                           bidirectional);
+  return {r.output, r.h_n, r.c_n};
+}
+
+std::tuple<Tensor, Tensor> gru(const Tensor& data, const Tensor& batch_sizes, const Tensor& hx, TensorList params,
+                               bool has_biases, int64_t num_layers, double dropout, bool train, bool bidirectional) {
+  RnnResult r = run_packed(Cell::GRU, data, batch_sizes, hx, Tensor(), params, has_biases, num_layers, dropout, train,
+                           bidirectional);
+  return {r.output, r.h_n};
+}
+
+std::tuple<Tensor, Tensor> rnn_tanh(const Tensor& data, const Tensor& batch_sizes, const Tensor& hx, TensorList params,
+                                    bool has_biases, int64_t num_layers, double dropout, bool train,
+                                    bool bidirectional) {
+  RnnResult r = run_packed(Cell::TANH, data, batch_sizes, hx, Tensor(), params, has_biases, num_layers, dropout, train,
+                           bidirectional);
+  return {r.output, r.h_n};
+}
+
+std::tuple<Tensor, Tensor> rnn_relu(const Tensor& data, const Tensor& batch_sizes, const Tensor& hx, TensorList params,
+                                    bool has_biases, int64_t num_layers, double dropout, bool train,
+                                    bool bidirectional) {
+  RnnResult r = run_packed(Cell::RELU, data, batch_sizes, hx, Tensor(), params, has_biases, num_layers, dropout, train,
+                           bidirectional);
   return {r.output, r.h_n};
 }
 
@@ -485,6 +669,31 @@ bool RNNImplBase<Derived>::prepare_input(Tensor& input, std::initializer_list<Te
   return batched;
 }
 
+template <class Derived>
+Tensor RNNImplBase<Derived>::packed_hidden(const utils::rnn::PackedSequence& input, Tensor hx,
+                                           const std::string& msg) const {
+  const Tensor& data = input.data();
+  const Tensor& bs = input.batch_sizes();
+  FW_CHECK(data.defined() && data.dim() == 2, "[", mode_name(),
+           "] packed input data must be 2-D (sum of lengths, input_size), got ",
+           data.defined() ? sizes_str(data.sizes()) : std::string("an undefined tensor"));
+  FW_CHECK(options_base.input_size() == data.size(1), "[", mode_name(),
+           "] input.size(-1) must be equal to input_size. Expected ", options_base.input_size(), ", got ",
+           data.size(1));
+  FW_CHECK(flat_weights_.empty() || data.dtype() == flat_weights_[0].dtype(), "[", mode_name(),
+           "] input must have the same dtype as the parameters (", flat_weights_[0].dtype(), "), got ", data.dtype());
+  FW_CHECK(bs.defined() && bs.dim() == 1 && bs.numel() > 0, "[", mode_name(),
+           "] packed input must have 1-D batch_sizes");
+  const int64_t D = options_base.bidirectional() ? 2 : 1;
+  const std::tuple<int64_t, int64_t, int64_t> expected{options_base.num_layers() * D,
+                                                       bs.to(Device(kCPU)).to(kLong).data_ptr<int64_t>()[0],
+                                                       options_base.hidden_size()};
+  if (!hx.defined())
+    return fw::zeros({std::get<0>(expected), std::get<1>(expected), std::get<2>(expected)}, data.options());
+  check_hidden_size(hx, expected, msg);
+  return input.sorted_indices().defined() ? hx.index_select(1, input.sorted_indices()) : hx;
+}
+
 template class RNNImplBase<RNNImpl>;
 template class RNNImplBase<LSTMImpl>;
 template class RNNImplBase<GRUImpl>;
@@ -591,7 +800,9 @@ std::tuple<Tensor, Tensor> RNNImpl::forward(const Tensor& input_, Tensor hx) {
     hx = fw::zeros({options.num_layers() * num_directions, batch, options.hidden_size()}, input.options());
   }
   check_hidden_size(hx, get_expected_hidden_size(input));
-  auto fn = std::holds_alternative<enumtype::kReLU>(options.nonlinearity()) ? fw::rnn_relu : fw::rnn_tanh;
+  using Fn = std::tuple<Tensor, Tensor> (*)(const Tensor&, const Tensor&, TensorList, bool, int64_t, double, bool, bool,
+                                            bool);
+  Fn fn = std::holds_alternative<enumtype::kReLU>(options.nonlinearity()) ? Fn(fw::rnn_relu) : Fn(fw::rnn_tanh);
   auto [output, h_n] = fn(input, hx, flat_weights_, options.bias(), options.num_layers(), options.dropout(),
                           is_training(), options.bidirectional(), options.batch_first());
   if (!batched) {
@@ -652,6 +863,52 @@ std::tuple<Tensor, Tensor> GRUImpl::forward(const Tensor& input_, Tensor hx) {
     h_n = h_n.squeeze(1);
   }
   return {output, h_n};
+}
+
+// ---- packed input (see Note [packed sequences]). The hidden states given and returned are in the
+// caller's batch order; inside, they follow the packed (sorted) order.
+
+namespace {
+Tensor unsort(const Tensor& h, const utils::rnn::PackedSequence& p) {
+  return p.unsorted_indices().defined() ? h.index_select(1, p.unsorted_indices()) : h;
+}
+utils::rnn::PackedSequence repack(const Tensor& data, const utils::rnn::PackedSequence& p) {
+  return utils::rnn::PackedSequence(data, p.batch_sizes(), p.sorted_indices(), p.unsorted_indices());
+}
+}  // namespace
+
+std::tuple<utils::rnn::PackedSequence, Tensor> RNNImpl::forward_with_packed_input(
+    const utils::rnn::PackedSequence& packed_input, Tensor hx) {
+  hx = packed_hidden(packed_input, hx);
+  const auto& p = packed_input;
+  auto [output, h_n] =
+      std::holds_alternative<enumtype::kReLU>(options.nonlinearity())
+          ? fw::rnn_relu(p.data(), p.batch_sizes(), hx, flat_weights_, options.bias(), options.num_layers(),
+                         options.dropout(), is_training(), options.bidirectional())
+          : fw::rnn_tanh(p.data(), p.batch_sizes(), hx, flat_weights_, options.bias(), options.num_layers(),
+                         options.dropout(), is_training(), options.bidirectional());
+  return {repack(output, packed_input), unsort(h_n, packed_input)};
+}
+
+std::tuple<utils::rnn::PackedSequence, std::tuple<Tensor, Tensor>> LSTMImpl::forward_with_packed_input(
+    const utils::rnn::PackedSequence& packed_input, std::optional<std::tuple<Tensor, Tensor>> hx_opt) {
+  Tensor h0, c0;
+  if (hx_opt) std::tie(h0, c0) = *hx_opt;
+  FW_CHECK(h0.defined() == c0.defined(), "[LSTM] hx and cx must both be defined or both be undefined");
+  h0 = packed_hidden(packed_input, h0, "Expected hidden[0] size {1}, got {2}");
+  c0 = packed_hidden(packed_input, c0, "Expected hidden[1] size {1}, got {2}");
+  auto [output, h_n, c_n] = fw::lstm(packed_input.data(), packed_input.batch_sizes(), {h0, c0}, flat_weights_,
+                                     options.bias(), options.num_layers(), options.dropout(), is_training(),
+                                     options.bidirectional());
+  return {repack(output, packed_input), {unsort(h_n, packed_input), unsort(c_n, packed_input)}};
+}
+
+std::tuple<utils::rnn::PackedSequence, Tensor> GRUImpl::forward_with_packed_input(
+    const utils::rnn::PackedSequence& packed_input, Tensor hx) {
+  hx = packed_hidden(packed_input, hx);
+  auto [output, h_n] = fw::gru(packed_input.data(), packed_input.batch_sizes(), hx, flat_weights_, options.bias(),
+                               options.num_layers(), options.dropout(), is_training(), options.bidirectional());
+  return {repack(output, packed_input), unsort(h_n, packed_input)};
 }
 
 // ---- cells

@@ -17,6 +17,7 @@
 #include "fw/nn/init.h"
 #include "fw/nn/module.h"
 #include "fw/nn/options.h"
+#include "fw/nn/utils/rnn.h"
 
 namespace fw {
 
@@ -56,6 +57,21 @@ std::tuple<Tensor, Tensor> rnn_tanh(const Tensor& input, const Tensor& hx, Tenso
 std::tuple<Tensor, Tensor> rnn_relu(const Tensor& input, const Tensor& hx, TensorList params, bool has_biases,
                                     int64_t num_layers, double dropout, bool train, bool bidirectional,
                                     bool batch_first);
+
+// The same over a PackedSequence's data (sum of lengths, input_size) and batch_sizes (ATen's packed
+// overloads); hx in the packed (sorted) batch order, batch_sizes[0] rows. Returns (output data packed
+// as the input, h_n[, c_n]).
+std::tuple<Tensor, Tensor, Tensor> lstm(const Tensor& data, const Tensor& batch_sizes, TensorList hx, TensorList params,
+                                        bool has_biases, int64_t num_layers, double dropout, bool train,
+                                        bool bidirectional);
+std::tuple<Tensor, Tensor> gru(const Tensor& data, const Tensor& batch_sizes, const Tensor& hx, TensorList params,
+                               bool has_biases, int64_t num_layers, double dropout, bool train, bool bidirectional);
+std::tuple<Tensor, Tensor> rnn_tanh(const Tensor& data, const Tensor& batch_sizes, const Tensor& hx, TensorList params,
+                                    bool has_biases, int64_t num_layers, double dropout, bool train,
+                                    bool bidirectional);
+std::tuple<Tensor, Tensor> rnn_relu(const Tensor& data, const Tensor& batch_sizes, const Tensor& hx, TensorList params,
+                                    bool has_biases, int64_t num_layers, double dropout, bool train,
+                                    bool bidirectional);
 
 // One time step: input (batch, input_size), hidden state(s) (batch, hidden_size); biases optional.
 // lstm_cell takes hx = {h, c} and returns (h', c').
@@ -176,6 +192,9 @@ class RNNImplBase : public Cloneable<Derived> {
   void check_forward_args(const Tensor& input, const Tensor& hidden) const;
   // Adds the unbatched batch dim to input (and checks hx's rank against it); returns is_batched.
   bool prepare_input(Tensor& input, std::initializer_list<Tensor*> hx) const;
+  // Checks a packed input and returns hx in its packed batch order (zeros when undefined).
+  Tensor packed_hidden(const utils::rnn::PackedSequence& input, Tensor hx,
+                       const std::string& msg = "Expected hidden size {1}, got {2}") const;
 
   std::vector<std::string> flat_weights_names_;
   std::vector<std::vector<std::string>> all_weights_;
@@ -195,6 +214,11 @@ class RNNImpl : public detail::RNNImplBase<RNNImpl> {
   explicit RNNImpl(const RNNOptions& options_);
   std::tuple<Tensor, Tensor> forward(const Tensor& input, Tensor hx = {});
 
+  // Runs on a PackedSequence (libtorch's forward_with_packed_input): returns the output packed like
+  // the input and h_n, both in the caller's batch order.
+  std::tuple<utils::rnn::PackedSequence, Tensor> forward_with_packed_input(const utils::rnn::PackedSequence& packed_input,
+                                                                          Tensor hx = {});
+
   RNNOptions options;
 };
 FW_MODULE(RNN);
@@ -209,6 +233,11 @@ class LSTMImpl : public detail::RNNImplBase<LSTMImpl> {
   std::tuple<Tensor, std::tuple<Tensor, Tensor>> forward(const Tensor& input,
                                                          std::optional<std::tuple<Tensor, Tensor>> hx_opt = {});
 
+  // Runs on a PackedSequence (libtorch's forward_with_packed_input); (h0, c0) and (h_n, c_n) in the
+  // caller's batch order.
+  std::tuple<utils::rnn::PackedSequence, std::tuple<Tensor, Tensor>> forward_with_packed_input(
+      const utils::rnn::PackedSequence& packed_input, std::optional<std::tuple<Tensor, Tensor>> hx_opt = {});
+
   LSTMOptions options;
 };
 FW_MODULE(LSTM);
@@ -221,6 +250,10 @@ class GRUImpl : public detail::RNNImplBase<GRUImpl> {
   GRUImpl(int64_t input_size, int64_t hidden_size) : GRUImpl(GRUOptions(input_size, hidden_size)) {}
   explicit GRUImpl(const GRUOptions& options_);
   std::tuple<Tensor, Tensor> forward(const Tensor& input, Tensor hx = {});
+
+  // Runs on a PackedSequence (libtorch's forward_with_packed_input).
+  std::tuple<utils::rnn::PackedSequence, Tensor> forward_with_packed_input(const utils::rnn::PackedSequence& packed_input,
+                                                                          Tensor hx = {});
 
   GRUOptions options;
 };
