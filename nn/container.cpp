@@ -1,5 +1,7 @@
-// Sequential, ModuleList and ModuleDict.
+// Sequential, ModuleList, ModuleDict, ParameterList and ParameterDict.
 #include "fw/nn/modules/container.h"
+
+#include <ostream>
 
 namespace fw::nn {
 
@@ -128,6 +130,100 @@ std::shared_ptr<Module> ModuleDictImpl::insert_ptr(const std::string& key, std::
     register_module(key, module);
   }
   return module;
+}
+
+// ---- ParameterList and ParameterDict
+
+namespace {
+
+// A copy of `t` (on `device` when given) with t's requires_grad.
+Tensor copy_parameter(const Tensor& t, const std::optional<Device>& device) {
+  NoGradGuard no_grad;
+  Tensor c = device && t.device() != *device ? t.to(*device, t.dtype(), false, true) : t.clone();
+  return c.set_requires_grad(t.requires_grad());
+}
+
+// libtorch's listing: "(key): Parameter containing: [Float of size [2, 3]]" per line.
+void print_parameters(std::ostream& stream, const char* name, const OrderedDict<std::string, Tensor>& params) {
+  stream << "fw::nn::" << name << "(\n";
+  for (const auto& item : params)
+    stream << '(' << item.key() << "): Parameter containing: [" << item.value().dtype() << " of size "
+           << item.value().sizes() << "]\n";
+  stream << ')';
+}
+
+}  // namespace
+
+std::shared_ptr<Module> ParameterListImpl::clone(const std::optional<Device>& device) const {
+  auto copy = std::make_shared<ParameterListImpl>();
+  for (const auto& item : parameters_) copy->append(copy_parameter(item.value(), device));
+  copy->train(is_training());
+  return copy;
+}
+
+void ParameterListImpl::pretty_print(std::ostream& stream) const {
+  print_parameters(stream, "ParameterList", parameters_);
+}
+
+void ParameterListImpl::append(const Tensor& param) {
+  FW_CHECK(param.defined(), "[ParameterList] cannot append an undefined tensor (at index ", parameters_.size(), ")");
+  register_parameter(std::to_string(parameters_.size()), param, param.requires_grad());
+}
+
+Tensor& ParameterListImpl::at(size_t idx) {
+  FW_CHECK(idx < size(), "[ParameterList] Index ", idx, " is out of range (ParameterList has ", size(),
+           " parameters)");
+  return parameters_[std::to_string(idx)];
+}
+
+const Tensor& ParameterListImpl::at(size_t idx) const {
+  FW_CHECK(idx < size(), "[ParameterList] Index ", idx, " is out of range (ParameterList has ", size(),
+           " parameters)");
+  return parameters_[std::to_string(idx)];
+}
+
+std::shared_ptr<Module> ParameterDictImpl::clone(const std::optional<Device>& device) const {
+  auto copy = std::make_shared<ParameterDictImpl>();
+  for (const auto& item : parameters_) copy->insert(item.key(), copy_parameter(item.value(), device));
+  copy->train(is_training());
+  return copy;
+}
+
+void ParameterDictImpl::pretty_print(std::ostream& stream) const {
+  print_parameters(stream, "ParameterDict", parameters_);
+}
+
+Tensor& ParameterDictImpl::insert(std::string key, Tensor param) {
+  FW_CHECK(param.defined(), "[ParameterDict] cannot insert an undefined tensor under '", key, "'");
+  bool requires_grad = param.requires_grad();
+  return register_parameter(std::move(key), std::move(param), requires_grad);
+}
+
+Tensor ParameterDictImpl::pop(const std::string& key) {
+  Tensor v = get(key);
+  parameters_.erase(key);
+  return v;
+}
+
+const Tensor& ParameterDictImpl::get(const std::string& key) const {
+  const Tensor* t = parameters_.find(key);
+  FW_CHECK(t != nullptr, "[ParameterDict] no parameter named '", key, "' (", size(), " parameters)");
+  return *t;
+}
+
+Tensor& ParameterDictImpl::get(const std::string& key) {
+  Tensor* t = parameters_.find(key);
+  FW_CHECK(t != nullptr, "[ParameterDict] no parameter named '", key, "' (", size(), " parameters)");
+  return *t;
+}
+
+void ParameterDictImpl::insert_or_assign(const std::string& key, const Tensor& param) {
+  if (Tensor* t = parameters_.find(key)) {
+    FW_CHECK(param.defined(), "[ParameterDict] cannot assign an undefined tensor to '", key, "'");
+    *t = param;
+  } else {
+    insert(key, param);
+  }
 }
 
 }  // namespace fw::nn

@@ -1,5 +1,5 @@
-// Module containers: AnyModule (a type-erased Tensor -> Tensor module), Sequential, ModuleList
-// and ModuleDict, as in libtorch.
+// Module containers: AnyModule (a type-erased Tensor -> Tensor module), Sequential, ModuleList,
+// ModuleDict, ParameterList and ParameterDict, as in libtorch.
 #pragma once
 #include <initializer_list>
 #include <memory>
@@ -350,5 +350,101 @@ class ModuleDict : public ModuleHolder<ModuleDictImpl> {
       : ModuleHolder(std::make_shared<ModuleDictImpl>(
             std::vector<std::pair<std::string, std::shared_ptr<Module>>>(modules))) {}
 };
+
+// Parameters in a list, registered as "0", "1", ... so that parameters() and optimizers see them.
+// Each keeps the requires_grad it had when appended (as libtorch).
+class ParameterListImpl : public Cloneable<ParameterListImpl> {
+ public:
+  using Item = OrderedDict<std::string, Tensor>::Item;
+  using Iterator = OrderedDict<std::string, Tensor>::Iterator;
+  using ConstIterator = OrderedDict<std::string, Tensor>::ConstIterator;
+
+  ParameterListImpl() = default;
+  // One parameter per argument.
+  template <class... Tensors, class = std::enable_if_t<(std::is_convertible_v<Tensors, Tensor> && ...)>>
+  explicit ParameterListImpl(const Tensors&... params) {
+    (append(params), ...);
+  }
+
+  // Copies every parameter (same requires_grad).
+  std::shared_ptr<Module> clone(const std::optional<Device>& device = std::nullopt) const override;
+  void reset() override {}
+  void pretty_print(std::ostream& stream) const override;
+
+  // Appends a parameter under the next index.
+  void append(const Tensor& param);
+  // Appends the value of a (name, parameter) item; the name is dropped.
+  void append(const Item& pair) { append(pair.value()); }
+  // Appends every element of a container of tensors or items.
+  template <class Container>
+  void extend(const Container& container) {
+    for (const auto& param : container) append(param);
+  }
+  template <class Container>
+  ParameterListImpl& operator+=(const Container& other) {
+    extend(other);
+    return *this;
+  }
+
+  Iterator begin() { return parameters_.begin(); }
+  ConstIterator begin() const { return parameters_.begin(); }
+  Iterator end() { return parameters_.end(); }
+  ConstIterator end() const { return parameters_.end(); }
+
+  // The parameter at `idx` (raises when idx >= size()).
+  Tensor& at(size_t idx);
+  const Tensor& at(size_t idx) const;
+  Tensor& operator[](size_t idx) { return at(idx); }
+  const Tensor& operator[](size_t idx) const { return at(idx); }
+  size_t size() const noexcept { return parameters_.size(); }
+  bool is_empty() const noexcept { return parameters_.is_empty(); }
+};
+FW_MODULE(ParameterList);
+
+// Parameters keyed by name, in insertion order, registered under their keys. Each keeps the
+// requires_grad it had when inserted (as libtorch).
+class ParameterDictImpl : public Cloneable<ParameterDictImpl> {
+ public:
+  using Iterator = OrderedDict<std::string, Tensor>::Iterator;
+  using ConstIterator = OrderedDict<std::string, Tensor>::ConstIterator;
+
+  ParameterDictImpl() = default;
+  explicit ParameterDictImpl(const OrderedDict<std::string, Tensor>& params) { update(params); }
+
+  std::shared_ptr<Module> clone(const std::optional<Device>& device = std::nullopt) const override;
+  void reset() override {}
+  void pretty_print(std::ostream& stream) const override;
+
+  // Registers `param` under `key` (raises if the key exists); returns the registered handle.
+  Tensor& insert(std::string key, Tensor param);
+  // Removes the parameter under `key` and returns it (raises if there is none).
+  Tensor pop(const std::string& key);
+  std::vector<std::string> keys() const { return parameters_.keys(); }
+  std::vector<Tensor> values() const { return parameters_.values(); }
+  std::vector<std::pair<std::string, Tensor>> items() const { return parameters_.pairs(); }
+  Iterator begin() { return parameters_.begin(); }
+  ConstIterator begin() const { return parameters_.begin(); }
+  Iterator end() { return parameters_.end(); }
+  ConstIterator end() const { return parameters_.end(); }
+  size_t size() const noexcept { return parameters_.size(); }
+  bool empty() const noexcept { return parameters_.is_empty(); }
+  // Inserts each (key, parameter) item of `container`, replacing parameters with the same key.
+  template <class Container>
+  void update(const Container& container) {
+    for (const auto& item : container) insert_or_assign(item.key(), item.value());
+  }
+  // Removes every parameter.
+  void clear() { parameters_.clear(); }
+  bool contains(const std::string& key) const noexcept { return parameters_.contains(key); }
+  // The parameter under `key` (raises if there is none).
+  const Tensor& get(const std::string& key) const;
+  Tensor& get(const std::string& key);
+  Tensor& operator[](const std::string& key) { return get(key); }
+  const Tensor& operator[](const std::string& key) const { return get(key); }
+
+ private:
+  void insert_or_assign(const std::string& key, const Tensor& param);
+};
+FW_MODULE(ParameterDict);
 
 }  // namespace fw::nn
