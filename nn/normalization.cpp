@@ -1,4 +1,4 @@
-// BatchNorm1d/2d, LayerNorm, GroupNorm.
+// BatchNorm1d/2d, LayerNorm, GroupNorm, InstanceNorm1d/2d/3d, LocalResponseNorm, CrossMapLRN2d.
 #include "fw/nn/modules/normalization.h"
 
 #include "fw/nn/functional.h"
@@ -135,6 +135,113 @@ void GroupNormImpl::pretty_print(std::ostream& stream) const {
 
 Tensor GroupNormImpl::forward(const Tensor& input) {
   return fw::group_norm(input, options.num_groups(), weight, bias, options.eps());
+}
+
+// ---- InstanceNorm
+
+template <size_t D, class Derived>
+void InstanceNormImpl<D, Derived>::reset() {
+  const int64_t c = options.num_features();
+  FW_CHECK(c > 0, "[InstanceNorm", D, "d] num_features must be positive, got ", c);
+  weight = this->register_parameter("weight", options.affine() ? fw::empty({c}) : Tensor(), options.affine());
+  bias = this->register_parameter("bias", options.affine() ? fw::empty({c}) : Tensor(), options.affine());
+  const bool track = options.track_running_stats();
+  running_mean = this->register_buffer("running_mean", track ? fw::zeros({c}) : Tensor());
+  running_var = this->register_buffer("running_var", track ? fw::ones({c}) : Tensor());
+  num_batches_tracked = this->register_buffer("num_batches_tracked", track ? fw::zeros({}, kLong) : Tensor());
+  reset_parameters();
+}
+
+template <size_t D, class Derived>
+void InstanceNormImpl<D, Derived>::reset_running_stats() {
+  if (!options.track_running_stats()) return;
+  NoGradGuard no_grad;
+  running_mean.zero_();
+  running_var.fill_(1);
+  num_batches_tracked.zero_();
+}
+
+template <size_t D, class Derived>
+void InstanceNormImpl<D, Derived>::reset_parameters() {
+  reset_running_stats();
+  if (options.affine()) {
+    init::ones_(weight);
+    init::zeros_(bias);
+  }
+}
+
+template <size_t D, class Derived>
+void InstanceNormImpl<D, Derived>::pretty_print(std::ostream& stream) const {
+  stream << std::boolalpha << "fw::nn::InstanceNorm" << D << "d(" << options.num_features()
+         << ", eps=" << options.eps() << ", momentum=" << options.momentum() << ", affine=" << options.affine()
+         << ", track_running_stats=" << options.track_running_stats() << ")";
+}
+
+// An unbatched (C, *) input is normalised as a batch of one. As libtorch, eval mode without
+// running statistics still uses the input's statistics, and num_batches_tracked is not counted.
+template <size_t D, class Derived>
+Tensor InstanceNormImpl<D, Derived>::forward(const Tensor& input) {
+  const int64_t d = int64_t(D);
+  FW_CHECK(input.dim() == d + 1 || input.dim() == d + 2, "[InstanceNorm", D, "d] expected ", d + 1, "D or ", d + 2,
+           "D input (got ", input.dim(), "D input of size ", input.sizes(), ")");
+  const bool unbatched = input.dim() == d + 1;
+  Tensor x = unbatched ? input.unsqueeze(0) : input;
+  if (options.affine() || options.track_running_stats())
+    FW_CHECK(x.size(1) == options.num_features(), "[InstanceNorm", D, "d] expected input's size at dim=",
+             unbatched ? 0 : 1, " to match num_features (", options.num_features(), "), but got: ", x.size(1),
+             " (input of size ", input.sizes(), ")");
+  Tensor y = functional::instance_norm(x, functional::InstanceNormFuncOptions()
+                                              .running_mean(running_mean)
+                                              .running_var(running_var)
+                                              .weight(weight)
+                                              .bias(bias)
+                                              .use_input_stats(this->is_training() || !options.track_running_stats())
+                                              .momentum(options.momentum())
+                                              .eps(options.eps()));
+  return unbatched ? y.squeeze(0) : y;
+}
+
+template class InstanceNormImpl<1, InstanceNorm1dImpl>;
+template class InstanceNormImpl<2, InstanceNorm2dImpl>;
+template class InstanceNormImpl<3, InstanceNorm3dImpl>;
+
+// ---- LocalResponseNorm and CrossMapLRN2d
+
+void LocalResponseNormImpl::pretty_print(std::ostream& stream) const {
+  stream << "fw::nn::LocalResponseNorm(" << options.size() << ", alpha=" << options.alpha()
+         << ", beta=" << options.beta() << ", k=" << options.k() << ")";
+}
+
+void CrossMapLRN2dImpl::pretty_print(std::ostream& stream) const {
+  stream << "fw::nn::CrossMapLRN2d(" << options.size() << ", alpha=" << options.alpha()
+         << ", beta=" << options.beta() << ", k=" << options.k() << ")";
+}
+
+// Note [CrossMapLRN2d window]
+// PyTorch's CrossMapLRN2d (Lua Torch's SpatialCrossMapLRN) sums squares with a running window
+// over channels, pre_pad = (size - 1) / 2 + 1: scale[0] = sum of sq[0 .. pre_pad - 1], then
+// scale[c] = scale[c - 1] + sq[c + pre_pad - 1] (while in range) - sq[c - pre_pad] (only when
+// c > pre_pad). Channel 0 is therefore never subtracted again. We build that recurrence as a
+// (C, C) 0/1 matrix and apply it with matmul, so values match PyTorch exactly and the gradient is
+// the true derivative of this forward.
+Tensor CrossMapLRN2dImpl::forward(const Tensor& input) {
+  FW_CHECK(input.dim() == 4, "[CrossMapLRN2d] Expected input to be 4D, got ", input.dim(), "D instead (input of size ",
+           input.sizes(), ")");
+  FW_CHECK(input.is_floating_point(), "[CrossMapLRN2d] expected a floating point input, got ",
+           dtype_str(input.dtype()));
+  FW_CHECK(options.size() > 0, "[CrossMapLRN2d] size must be positive, got ", options.size());
+  const int64_t c = input.size(1), pre_pad = (options.size() - 1) / 2 + 1;
+  std::vector<double> m(size_t(c * c), 0.0);
+  for (int64_t j = 0; j < std::min(pre_pad, c); j++) m[size_t(j)] = 1;
+  for (int64_t i = 1; i < c; i++) {
+    for (int64_t j = 0; j < c; j++) m[size_t(i * c + j)] = m[size_t((i - 1) * c + j)];
+    if (i < c - pre_pad + 1) m[size_t(i * c + i + pre_pad - 1)] += 1;
+    if (i > pre_pad) m[size_t(i * c + i - pre_pad)] -= 1;
+  }
+  Tensor window = fw::tensor(m).to(input.device(), input.dtype()).reshape({c, c});
+  Tensor sums = fw::matmul((input * input).transpose(1, 3), window.t()).transpose(1, 3);
+  Tensor scale = sums.mul(options.alpha() / double(options.size())).add(double(options.k()));
+  return input * scale.pow(-options.beta());
 }
 
 }  // namespace fw::nn

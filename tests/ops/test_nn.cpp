@@ -245,8 +245,8 @@ FW_OP_TEST(upsample_bilinear2d) {
           "[interpolate] Got 3D input, but bilinear mode needs 4D input");
   t.error([] { F::interpolate(f32({1, 1, 2, 2}), F::InterpolateFuncOptions().size(std::vector<int64_t>{4}).mode(fw::kLinear)); },
           "[interpolate] Got 4D input, but linear mode needs 3D input");
-  t.error([] { F::interpolate(f32({1, 1, 2, 2}), F::InterpolateFuncOptions().size(std::vector<int64_t>{4}).mode(fw::kBicubic)); },
-          "[interpolate] mode 'bicubic' is not implemented in fw");
+  t.error([] { F::interpolate(f32({1, 2, 4}), F::InterpolateFuncOptions().size(std::vector<int64_t>{8}).mode(fw::kBicubic)); },
+          "[interpolate] Got 3D input, but bicubic mode needs 4D input");
 }
 
 // ---- behaviour outside the table

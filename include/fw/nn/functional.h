@@ -310,6 +310,16 @@ inline Tensor instance_norm(const Tensor& x, const InstanceNormFuncOptions& o = 
 inline Tensor normalize(const Tensor& x, const NormalizeFuncOptions& o = {}) {
   return x / fw::norm(x, o.p(), {o.dim()}, true).clamp_min(o.eps()).expand_as(x);
 }
+// libtorch's LocalResponseNormFuncOptions (= LocalResponseNormOptions): size, alpha 1e-4, beta 0.75, k 1.
+struct LocalResponseNormFuncOptions {
+  LocalResponseNormFuncOptions(int64_t size) : size_(size) {}
+  FW_ARG(int64_t, size);
+  FW_ARG(double, alpha) = 1e-4;
+  FW_ARG(double, beta) = 0.75;
+  FW_ARG(double, k) = 1.;
+};
+// x / (k + alpha * mean of x^2 over `size` neighbouring channels, zero-padded)^beta; (N, C, *) inputs.
+Tensor local_response_norm(const Tensor& x, const LocalResponseNormFuncOptions& o);
 
 // ---- dropout
 
@@ -324,6 +334,21 @@ inline Tensor dropout(Tensor x, const DropoutFuncOptions& o = {}) {
 }
 // Zeroes whole channels of (N, C, H, W) or (C, H, W) inputs.
 Tensor dropout2d(Tensor x, const Dropout2dFuncOptions& o = {});
+using Dropout3dFuncOptions = DropoutFuncOptions;
+// Zeroes whole channels of (N, C, D, H, W) or (C, D, H, W) inputs.
+Tensor dropout3d(Tensor x, const Dropout3dFuncOptions& o = {});
+// Options of alpha_dropout / feature_alpha_dropout: unlike dropout, training defaults to false (libtorch).
+struct AlphaDropoutFuncOptions {
+  FW_ARG(double, p) = 0.5;
+  FW_ARG(bool, training) = false;
+  FW_ARG(bool, inplace) = false;
+};
+using FeatureAlphaDropoutFuncOptions = AlphaDropoutFuncOptions;
+// Dropout for SELU networks: dropped elements become -SELU's saturation value, then an affine map
+// restores zero mean and unit variance.
+Tensor alpha_dropout(Tensor x, const AlphaDropoutFuncOptions& o = {});
+// alpha_dropout of whole channels of (N, C, *) inputs.
+Tensor feature_alpha_dropout(Tensor x, const FeatureAlphaDropoutFuncOptions& o = {});
 
 // ---- padding and resampling
 
@@ -346,8 +371,77 @@ struct InterpolateFuncOptions {
   FW_ARG(std::optional<bool>, recompute_scale_factor) = std::nullopt;
   FW_ARG(bool, antialias) = false;
 };
-// Modes nearest (3-D/4-D), linear (3-D), bilinear (4-D) and area (adaptive average pooling).
+// Modes nearest, nearest-exact and area (3-D to 5-D inputs), linear (3-D), bilinear and bicubic
+// (4-D), trilinear (5-D).
 Tensor interpolate(const Tensor& x, const InterpolateFuncOptions& o = {});
+namespace detail {
+// interpolate's path for what the resampling kernels do not cover (5-D inputs, bicubic, trilinear,
+// nearest-exact); see Note [Separable interpolate]. `scales` are the source steps' scale factors.
+Tensor interpolate_separable(const Tensor& x, const std::string& mode, IntArrayRef output_size,
+                             const std::vector<std::optional<double>>& scales, bool align_corners);
+}  // namespace detail
+
+// libtorch's PixelShuffleFuncOptions (= PixelShuffleOptions): upscale_factor.
+struct PixelShuffleFuncOptions {
+  PixelShuffleFuncOptions(int64_t upscale_factor) : upscale_factor_(upscale_factor) {}
+  FW_ARG(int64_t, upscale_factor);
+};
+// libtorch's PixelUnshuffleFuncOptions (= PixelUnshuffleOptions): downscale_factor.
+struct PixelUnshuffleFuncOptions {
+  PixelUnshuffleFuncOptions(int64_t downscale_factor) : downscale_factor_(downscale_factor) {}
+  FW_ARG(int64_t, downscale_factor);
+};
+// (*, C * r^2, H, W) -> (*, C, H * r, W * r), r = upscale_factor.
+Tensor pixel_shuffle(const Tensor& x, const PixelShuffleFuncOptions& o);
+// (*, C, H * r, W * r) -> (*, C * r^2, H, W), r = downscale_factor.
+Tensor pixel_unshuffle(const Tensor& x, const PixelUnshuffleFuncOptions& o);
+
+// libtorch's FoldFuncOptions (= FoldOptions): output_size, kernel_size, dilation 1, padding 0, stride 1.
+struct FoldFuncOptions {
+  FoldFuncOptions(ExpandingArray<2> output_size, ExpandingArray<2> kernel_size)
+      : output_size_(output_size), kernel_size_(kernel_size) {}
+  FW_ARG(ExpandingArray<2>, output_size);
+  FW_ARG(ExpandingArray<2>, kernel_size);
+  FW_ARG(ExpandingArray<2>, dilation) = 1;
+  FW_ARG(ExpandingArray<2>, padding) = 0;
+  FW_ARG(ExpandingArray<2>, stride) = 1;
+};
+// libtorch's UnfoldFuncOptions (= UnfoldOptions): kernel_size, dilation 1, padding 0, stride 1.
+struct UnfoldFuncOptions {
+  UnfoldFuncOptions(ExpandingArray<2> kernel_size) : kernel_size_(kernel_size) {}
+  FW_ARG(ExpandingArray<2>, kernel_size);
+  FW_ARG(ExpandingArray<2>, dilation) = 1;
+  FW_ARG(ExpandingArray<2>, padding) = 0;
+  FW_ARG(ExpandingArray<2>, stride) = 1;
+};
+// im2col: sliding blocks of (N, C, H, W) or (C, H, W) as columns, (N, C * kh * kw, L).
+Tensor unfold(const Tensor& x, const UnfoldFuncOptions& o);
+// col2im: sums columns (N, C * kh * kw, L) or (C * kh * kw, L) back into (N, C, output_size...).
+Tensor fold(const Tensor& x, const FoldFuncOptions& o);
+
+// ---- embeddings (implemented in nn/layers_extra.cpp)
+
+// One-hot encoding of int64 class indices: (*) -> (*, num_classes); -1 infers max + 1.
+inline Tensor one_hot(const Tensor& t, int64_t num_classes = -1) { return fw::one_hot(t, num_classes); }
+
+// libtorch's EmbeddingBagFuncOptions: offsets, max_norm, norm_type 2, scale_grad_by_freq, mode
+// (kMean), sparse, per_sample_weights, include_last_offset, padding_idx.
+struct EmbeddingBagFuncOptions {
+  using mode_t = std::variant<enumtype::kSum, enumtype::kMean, enumtype::kMax>;
+  FW_ARG(Tensor, offsets);
+  FW_ARG(std::optional<double>, max_norm) = std::nullopt;
+  FW_ARG(double, norm_type) = 2.;
+  FW_ARG(bool, scale_grad_by_freq) = false;
+  FW_ARG(mode_t, mode) = enumtype::kMean();
+  FW_ARG(bool, sparse) = false;
+  FW_ARG(Tensor, per_sample_weights);
+  FW_ARG(bool, include_last_offset) = false;
+  FW_ARG(std::optional<int64_t>, padding_idx) = std::nullopt;
+};
+// Sums, averages or maxes rows of weight (V, D) over bags of indices: the rows of a 2-D input, or
+// the segments of a 1-D input starting at `offsets`. Empty bags give zeros; padding_idx entries
+// are left out of their bag. max_norm renormalises the looked-up rows of weight in place.
+Tensor embedding_bag(const Tensor& input, const Tensor& weight, const EmbeddingBagFuncOptions& o = {});
 
 // ---- losses (implemented in nn/loss.cpp from differentiable ops, so gradients come for free)
 

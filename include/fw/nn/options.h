@@ -78,6 +78,7 @@ FW_ENUM_TAG(kValid, "valid")
 FW_ENUM_TAG(kNone, "none")
 FW_ENUM_TAG(kMean, "mean")
 FW_ENUM_TAG(kSum, "sum")
+FW_ENUM_TAG(kMax, "max")
 FW_ENUM_TAG(kBatchMean, "batchmean")
 #undef FW_ENUM_TAG
 }  // namespace enumtype
@@ -98,6 +99,7 @@ inline constexpr enumtype::kValid kValid{};
 inline constexpr enumtype::kNone kNone{};
 inline constexpr enumtype::kMean kMean{};
 inline constexpr enumtype::kSum kSum{};
+inline constexpr enumtype::kMax kMax{};
 inline constexpr enumtype::kBatchMean kBatchMean{};
 
 // The name of the tag a variant of mode tags holds ("bilinear", ...).

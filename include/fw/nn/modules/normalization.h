@@ -1,9 +1,10 @@
 // Normalisation modules: BatchNorm1d, BatchNorm2d (running statistics as buffers), LayerNorm,
-// GroupNorm.
+// GroupNorm, InstanceNorm1d/2d/3d, LocalResponseNorm, CrossMapLRN2d.
 #pragma once
 #include <optional>
 #include <vector>
 
+#include "fw/nn/functional.h"
 #include "fw/nn/module.h"
 #include "fw/nn/options.h"
 
@@ -109,5 +110,102 @@ class GroupNormImpl : public Cloneable<GroupNormImpl> {
   Tensor weight, bias;
 };
 FW_MODULE(GroupNorm);
+
+// Options of InstanceNorm: num_features, eps, momentum, affine (false), track_running_stats (false).
+struct InstanceNormOptions {
+  InstanceNormOptions(int64_t num_features) : num_features_(num_features) {}
+  FW_ARG(int64_t, num_features);
+  FW_ARG(double, eps) = 1e-5;
+  FW_ARG(double, momentum) = 0.1;
+  FW_ARG(bool, affine) = false;
+  FW_ARG(bool, track_running_stats) = false;
+};
+using InstanceNorm1dOptions = InstanceNormOptions;
+using InstanceNorm2dOptions = InstanceNormOptions;
+using InstanceNorm3dOptions = InstanceNormOptions;
+
+// Normalises each (sample, channel) over its D spatial dims; batched (N, C, *) or unbatched (C, *)
+// inputs. With track_running_stats, training updates running_mean/running_var and eval uses them.
+template <size_t D, class Derived>
+class InstanceNormImpl : public Cloneable<Derived> {
+ public:
+  explicit InstanceNormImpl(const InstanceNormOptions& options_) : options(options_) {}
+  void reset() override;
+  // Zeroes running_mean and num_batches_tracked, fills running_var with ones.
+  void reset_running_stats();
+  // reset_running_stats(), then weight = 1 and bias = 0.
+  void reset_parameters();
+  void pretty_print(std::ostream& stream) const override;
+  Tensor forward(const Tensor& input);
+
+  InstanceNormOptions options;
+  Tensor weight, bias;                                        // undefined unless affine
+  Tensor running_mean, running_var, num_batches_tracked;      // undefined unless track_running_stats
+};
+
+// Instance norm over (N, C, L) or unbatched (C, L) inputs.
+class InstanceNorm1dImpl : public InstanceNormImpl<1, InstanceNorm1dImpl> {
+ public:
+  explicit InstanceNorm1dImpl(int64_t num_features) : InstanceNorm1dImpl(InstanceNormOptions(num_features)) {}
+  explicit InstanceNorm1dImpl(const InstanceNormOptions& options_) : InstanceNormImpl(options_) { reset(); }
+};
+FW_MODULE(InstanceNorm1d);
+
+// Instance norm over (N, C, H, W) or unbatched (C, H, W) inputs.
+class InstanceNorm2dImpl : public InstanceNormImpl<2, InstanceNorm2dImpl> {
+ public:
+  explicit InstanceNorm2dImpl(int64_t num_features) : InstanceNorm2dImpl(InstanceNormOptions(num_features)) {}
+  explicit InstanceNorm2dImpl(const InstanceNormOptions& options_) : InstanceNormImpl(options_) { reset(); }
+};
+FW_MODULE(InstanceNorm2d);
+
+// Instance norm over (N, C, D, H, W) or unbatched (C, D, H, W) inputs.
+class InstanceNorm3dImpl : public InstanceNormImpl<3, InstanceNorm3dImpl> {
+ public:
+  explicit InstanceNorm3dImpl(int64_t num_features) : InstanceNorm3dImpl(InstanceNormOptions(num_features)) {}
+  explicit InstanceNorm3dImpl(const InstanceNormOptions& options_) : InstanceNormImpl(options_) { reset(); }
+};
+FW_MODULE(InstanceNorm3d);
+
+extern template class InstanceNormImpl<1, InstanceNorm1dImpl>;
+extern template class InstanceNormImpl<2, InstanceNorm2dImpl>;
+extern template class InstanceNormImpl<3, InstanceNorm3dImpl>;
+
+using LocalResponseNormOptions = functional::LocalResponseNormFuncOptions;
+
+// functional::local_response_norm: normalisation across `size` neighbouring channels.
+class LocalResponseNormImpl : public Cloneable<LocalResponseNormImpl> {
+ public:
+  explicit LocalResponseNormImpl(const LocalResponseNormOptions& options_) : options(options_) {}
+  void reset() override {}
+  void pretty_print(std::ostream& stream) const override;
+  Tensor forward(const Tensor& input) { return functional::local_response_norm(input, options); }
+
+  LocalResponseNormOptions options;
+};
+FW_MODULE(LocalResponseNorm);
+
+// Options of CrossMapLRN2d: size, alpha 1e-4, beta 0.75, k 1 (an integer, as in libtorch).
+struct CrossMapLRN2dOptions {
+  CrossMapLRN2dOptions(int64_t size) : size_(size) {}
+  FW_ARG(int64_t, size);
+  FW_ARG(double, alpha) = 1e-4;
+  FW_ARG(double, beta) = 0.75;
+  FW_ARG(int64_t, k) = 1;
+};
+
+// Lua Torch's SpatialCrossMapLRN on (N, C, H, W): x * (k + alpha / size * window sum of x^2)^-beta,
+// with the legacy window (see Note [CrossMapLRN2d window]).
+class CrossMapLRN2dImpl : public Cloneable<CrossMapLRN2dImpl> {
+ public:
+  CrossMapLRN2dImpl(int64_t size) : CrossMapLRN2dImpl(CrossMapLRN2dOptions(size)) {}
+  explicit CrossMapLRN2dImpl(const CrossMapLRN2dOptions& options_) : options(options_) {}
+  void reset() override {}
+  void pretty_print(std::ostream& stream) const override;
+  Tensor forward(const Tensor& input);
+
+  CrossMapLRN2dOptions options;
+};
+FW_MODULE(CrossMapLRN2d);
 
 }  // namespace fw::nn
