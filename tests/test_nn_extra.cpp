@@ -632,13 +632,11 @@ TEST(NnExtraDropout, FeatureDropoutsDropWholeChannels) {
   EXPECT_TRUE(zero.logical_or(scaled).all().item<bool>());
   EXPECT_TRUE(zero.any().item<bool>() && scaled.any().item<bool>());
   Tensor fy = nn::FeatureAlphaDropout(0.5)(x).flatten(2);
-  Tensor first = fy.select(2, 0).unsqueeze(2);
   const double alpha = 1.7580993408473766, a = 1.0 / std::sqrt((alpha * alpha * 0.5 + 1) * 0.5);
   Tensor dropped = (fy - alpha * a * (0.5 - 1)).abs().lt(1e-12).all(2);
   Tensor kept = (fy - (x.flatten(2) * a + alpha * a * 0.5)).abs().lt(1e-12).all(2);
   EXPECT_TRUE(dropped.logical_or(kept).all().item<bool>());
   EXPECT_TRUE(dropped.any().item<bool>() && kept.any().item<bool>());
-  (void)first;
   Tensor unbatched = F::dropout3d(x.select(0, 0), F::Dropout3dFuncOptions().p(0.5));
   EXPECT_EQ(unbatched.sizes(), x.select(0, 0).sizes());
   expect_error([] { F::dropout3d(fw::ones({2, 3, 4})); }, "[dropout3d] expected a 4-D (C, D, H, W) or 5-D");
