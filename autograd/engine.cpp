@@ -93,7 +93,7 @@ void execute(const std::vector<Node::Edge>& roots, const variable_list& root_gra
     buffers.erase(n);
     for (size_t k = 0; k < grads.size() && k < en->pre_hooks.size(); k++)
       for (auto& h : en->pre_hooks[k])
-        if (grads[k].defined()) {
+        if (h && grads[k].defined()) {
           Tensor r = h(grads[k]);
           if (r.defined()) grads[k] = r;
         }
@@ -205,7 +205,12 @@ void Tensor::set_grad(const Tensor& g) {
   FW_CHECK(!g.defined() || g.sizes().equals(sizes()), "[set_grad] assigned grad has data of a different size: ",
            g.sizes(), " vs ", sizes());
   if (!impl_->autograd) impl_->autograd = std::make_unique<AutogradMeta>();
-  impl_->autograd->grad = g.defined() ? g.impl() : intrusive_ptr<TensorImpl>();
+  impl_->autograd->grad = g;
+}
+
+Tensor& Tensor::mutable_grad() const {
+  if (!impl_->autograd) impl_->autograd = std::make_unique<AutogradMeta>();
+  return impl_->autograd->grad;
 }
 
 unsigned Tensor::register_hook_fn(std::function<Tensor(const Tensor&)> hook) const {
@@ -218,6 +223,22 @@ unsigned Tensor::register_hook_fn(std::function<Tensor(const Tensor&)> hook) con
   auto* n = static_cast<autograd::detail::EngineNode*>(m.grad_fn.get());
   n->pre_hooks[m.output_nr].push_back(std::move(hook));
   return unsigned(n->pre_hooks[m.output_nr].size() - 1);
+}
+
+void Tensor::remove_hook(unsigned pos) const {
+  std::function<Tensor(const Tensor&)>* slot = nullptr;
+  if (impl_->autograd) {
+    auto& m = *impl_->autograd;
+    if (!m.grad_fn) {
+      if (pos < m.leaf_hooks.size()) slot = &m.leaf_hooks[pos];
+    } else {
+      auto* n = static_cast<autograd::detail::EngineNode*>(m.grad_fn.get());
+      if (m.output_nr < n->pre_hooks.size() && pos < n->pre_hooks[m.output_nr].size())
+        slot = &n->pre_hooks[m.output_nr][pos];
+    }
+  }
+  FW_CHECK(slot && *slot, "[remove_hook] Invalid index ", pos, ": no hook registered at this position on this tensor");
+  *slot = nullptr;
 }
 
 void Tensor::retain_grad() const {
@@ -234,7 +255,7 @@ void Tensor::retain_grad() const {
     if (token.expired()) return Tensor();
     auto& m = *self->autograd;
     AutoGradMode off(false);
-    m.grad = m.grad ? (Tensor(m.grad) + g).impl() : g.detach().clone().impl();
+    m.grad = m.grad.defined() ? m.grad + g : g.detach().clone();
     return Tensor();
   });
 }

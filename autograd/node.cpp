@@ -127,19 +127,20 @@ variable_list AccumulateGrad::apply(variable_list&& grads, bool create_graph) {
   if (!g.defined()) return {};
   Tensor leaf_t(leaf);
   for (auto& h : leaf->autograd->leaf_hooks) {
+    if (!h) continue;  // removed
     Tensor r = h(g);
     if (r.defined()) g = r;
   }
   auto& meta = *leaf->autograd;
-  if (!meta.grad) {
+  if (!meta.grad.defined()) {
     bool sole_owner = g.use_count() == 1 && g.impl()->storage.use_count() == 1 && g.is_contiguous();
     Tensor stored = create_graph ? g : sole_owner ? g.detach() : g.detach().clone();
-    meta.grad = stored.impl();
+    meta.grad = stored;
   } else if (create_graph) {
-    meta.grad = (Tensor(meta.grad) + g).impl();
+    meta.grad = meta.grad + g;
   } else {
     AutoGradMode off(false);
-    Tensor(meta.grad).add_(g);
+    meta.grad.add_(g);
   }
   return {};
 }

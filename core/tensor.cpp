@@ -76,8 +76,8 @@ Tensor& Tensor::requires_grad_(bool r) {
 }
 
 Tensor Tensor::grad() const {
-  if (!impl_->autograd || !impl_->autograd->grad) return Tensor();
-  return Tensor(impl_->autograd->grad);
+  if (!impl_->autograd) return Tensor();
+  return impl_->autograd->grad;
 }
 
 Tensor Tensor::detach() const {

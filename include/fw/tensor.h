@@ -52,19 +52,8 @@ inline TensorOptions device(Device d) { return TensorOptions(d); }
 inline TensorOptions requires_grad(bool r = true) { return TensorOptions().requires_grad(r); }
 constexpr int kStrided = 0;
 
-// Autograd fields, allocated only for tensors that take part in autograd.
-struct AutogradMeta {
-  bool requires_grad = false;
-  bool retains_grad = false;
-  intrusive_ptr<struct TensorImpl> grad;
-  std::shared_ptr<autograd::Node> grad_fn;
-  std::weak_ptr<autograd::Node> grad_accumulator;  // leaves: where their gradient is summed
-  std::vector<std::function<Tensor(const Tensor&)>> leaf_hooks;
-  std::shared_ptr<void> alive;  // retain_grad's hook holds a weak_ptr to it (no ownership cycle)
-  uint32_t output_nr = 0;
-  uint32_t rebase_gen = 0;  // bases: how many writes through views their history has taken
-  uint32_t view_gen = 0;    // views: the base's rebase_gen their grad_fn was derived at
-};
+struct TensorImpl;
+struct AutogradMeta;  // defined after Tensor (it holds the gradient as a Tensor)
 
 namespace detail {
 // Data access on a fw::compile placeholder (a traced value without memory yet): materialises it
@@ -163,16 +152,19 @@ class Tensor {
   template <class T, size_t N> TensorAccessor<T, N> accessor() const;
 
   // ---- autograd fields (the engine comes with the autograd work)
-  bool requires_grad() const { return impl_->autograd && impl_->autograd->requires_grad; }
+  bool requires_grad() const;
   Tensor& requires_grad_(bool r = true);
   Tensor& set_requires_grad(bool r) { return requires_grad_(r); }
   // The accumulated gradient (undefined until a backward pass reaches this leaf).
   Tensor grad() const;
-  // Assignable handle to the gradient, as libtorch's mutable_grad().
+  // Replaces the gradient (undefined clears it); its shape must match.
   void set_grad(const Tensor& g);
-  bool is_leaf() const { return !impl_->autograd || !impl_->autograd->grad_fn; }
+  // Assignable handle to the gradient, as libtorch's mutable_grad(): p.mutable_grad() = g
+  // (unchecked, as in libtorch) or p.mutable_grad().zero_().
+  Tensor& mutable_grad() const;
+  bool is_leaf() const;
   const std::shared_ptr<autograd::Node>& grad_fn() const;
-  uint32_t output_nr() const { return impl_->autograd ? impl_->autograd->output_nr : 0; }
+  uint32_t output_nr() const;
   // Reverse-mode gradient of this tensor (a scalar unless `gradient` is given) into the leaves.
   void backward(const Tensor& gradient = {}, std::optional<bool> retain_graph = std::nullopt,
                 bool create_graph = false, const std::vector<Tensor>& inputs = {}) const;
@@ -185,9 +177,11 @@ class Tensor {
       return register_hook_fn(std::function<Tensor(const Tensor&)>(hook));
   }
   unsigned register_hook_fn(std::function<Tensor(const Tensor&)> hook) const;
+  // Unregisters the hook register_hook returned `pos` for (the others keep their positions).
+  void remove_hook(unsigned pos) const;
   // Non-leaf tensors keep their .grad() after backward.
   void retain_grad() const;
-  bool retains_grad() const { return impl_->autograd && impl_->autograd->retains_grad; }
+  bool retains_grad() const;
   Tensor detach() const;
   Tensor& detach_();
 
@@ -435,6 +429,25 @@ class Tensor {
  private:
   intrusive_ptr<TensorImpl> impl_;
 };
+
+// Autograd fields, allocated only for tensors that take part in autograd.
+struct AutogradMeta {
+  bool requires_grad = false;
+  bool retains_grad = false;
+  Tensor grad;  // the accumulated gradient (Tensor::grad(), mutable_grad())
+  std::shared_ptr<autograd::Node> grad_fn;
+  std::weak_ptr<autograd::Node> grad_accumulator;  // leaves: where their gradient is summed
+  std::vector<std::function<Tensor(const Tensor&)>> leaf_hooks;
+  std::shared_ptr<void> alive;  // retain_grad's hook holds a weak_ptr to it (no ownership cycle)
+  uint32_t output_nr = 0;
+  uint32_t rebase_gen = 0;  // bases: how many writes through views their history has taken
+  uint32_t view_gen = 0;    // views: the base's rebase_gen their grad_fn was derived at
+};
+
+inline bool Tensor::requires_grad() const { return impl_->autograd && impl_->autograd->requires_grad; }
+inline bool Tensor::is_leaf() const { return !impl_->autograd || !impl_->autograd->grad_fn; }
+inline uint32_t Tensor::output_nr() const { return impl_->autograd ? impl_->autograd->output_nr : 0; }
+inline bool Tensor::retains_grad() const { return impl_->autograd && impl_->autograd->retains_grad; }
 
 template <class T>
 T* Tensor::data_ptr() const {
