@@ -150,6 +150,8 @@ struct TracerHooks {
   Outs (*dispatch)(void* tracer, OpId id, ArrayRef<Tensor> in, const OpAttrs& a);
   void (*dispatch_into)(void* tracer, OpId id, ArrayRef<Tensor> in, const OpAttrs& a, const Tensor& out);
   void (*materialize)(void* tracer, const TensorImpl* t);  // data access on a placeholder
+  // Code that must run eagerly (a custom autograd Function): runs the pending segment first.
+  void (*graph_break)(void* tracer, const char* op, const char* reason);
 };
 extern const TracerHooks* g_tracer;
 

@@ -19,7 +19,8 @@ void hook_dispatch_into(void* t, OpId id, ArrayRef<Tensor> in, const OpAttrs& a,
   static_cast<Tracer*>(t)->on_dispatch_into(id, in, a, out);
 }
 void hook_materialize(void* t, const TensorImpl* impl) { static_cast<Tracer*>(t)->on_materialize(impl); }
-const TracerHooks kHooks{hook_dispatch, hook_dispatch_into, hook_materialize};
+void hook_graph_break(void* t, const char* op, const char* reason) { static_cast<Tracer*>(t)->on_graph_break(op, reason); }
+const TracerHooks kHooks{hook_dispatch, hook_dispatch_into, hook_materialize, hook_graph_break};
 
 // Runs real work (a segment, an eager op) with the tracer switched off on this thread.
 struct Suspend {

@@ -80,6 +80,7 @@ class Tracer {
   fw::detail::Outs on_dispatch(OpId id, ArrayRef<Tensor> in, const OpAttrs& a);
   void on_dispatch_into(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, const Tensor& out);
   void on_materialize(const TensorImpl* t);
+  void on_graph_break(const char* op, const char* reason) { graph_break(op, reason); }
 
  private:
   // Records op `id` as primitives when it has a decomposition for these inputs (decompose.cpp).

@@ -67,3 +67,5 @@ bool gradgradcheck(const std::function<variable_list(const variable_list&)>& fn,
 
 }  // namespace autograd
 }  // namespace fw
+
+#include "fw/autograd_function.h"
