@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "fw/nn/functional.h"
+#include "fw/activations.h"
 #include "fw/nn/modules/activation.h"
 
 namespace fw::nn {
@@ -141,3 +142,21 @@ void PReLUImpl::reset() {
 }
 
 }  // namespace fw::nn
+
+namespace fw {
+
+namespace F = nn::functional;
+
+Tensor threshold(const Tensor& self, const Scalar& threshold, const Scalar& value) {
+  return F::threshold(self, F::ThresholdFuncOptions(threshold.to<double>(), value.to<double>()));
+}
+Tensor celu(const Tensor& self, const Scalar& alpha) { return F::celu(self, F::CELUFuncOptions().alpha(alpha.to<double>())); }
+Tensor hardshrink(const Tensor& self, const Scalar& lambd) { return F::hardshrink(self, lambd.to<double>()); }
+Tensor softshrink(const Tensor& self, const Scalar& lambd) { return F::softshrink(self, lambd.to<double>()); }
+Tensor prelu(const Tensor& self, const Tensor& weight) { return F::prelu(self, weight); }
+Tensor rrelu(const Tensor& self, const Scalar& lower, const Scalar& upper, bool training) {
+  return F::rrelu(self, F::RReLUFuncOptions().lower(lower.to<double>()).upper(upper.to<double>()).training(training));
+}
+Tensor glu(const Tensor& self, int64_t dim) { return F::glu(self, dim); }
+
+}  // namespace fw

@@ -38,7 +38,7 @@ const AnyModule& SequentialImpl::checked(size_t index) const {
   return modules_[index];
 }
 
-Tensor SequentialImpl::forward(const Tensor& x) {
+Tensor SequentialImpl::run(const Tensor& x) {
   FW_CHECK(!modules_.empty(), "Cannot call forward() on an empty Sequential");
   Tensor y = modules_[0].forward(x);
   for (size_t i = 1; i < modules_.size(); i++) y = modules_[i].forward(y);

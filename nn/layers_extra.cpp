@@ -648,16 +648,28 @@ void EmbeddingBagImpl::reset() {
 // Note [EmbeddingBag clone]
 // reset() registers options._weight itself, so Cloneable's copy (same options) would register the
 // original's table and copy_state_into would then repoint both modules at one buffer. The copy is
-// built from options holding a copy of the table instead.
-std::shared_ptr<Module> EmbeddingBagImpl::clone(const std::optional<Device>& device) const {
-  if (!options._weight().defined()) return Cloneable<EmbeddingBagImpl>::clone(device);
+// built from options holding a copy of the table instead (Embedding and EmbeddingBag alike).
+namespace {
+template <class Impl>
+std::shared_ptr<Module> clone_with_own_table(const Impl& self, const std::optional<Device>& device) {
+  if (!self.options._weight().defined()) return self.Cloneable<Impl>::clone(device);
   NoGradGuard no_grad;
-  EmbeddingBagOptions o = options;
-  o._weight(device && weight.device() != *device ? weight.to(*device, weight.dtype(), false, true) : weight.clone());
-  auto copy = std::make_shared<EmbeddingBagImpl>(o);
-  copy->weight.set_requires_grad(weight.requires_grad());
-  copy->train(is_training());
+  auto o = self.options;
+  const Tensor& w = self.weight;
+  o._weight(device && w.device() != *device ? w.to(*device, w.dtype(), false, true) : w.clone());
+  auto copy = std::make_shared<Impl>(o);
+  copy->weight.set_requires_grad(w.requires_grad());
+  copy->train(self.is_training());
   return copy;
+}
+}  // namespace
+
+std::shared_ptr<Module> EmbeddingBagImpl::clone(const std::optional<Device>& device) const {
+  return clone_with_own_table(*this, device);
+}
+
+std::shared_ptr<Module> EmbeddingImpl::clone(const std::optional<Device>& device) const {
+  return clone_with_own_table(*this, device);
 }
 
 // libtorch zeroes the padding row before sampling (so it ends up random); PyTorch's Python

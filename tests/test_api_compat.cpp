@@ -140,4 +140,19 @@ TEST(ApiCompat, SaveAndLoadSharedPtrModulesTensorsAndLists) {
   std::filesystem::remove_all(dir);
 }
 
+// ATen's top-level activations (values from PyTorch 1.13) and Sequential::forward<Tensor>.
+TEST(ApiCompat, TopLevelActivationsAndTypedSequentialForward) {
+  fw::Tensor x = fw::tensor({-1.5f, -0.25f, 0.0f, 0.3f, 2.0f});
+  FW_EXPECT_CLOSE(fw::threshold(x, 0.1, -7), fw::tensor({-7.0f, -7.0f, -7.0f, 0.3f, 2.0f}));
+  FW_EXPECT_CLOSE(fw::celu(x, 0.5), fw::tensor({-0.47510647773742676f, -0.19673466682434082f, 0.0f, 0.3f, 2.0f}));
+  FW_EXPECT_CLOSE(fw::hardshrink(x, 0.3), fw::tensor({-1.5f, 0.0f, 0.0f, 0.0f, 2.0f}));
+  FW_EXPECT_CLOSE(fw::softshrink(x, 0.3), fw::tensor({-1.2f, 0.0f, 0.0f, 0.0f, 1.7f}));
+  FW_EXPECT_CLOSE(fw::prelu(x.view({1, 5}), fw::tensor({0.2f})), fw::tensor({{-0.3f, -0.05f, 0.0f, 0.3f, 2.0f}}));
+  FW_EXPECT_CLOSE(fw::rrelu(x, 0.1, 0.3, false), fw::tensor({-0.3f, -0.05f, 0.0f, 0.3f, 2.0f}));
+  FW_EXPECT_CLOSE(fw::glu(fw::tensor({{1.0f, 2.0f, 3.0f, 4.0f}})), fw::tensor({{0.9525741338729858f, 1.9640275239944458f}}));
+  fw::nn::Sequential seq(fw::nn::Linear(5, 2), fw::nn::ReLU());
+  fw::Tensor in = fw::ones({3, 5});
+  FW_EXPECT_CLOSE(seq->forward<fw::Tensor>(in), seq->forward(in));
+}
+
 }  // namespace

@@ -566,6 +566,23 @@ TEST(NnExtraEmbeddingBag, ModuleDefaultsInitPrintAndFromPretrained) {
   EXPECT_NE(copy->weight.data_ptr(), trainable->weight.data_ptr());
 }
 
+// Embedding built from a given table (options._weight / from_pretrained): clone() owns its table.
+TEST(NnExtraEmbeddingBag, EmbeddingCloneOwnsItsTable) {
+  Tensor table = fw::arange(6, fw::kFloat).reshape({3, 2});
+  auto e = nn::Embedding::from_pretrained(table.clone(), nn::EmbeddingFromPretrainedOptions().freeze(false));
+  auto copy = std::dynamic_pointer_cast<nn::EmbeddingImpl>(e->clone());
+  ASSERT_NE(copy, nullptr);
+  FW_EXPECT_CLOSE(copy->weight, e->weight);
+  EXPECT_NE(copy->weight.data_ptr(), e->weight.data_ptr());
+  EXPECT_TRUE(copy->weight.requires_grad());
+  {
+    fw::NoGradGuard ng;
+    copy->weight.fill_(7);
+  }
+  FW_EXPECT_CLOSE(e->weight, table);  // the original is unchanged
+  EXPECT_EQ(copy->named_parameters().size(), 1u);
+}
+
 TEST(NnExtraEmbeddingBag, Errors) {
   nn::EmbeddingBag m(5, 2);
   expect_error([&] { m(fw::tensor({0, 5, 1}), fw::tensor({0})); },

@@ -14,3 +14,4 @@
 #include "fw/serialize.h"
 #include "fw/fft.h"
 #include "fw/losses.h"
+#include "fw/activations.h"

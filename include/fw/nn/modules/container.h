@@ -177,8 +177,13 @@ class SequentialImpl : public Cloneable<SequentialImpl> {
     for (const auto& m : container) push_back(m);
   }
 
-  // Runs the modules in order on x.
-  Tensor forward(const Tensor& x);
+  // Runs the modules in order on x. seq->forward<Tensor>(x) is accepted as in libtorch (fw's
+  // AnyModule carries Tensor -> Tensor modules, so Tensor is the only return type).
+  template <class ReturnType = Tensor>
+  ReturnType forward(const Tensor& x) {
+    static_assert(std::is_same_v<ReturnType, Tensor>, "fw::nn::Sequential::forward returns a Tensor");
+    return run(x);
+  }
 
   Iterator begin() { return modules_.begin(); }
   ConstIterator begin() const { return modules_.begin(); }
@@ -206,6 +211,7 @@ class SequentialImpl : public Cloneable<SequentialImpl> {
  private:
   void push_back_any(std::string name, AnyModule module);
   const AnyModule& checked(size_t index) const;
+  Tensor run(const Tensor& x);
 
   std::vector<AnyModule> modules_;
 };

@@ -46,6 +46,8 @@ class EmbeddingImpl : public Cloneable<EmbeddingImpl> {
   void reset_parameters();
   void pretty_print(std::ostream& stream) const override;
   Tensor forward(const Tensor& indices);
+  // A deep copy whose table is its own also when options._weight was given (Note [EmbeddingBag clone]).
+  std::shared_ptr<Module> clone(const std::optional<Device>& device = std::nullopt) const override;
 
   EmbeddingOptions options;
   Tensor weight;
