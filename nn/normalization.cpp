@@ -7,35 +7,56 @@
 
 namespace fw::nn {
 
+namespace {
+
+// BatchNorm and InstanceNorm hold the same state (libtorch's NormImplBase): affine weight and
+// bias, and running statistics when track_running_stats.
+template <class M>
+void reset_norm_running_stats(M& m) {
+  if (!m.options.track_running_stats()) return;
+  NoGradGuard no_grad;
+  m.running_mean.zero_();
+  m.running_var.fill_(1);
+  m.num_batches_tracked.zero_();
+}
+
+template <class M>
+void reset_norm_parameters(M& m) {
+  reset_norm_running_stats(m);
+  if (m.options.affine()) {
+    init::ones_(m.weight);
+    init::zeros_(m.bias);
+  }
+}
+
+template <class M>
+void reset_norm_state(M& m, const char* kind, size_t d) {
+  const int64_t c = m.options.num_features();
+  FW_CHECK(c > 0, "[", kind, d, "d] num_features must be positive, got ", c);
+  const bool affine = m.options.affine(), track = m.options.track_running_stats();
+  m.weight = m.register_parameter("weight", affine ? fw::empty({c}) : Tensor(), affine);
+  m.bias = m.register_parameter("bias", affine ? fw::empty({c}) : Tensor(), affine);
+  m.running_mean = m.register_buffer("running_mean", track ? fw::zeros({c}) : Tensor());
+  m.running_var = m.register_buffer("running_var", track ? fw::ones({c}) : Tensor());
+  m.num_batches_tracked = m.register_buffer("num_batches_tracked", track ? fw::zeros({}, kLong) : Tensor());
+  reset_norm_parameters(m);
+}
+
+}  // namespace
+
 template <size_t D, class Derived>
 void BatchNormImplBase<D, Derived>::reset() {
-  const int64_t c = options.num_features();
-  FW_CHECK(c > 0, "[BatchNorm", D, "d] num_features must be positive, got ", c);
-  weight = this->register_parameter("weight", options.affine() ? fw::empty({c}) : Tensor(), options.affine());
-  bias = this->register_parameter("bias", options.affine() ? fw::empty({c}) : Tensor(), options.affine());
-  const bool track = options.track_running_stats();
-  running_mean = this->register_buffer("running_mean", track ? fw::zeros({c}) : Tensor());
-  running_var = this->register_buffer("running_var", track ? fw::ones({c}) : Tensor());
-  num_batches_tracked = this->register_buffer("num_batches_tracked", track ? fw::zeros({}, kLong) : Tensor());
-  reset_parameters();
+  reset_norm_state(*this, "BatchNorm", D);
 }
 
 template <size_t D, class Derived>
 void BatchNormImplBase<D, Derived>::reset_running_stats() {
-  if (!options.track_running_stats()) return;
-  NoGradGuard no_grad;
-  running_mean.zero_();
-  running_var.fill_(1);
-  num_batches_tracked.zero_();
+  reset_norm_running_stats(*this);
 }
 
 template <size_t D, class Derived>
 void BatchNormImplBase<D, Derived>::reset_parameters() {
-  reset_running_stats();
-  if (options.affine()) {
-    init::ones_(weight);
-    init::zeros_(bias);
-  }
+  reset_norm_parameters(*this);
 }
 
 template <size_t D, class Derived>
@@ -141,33 +162,17 @@ Tensor GroupNormImpl::forward(const Tensor& input) {
 
 template <size_t D, class Derived>
 void InstanceNormImpl<D, Derived>::reset() {
-  const int64_t c = options.num_features();
-  FW_CHECK(c > 0, "[InstanceNorm", D, "d] num_features must be positive, got ", c);
-  weight = this->register_parameter("weight", options.affine() ? fw::empty({c}) : Tensor(), options.affine());
-  bias = this->register_parameter("bias", options.affine() ? fw::empty({c}) : Tensor(), options.affine());
-  const bool track = options.track_running_stats();
-  running_mean = this->register_buffer("running_mean", track ? fw::zeros({c}) : Tensor());
-  running_var = this->register_buffer("running_var", track ? fw::ones({c}) : Tensor());
-  num_batches_tracked = this->register_buffer("num_batches_tracked", track ? fw::zeros({}, kLong) : Tensor());
-  reset_parameters();
+  reset_norm_state(*this, "InstanceNorm", D);
 }
 
 template <size_t D, class Derived>
 void InstanceNormImpl<D, Derived>::reset_running_stats() {
-  if (!options.track_running_stats()) return;
-  NoGradGuard no_grad;
-  running_mean.zero_();
-  running_var.fill_(1);
-  num_batches_tracked.zero_();
+  reset_norm_running_stats(*this);
 }
 
 template <size_t D, class Derived>
 void InstanceNormImpl<D, Derived>::reset_parameters() {
-  reset_running_stats();
-  if (options.affine()) {
-    init::ones_(weight);
-    init::zeros_(bias);
-  }
+  reset_norm_parameters(*this);
 }
 
 template <size_t D, class Derived>

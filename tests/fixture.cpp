@@ -195,4 +195,12 @@ OpTestRegistrar::OpTestRegistrar(const char* name, void (*fill)(OpTest&)) {
   fill(t);
 }
 
+fw::Tensor read_record_tensor(std::istream& in) {
+  std::string dt;
+  in >> dt;
+  fw::ScalarType t = dt == "i64" ? fw::kLong : dt == "f32" ? fw::kFloat : fw::kDouble;
+  if (dt != "i64" && dt != "f32" && dt != "f64") throw std::runtime_error("fixture: unknown record dtype '" + dt + "'");
+  return read_tensor(in, t);
+}
+
 }  // namespace fwtest

@@ -34,6 +34,10 @@ struct FixCase {
 
 inline bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
+// One tensor of the line-oriented *.txt fixtures (gen_loss.py's format): `<f32|f64|i64> <ndim>
+// <sizes...> <values...>`, values as repr() floats (nan/inf allowed).
+fw::Tensor read_record_tensor(std::istream& in);
+
 // Every case of every tests/fixtures/*.fix file, loaded once.
 const std::vector<FixCase>& all_fixtures();
 

@@ -25,28 +25,6 @@ struct LossCase {
   Tensor get(const std::string& k) const { return t.count(k) ? t.at(k) : Tensor(); }
 };
 
-Tensor parse_tensor(std::istringstream& in) {
-  std::string dt;
-  int64_t nd = 0;
-  in >> dt >> nd;
-  std::vector<int64_t> sizes(static_cast<size_t>(nd));
-  for (auto& s : sizes) in >> s;
-  int64_t n = 1;
-  for (int64_t s : sizes) n *= s;
-  if (dt == "i64") {
-    std::vector<int64_t> v(static_cast<size_t>(n));
-    for (auto& x : v) in >> x;
-    return fw::tensor(v).reshape(sizes);
-  }
-  std::vector<double> v(static_cast<size_t>(n));
-  for (auto& x : v) {
-    std::string s;
-    in >> s;
-    x = std::strtod(s.c_str(), nullptr);
-  }
-  return fw::tensor(v).reshape(sizes).to(dt == "f32" ? fw::kFloat : fw::kDouble);
-}
-
 std::vector<LossCase> load_cases() {
   std::ifstream f(std::string(FW_FIXTURE_DIR) + "/loss.txt");
   EXPECT_TRUE(f.good()) << "missing fixture loss.txt";
@@ -66,7 +44,7 @@ std::vector<LossCase> load_cases() {
     } else if (tag == "t") {
       std::string k;
       in >> k;
-      cases.back().t[k] = parse_tensor(in);
+      cases.back().t[k] = fwtest::read_record_tensor(in);
     }
   }
   return cases;

@@ -32,30 +32,6 @@ struct Case {
   Tensor get(const std::string& k) const { return t.count(k) ? t.at(k) : Tensor(); }
 };
 
-Tensor read_tensor(std::istringstream& in) {
-  std::string dt;
-  int64_t nd = 0;
-  in >> dt >> nd;
-  std::vector<int64_t> sizes(static_cast<size_t>(nd));
-  int64_t n = 1;
-  for (auto& s : sizes) {
-    in >> s;
-    n *= s;
-  }
-  if (dt == "i64") {
-    std::vector<int64_t> v(static_cast<size_t>(n));
-    for (auto& x : v) in >> x;
-    return fw::tensor(v).reshape(sizes);
-  }
-  std::vector<double> v(static_cast<size_t>(n));
-  for (auto& x : v) {
-    std::string s;
-    in >> s;
-    x = std::strtod(s.c_str(), nullptr);
-  }
-  return fw::tensor(v).reshape(sizes).to(dt == "f32" ? fw::kFloat : fw::kDouble);
-}
-
 std::vector<Case> load_cases() {
   std::ifstream f(std::string(FW_FIXTURE_DIR) + "/loss_extra.txt");
   EXPECT_TRUE(f.good()) << "missing fixture loss_extra.txt";
@@ -73,7 +49,7 @@ std::vector<Case> load_cases() {
       in >> cases.back().opts[k];
     } else if (tag == "t") {
       in >> k;
-      cases.back().t[k] = read_tensor(in);
+      cases.back().t[k] = fwtest::read_record_tensor(in);
     }
   }
   return cases;

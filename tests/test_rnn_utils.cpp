@@ -31,29 +31,6 @@ struct Case {
   }
 };
 
-Tensor read_tensor(std::istringstream& in) {
-  std::string dt;
-  int64_t nd = 0, n = 1;
-  in >> dt >> nd;
-  std::vector<int64_t> sizes(static_cast<size_t>(nd));
-  for (auto& s : sizes) {
-    in >> s;
-    n *= s;
-  }
-  if (dt == "i64") {
-    std::vector<int64_t> v(static_cast<size_t>(n));
-    for (auto& x : v) in >> x;
-    return fw::tensor(v).reshape(sizes);
-  }
-  std::vector<double> v(static_cast<size_t>(n));
-  for (auto& x : v) {
-    std::string s;
-    in >> s;
-    x = std::strtod(s.c_str(), nullptr);
-  }
-  return fw::tensor(v).reshape(sizes).to(dt == "f32" ? fw::kFloat : fw::kDouble);
-}
-
 std::vector<Case> load(const std::string& kind_prefix) {
   std::ifstream f(std::string(FW_FIXTURE_DIR) + "/rnn_utils.txt");
   EXPECT_TRUE(f.good()) << "missing fixture rnn_utils.txt";
@@ -74,7 +51,7 @@ std::vector<Case> load(const std::string& kind_prefix) {
       in >> cases.back().opts[k];
     } else if (keep && tag == "t") {
       in >> k;
-      cases.back().t[k] = read_tensor(in);
+      cases.back().t[k] = fwtest::read_record_tensor(in);
     }
   }
   EXPECT_FALSE(cases.empty()) << "no " << kind_prefix << " cases";
