@@ -130,7 +130,12 @@ int Tracer::resolve(const Tensor& t) {
     // An alias of an argument or captured tensor made without the door (x.detach()...): a view of
     // its current value, so replays read the new call's tensor, not this one.
     Tensor base(intrusive_ptr<TensorImpl>(const_cast<TensorImpl*>(r->second)));
-    if (t.storage_offset() == base.storage_offset()) {
+    // Two captured tensors on one buffer that each carry autograd history (after a break: a
+    // returned value and a view of it used later) stay two externals: as_strided of the other
+    // would route this one's gradient into the other's history (fuzz seed 3001131). Captures are
+    // read by identity on replay, so nothing ties this one to the other's new value.
+    bool own_history = t.requires_grad() && g_.values[size_t(value_of_.at(r->second))].kind == ValueKind::External;
+    if (!own_history && t.storage_offset() == base.storage_offset()) {
       OpAttrs a;
       a.ints = DimVec(t.sizes());
       a.ints2 = DimVec(t.strides());

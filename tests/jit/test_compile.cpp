@@ -130,6 +130,31 @@ TEST_P(Backends, ReturningTheArgumentAcrossBreaksKeepsItALeaf) {
   }
 }
 
+// A segment value returned by the function and a view of it used after a break (an in-place
+// write through a slice): both the view's and the value's own output gradients reach the
+// arguments (fuzz seed 3001131).
+TEST_P(Backends, AReturnedValueAndItsViewAcrossABreakBothCarryGradients) {
+  auto fn = [](const fw::Tensor& x0, const fw::Tensor& x1) {
+    fw::Tensor t3 = fw::minimum(x1.softmax(2), x0);
+    fw::Tensor t4 = t3.slice(1, 0, 2, 2);
+    fw::Tensor h = x1 * 1.0;
+    h.slice(2, 2, 3).mul_(-1.5).add_(0.5);
+    return std::make_tuple(h + t4.sum(), t3);
+  };
+  auto f = fw::compile(fn, opts());
+  fw::manual_seed(5);
+  for (int call = 0; call < 2; call++) {
+    fw::Tensor x0 = fw::rand({4, 3, 3}).requires_grad_(true), x1 = fw::rand({4, 3, 3}).requires_grad_(true);
+    fw::Tensor w = fw::linspace(-1, 1, 36).reshape({4, 3, 3});
+    auto [a, b] = f(x0, x1);
+    std::vector<fw::Tensor> g = fw::autograd::grad({(a * w).sum() + (b * w).sum()}, {x0, x1});
+    auto [ea, eb] = fn(x0, x1);
+    std::vector<fw::Tensor> ge = fw::autograd::grad({(ea * w).sum() + (eb * w).sum()}, {x0, x1});
+    expect_close(g[0], ge[0], 1e-4, 1e-5);
+    expect_close(g[1], ge[1], 1e-4, 1e-5);
+  }
+}
+
 // Autograd may hand a compiled backward a non-contiguous output gradient (sum's is an expanded
 // scalar, stride 0): the backward, traced for contiguous gradients with its view chains folded
 // into as_strided, must still read it correctly (fuzz seed 2000331).
