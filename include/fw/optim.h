@@ -1,4 +1,4 @@
-// fw::optim: libtorch's optimizers (SGD, Adam, AdamW, RMSprop, Adagrad) with param groups and
+// fw::optim: libtorch's optimizers (SGD, Adam, AdamW, RMSprop, Adagrad, LBFGS) with param groups and
 // per-parameter state, and PyTorch's learning-rate schedulers (include/fw/optim/schedulers.h).
 //   fw::optim::SGD opt(net->parameters(), fw::optim::SGDOptions(0.01).momentum(0.9));
 //   opt.zero_grad(); loss.backward(); opt.step();
@@ -270,4 +270,5 @@ class Adagrad : public Optimizer {
 
 }  // namespace fw::optim
 
+#include "fw/optim/lbfgs.h"
 #include "fw/optim/schedulers.h"
