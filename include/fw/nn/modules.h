@@ -16,4 +16,5 @@
 #include "fw/nn/modules/pixelshuffle.h"
 #include "fw/nn/modules/pooling.h"
 #include "fw/nn/modules/rnn.h"
+#include "fw/nn/modules/transformer.h"
 #include "fw/nn/modules/upsampling.h"

@@ -1,6 +1,7 @@
-// Module containers: AnyModule (a type-erased Tensor -> Tensor module), Sequential, ModuleList,
+// Module containers: AnyModule (a type-erased module), Sequential, ModuleList,
 // ModuleDict, ParameterList and ParameterDict, as in libtorch.
 #pragma once
+#include <any>
 #include <initializer_list>
 #include <memory>
 #include <string>
@@ -26,10 +27,28 @@ auto module_ptr(M&& m) {
     return std::shared_ptr<typename D::element_type>(std::forward<M>(m));
 }
 
+// The return and parameter types of a member function pointer.
+template <class Ret, class... P>
+struct member_fn_sig {};
+template <class F>
+struct member_fn_traits_impl;
+template <class C, class Ret, class... P>
+struct member_fn_traits_impl<Ret (C::*)(P...)> {
+  using type = member_fn_sig<Ret, P...>;
+};
+template <class C, class Ret, class... P>
+struct member_fn_traits_impl<Ret (C::*)(P...) const> {
+  using type = member_fn_sig<Ret, P...>;
+};
+template <class F>
+using member_fn_traits = typename member_fn_traits_impl<F>::type;
+
 }  // namespace detail
 
-// Any module whose forward maps one Tensor to a Tensor, behind one type (Sequential's elements).
-// Modules with another forward signature can be stored; calling forward() on them raises.
+// Any module behind one type (Sequential's elements, Transformer's custom encoder). forward(x)
+// calls a one-Tensor forward; forward<R>(args...) calls any other forward (libtorch's
+// AnyModule::forward): each argument must have its parameter's type after decay (pass Tensor()
+// for an absent tensor), and the module's forward must be a single non-template function.
 class AnyModule {
  public:
   AnyModule() = default;
@@ -44,6 +63,26 @@ class AnyModule {
   Tensor forward(const Tensor& x) const {
     FW_CHECK(content_ != nullptr, "Cannot call forward() on an empty AnyModule");
     return content_->forward(x);
+  }
+  template <class R = Tensor, class... Args>
+  R forward(Args&&... args) const {
+    FW_CHECK(content_ != nullptr, "Cannot call forward() on an empty AnyModule");
+    if constexpr (sizeof...(Args) == 1 && std::is_same_v<R, Tensor> && (std::is_same_v<std::decay_t<Args>, Tensor> && ...)) {
+      return content_->forward(args...);
+    } else {
+      std::vector<std::any> v;
+      v.reserve(sizeof...(Args));
+      (v.emplace_back(std::decay_t<Args>(std::forward<Args>(args))), ...);
+      std::any r = content_->forward_any(v);
+      if constexpr (std::is_void_v<R>) {
+        return;
+      } else {
+        R* p = std::any_cast<R>(&r);
+        FW_CHECK(p != nullptr, "[AnyModule] ", type_name(), "'s forward() returned ", detail::demangle(r.type().name()),
+                 ", not the requested ", detail::demangle(typeid(R).name()));
+        return std::move(*p);
+      }
+    }
   }
   // The stored module as T (raises if it is another type).
   template <class T, class = std::enable_if_t<!detail::is_module_holder_v<T>>>
@@ -83,6 +122,7 @@ class AnyModule {
     Placeholder(std::shared_ptr<Module> m, const std::type_info& t) : module(std::move(m)), type(t) {}
     virtual ~Placeholder() = default;
     virtual Tensor forward(const Tensor& x) const = 0;
+    virtual std::any forward_any(std::vector<std::any>& args) const = 0;
     virtual std::shared_ptr<Placeholder> clone_module(const std::optional<Device>& device) const = 0;
     std::shared_ptr<Module> module;
     const std::type_info& type;
@@ -101,6 +141,41 @@ class AnyModule {
         FW_CHECK(false, "[Sequential] ", typed->name(), "'s forward() does not take one Tensor and return a Tensor");
         return Tensor();
       }
+    }
+    std::any forward_any(std::vector<std::any>& args) const override {
+      if constexpr (requires { &M::forward; }) {
+        return call(&M::forward, args);
+      } else {
+        FW_CHECK(false, "[AnyModule] ", typed->name(),
+                 "'s forward() is overloaded or a template; call it through the module's own type");
+        return {};
+      }
+    }
+    template <class F>
+    std::any call(F f, std::vector<std::any>& args) const {
+      return unpack(f, args, detail::member_fn_traits<F>{});
+    }
+    template <class F, class Ret, class... P>
+    std::any unpack(F f, std::vector<std::any>& args, detail::member_fn_sig<Ret, P...>) const {
+      FW_CHECK(args.size() == sizeof...(P), "[AnyModule] ", typed->name(), "'s forward() takes ", sizeof...(P),
+               " arguments, got ", args.size());
+      return invoke<Ret, P...>(f, args, std::index_sequence_for<P...>{});
+    }
+    template <class Ret, class... P, class F, size_t... I>
+    std::any invoke(F f, std::vector<std::any>& args, std::index_sequence<I...>) const {
+      if constexpr (std::is_void_v<Ret>) {
+        ((*typed).*f)(std::forward<P>(arg<P>(args[I], I))...);
+        return {};
+      } else {
+        return std::any(((*typed).*f)(std::forward<P>(arg<P>(args[I], I))...));
+      }
+    }
+    template <class P>
+    std::decay_t<P>& arg(std::any& a, size_t i) const {
+      auto* p = std::any_cast<std::decay_t<P>>(&a);
+      FW_CHECK(p != nullptr, "[AnyModule] argument ", i, " of ", typed->name(), "'s forward() is a ",
+               detail::demangle(a.type().name()), " but the parameter is a ", detail::demangle(typeid(std::decay_t<P>).name()));
+      return *p;
     }
     std::shared_ptr<Placeholder> clone_module(const std::optional<Device>& device) const override {
       auto c = std::dynamic_pointer_cast<M>(typed->clone(device));
