@@ -144,6 +144,24 @@ void build_stack(Module& self, const char* who, const Layer& layer, int64_t num_
   if (!norm.is_empty()) self.register_module("norm", norm.ptr());
 }
 
+// libtorch's reset_parameters for a stack: each layer's, and the norm replaced by a fresh copy of
+// options.norm() (an AnyModule may hold any norm, so it is re-cloned rather than reset in place).
+template <class LayerImpl>
+void reset_stack(Module& self, const char* who, int64_t num_layers, const AnyModule& norm_in, ModuleList& layers,
+                 AnyModule& norm) {
+  FW_CHECK(layers->size() == size_t(num_layers), "[", who, "] should have ", num_layers, " layers, but got ",
+           layers->size());
+  for (size_t i = 0; i < layers->size(); i++) layers->at<LayerImpl>(i).reset_parameters();
+  if (!norm.is_empty()) {
+    self.unregister_module("norm");
+    norm = AnyModule();
+  }
+  if (!norm_in.is_empty()) {
+    norm = norm_in.clone();
+    self.register_module("norm", norm.ptr());
+  }
+}
+
 }  // namespace
 
 TransformerEncoderImpl::TransformerEncoderImpl(TransformerEncoderOptions options_) : options(std::move(options_)) {
@@ -155,11 +173,7 @@ void TransformerEncoderImpl::reset() {
 }
 
 void TransformerEncoderImpl::reset_parameters() {
-  for (size_t i = 0; i < layers->size(); i++) layers->at<TransformerEncoderLayerImpl>(i).reset_parameters();
-  if (!norm.is_empty()) {
-    auto ln = std::dynamic_pointer_cast<LayerNormImpl>(norm.ptr());
-    if (ln) ln->reset_parameters();
-  }
+  reset_stack<TransformerEncoderLayerImpl>(*this, "TransformerEncoder", options.num_layers(), options.norm(), layers, norm);
 }
 
 Tensor TransformerEncoderImpl::forward(const Tensor& src, const Tensor& src_mask, const Tensor& src_key_padding_mask) {
@@ -178,11 +192,7 @@ void TransformerDecoderImpl::reset() {
 }
 
 void TransformerDecoderImpl::reset_parameters() {
-  for (size_t i = 0; i < layers->size(); i++) layers->at<TransformerDecoderLayerImpl>(i).reset_parameters();
-  if (!norm.is_empty()) {
-    auto ln = std::dynamic_pointer_cast<LayerNormImpl>(norm.ptr());
-    if (ln) ln->reset_parameters();
-  }
+  reset_stack<TransformerDecoderLayerImpl>(*this, "TransformerDecoder", options.num_layers(), options.norm(), layers, norm);
 }
 
 Tensor TransformerDecoderImpl::forward(const Tensor& tgt, const Tensor& memory, const Tensor& tgt_mask,

@@ -131,6 +131,23 @@ void check_options(const LBFGSOptions& o) {
            "[LBFGS] only 'strong_wolfe' is supported as line_search_fn, got '", o.line_search_fn().value_or(""), "'");
 }
 
+// The closure's loss as a double, checked to be one value.
+double loss_value(const Tensor& loss) {
+  FW_CHECK(loss.defined(), "[LBFGS] the closure returned an undefined tensor; it must return the loss");
+  FW_CHECK(loss.numel() == 1, "[LBFGS] the closure must return a one-element loss, got shape ", loss.sizes());
+  return loss.item<double>();
+}
+
+// A tensor of the saved state, checked against the flat gradient and cast to its dtype (a state
+// dict may come from another dtype; PyTorch casts state to the parameter's dtype too).
+Tensor state_like(const Tensor& t, const Tensor& flat_grad, const char* name, bool vector = true) {
+  FW_CHECK(t.defined(), "[LBFGS] the optimizer state has iterations but no '", name, "' (an incomplete state dict?)");
+  if (vector)
+    FW_CHECK(t.dim() == 1 && t.numel() == flat_grad.numel(), "[LBFGS] state '", name, "' has shape ", t.sizes(),
+             " but the parameters have ", flat_grad.numel(), " elements (a state dict of another model?)");
+  return t.dtype() == flat_grad.dtype() ? t : t.to(flat_grad.dtype());
+}
+
 }  // namespace
 
 LBFGS::LBFGS(std::vector<OptimizerParamGroup> groups, LBFGSOptions d)
@@ -138,6 +155,13 @@ LBFGS::LBFGS(std::vector<OptimizerParamGroup> groups, LBFGSOptions d)
   FW_CHECK(groups_.size() == 1, "[LBFGS] doesn't support per-parameter options (parameter groups); got ",
            groups_.size(), " groups");
   check_options(d);
+  // As libtorch: an unset max_eval becomes max_iter * 5 / 4 here, so changing max_iter later
+  // does not move it.
+  if (!d.max_eval()) {
+    const int64_t me = d.max_iter() * 5 / 4;
+    static_cast<LBFGSOptions&>(defaults()).max_eval(me);
+    static_cast<LBFGSOptions&>(groups_[0].options()).max_eval(me);
+  }
 }
 
 Tensor LBFGS::gather_flat_grad() const {
@@ -151,9 +175,13 @@ void LBFGS::add_grad(double step, const Tensor& direction) {
   int64_t offset = 0;
   for (auto& p : groups_[0].params()) {
     int64_t n = p.numel();
+    FW_CHECK(offset + n <= direction.numel(), "[LBFGS] the parameters grew to more than the ", direction.numel(),
+             " elements of the search direction (parameters must not change size between steps)");
     p.add_(direction.slice(0, offset, offset + n).view(p.sizes()), step);
     offset += n;
   }
+  FW_CHECK(offset == direction.numel(), "[LBFGS] the parameters have ", offset,
+           " elements but the search direction has ", direction.numel());
 }
 
 void LBFGS::set_params(const std::vector<Tensor>& x) {
@@ -164,7 +192,7 @@ void LBFGS::set_params(const std::vector<Tensor>& x) {
 double LBFGS::directional_evaluate(const LossClosure& closure, const std::vector<Tensor>& x, double t,
                                    const Tensor& d, Tensor& flat_grad) {
   add_grad(t, d);
-  double loss = run_closure(closure).item<double>();
+  double loss = loss_value(run_closure(closure));
   flat_grad = gather_flat_grad();
   set_params(x);
   return loss;
@@ -185,9 +213,7 @@ Tensor LBFGS::step(LossClosure closure) {
   auto& s = state_for<LBFGSParamState>(params[0]);
 
   Tensor orig_loss = run_closure(closure);
-  FW_CHECK(orig_loss.defined(), "[LBFGS] the closure returned an undefined tensor; it must return the loss");
-  FW_CHECK(orig_loss.numel() == 1, "[LBFGS] the closure must return a one-element loss, got shape ", orig_loss.sizes());
-  double loss = orig_loss.item<double>();
+  double loss = loss_value(orig_loss);
   int64_t current_evals = 1;
   s.func_evals(s.func_evals() + 1);
   Tensor flat_grad = gather_flat_grad();
@@ -197,6 +223,14 @@ Tensor LBFGS::step(LossClosure closure) {
   Tensor d = s.d(), prev_flat_grad = s.prev_flat_grad(), H_diag = s.H_diag();
   double t = s.t(), prev_loss = s.prev_loss();
   auto &old_dirs = s.old_dirs(), &old_stps = s.old_stps(), &ro = s.ro();
+  if (s.n_iter() > 0) {  // continuing: the saved direction and history must fit these parameters
+    d = state_like(d, flat_grad, "d");
+    prev_flat_grad = state_like(prev_flat_grad, flat_grad, "prev_flat_grad");
+    H_diag = state_like(H_diag, flat_grad, "H_diag", false);
+    for (auto* q : {&old_dirs, &old_stps})
+      for (auto& v : *q) v = state_like(v, flat_grad, q == &old_dirs ? "old_dirs" : "old_stps");
+    for (auto& v : ro) v = state_like(v, flat_grad, "ro", false);
+  }
   std::vector<Tensor> al = s.al().value_or(std::vector<Tensor>{});
 
   int64_t n_iter = 0;
@@ -213,7 +247,8 @@ Tensor LBFGS::step(LossClosure closure) {
       Tensor st = d.mul(t);
       Tensor ys = y.dot(st);
       if (ys.item<double>() > 1e-10) {
-        if (old_dirs.size() == history_size) old_dirs.pop_front(), old_stps.pop_front(), ro.pop_front();
+        // (while, not if: history_size may have been lowered, or a longer history loaded)
+        while (old_dirs.size() >= history_size) old_dirs.pop_front(), old_stps.pop_front(), ro.pop_front();
         old_dirs.push_back(y);
         old_stps.push_back(st);
         ro.push_back(ys.reciprocal());
@@ -221,7 +256,7 @@ Tensor LBFGS::step(LossClosure closure) {
       }
       // Two-loop recursion: d = -H g.
       size_t num_old = old_dirs.size();
-      al.assign(history_size, Tensor());
+      al.assign(std::max(num_old, history_size), Tensor());
       Tensor q = flat_grad.neg();
       for (size_t i = num_old; i-- > 0;) {
         al[i] = old_stps[i].dot(q) * ro[i];
@@ -257,7 +292,7 @@ Tensor LBFGS::step(LossClosure closure) {
       add_grad(t, d);
       if (n_iter != max_iter) {
         // Re-evaluate for the next iteration's gradient (the last one is skipped).
-        loss = run_closure(closure).item<double>();
+        loss = loss_value(run_closure(closure));
         flat_grad = gather_flat_grad();
         opt_cond = max_abs(flat_grad) <= tolerance_grad;
         ls_func_evals = 1;

@@ -263,3 +263,89 @@ TEST(LBFGS, LoadStateDictRejectsUnknownOrBrokenHistory) {
   EXPECT_THROW(opt.load_state_dict({{"state.0.t", v}}), std::exception);  // not a scalar
   EXPECT_THROW(opt.load_state_dict({{"state.0.old_dirs.x", v}}), std::exception);
 }
+
+TEST(LBFGS, MaxEvalIsFilledInAtConstruction) {
+  Tensor x = fw::zeros({2}, fw::kDouble).requires_grad_(true);
+  O::LBFGS opt({x}, O::LBFGSOptions().max_iter(8));
+  auto& d = static_cast<O::LBFGSOptions&>(opt.defaults());
+  auto& g = static_cast<O::LBFGSOptions&>(opt.param_groups()[0].options());
+  ASSERT_TRUE(d.max_eval().has_value());
+  EXPECT_EQ(*d.max_eval(), 10);
+  EXPECT_EQ(g.max_eval().value_or(-1), 10);
+  O::LBFGS opt2({x}, O::LBFGSOptions().max_iter(8).max_eval(3));
+  EXPECT_EQ(static_cast<O::LBFGSOptions&>(opt2.defaults()).max_eval().value_or(-1), 3);
+}
+
+TEST(LBFGS, HistorySizeLoweredBetweenStepsTrimsTheHistory) {
+  auto p = make_problem("mlp", fw::kDouble);
+  O::LBFGS opt(p.params, O::LBFGSOptions(0.5).max_iter(6).history_size(5));
+  auto closure = [&] {
+    opt.zero_grad();
+    Tensor l = p.loss();
+    l.backward();
+    return l;
+  };
+  opt.step(closure);
+  auto& s = state_of(opt, p.params[0]);
+  EXPECT_EQ(s.old_dirs().size(), 5u);
+  static_cast<O::LBFGSOptions&>(opt.param_groups()[0].options()).history_size(2);
+  Tensor before = flat_params(p.params);
+  opt.step(closure);
+  EXPECT_LE(s.old_dirs().size(), 2u);
+  EXPECT_EQ(s.old_dirs().size(), s.ro().size());
+  EXPECT_TRUE(fw::isfinite(flat_params(p.params)).all().item<bool>());
+  EXPECT_FALSE(fw::equal(before, flat_params(p.params)));
+}
+
+TEST(LBFGS, LoadedStateMustFitTheParameters) {
+  // A state dict of the 5-parameter MLP does not fit a 2-element parameter.
+  auto p = make_problem("mlp", fw::kDouble);
+  O::LBFGS opt(p.params, O::LBFGSOptions(0.5).max_iter(3));
+  auto closure_for = [](O::LBFGS& o, std::function<Tensor()> f) {
+    return [&o, f] {
+      o.zero_grad();
+      Tensor l = f();
+      l.backward();
+      return l;
+    };
+  };
+  opt.step(closure_for(opt, p.loss));
+  Tensor x = fw::tensor({1.0, 2.0}).requires_grad_(true);
+  O::LBFGS other({x}, O::LBFGSOptions(0.5).max_iter(3));
+  other.load_state_dict(opt.state_dict());
+  try {
+    other.step(closure_for(other, [x] { return (x * x).sum(); }));
+    ADD_FAILURE() << "no error for a state dict of another model";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("another model"), std::string::npos) << e.what();
+  }
+  // A state without its direction is incomplete.
+  O::LBFGS third({x}, O::LBFGSOptions(0.5));
+  third.load_state_dict({{"state.0.n_iter", fw::scalar_tensor(int64_t(4), fw::kLong)}});
+  EXPECT_THROW(third.step(closure_for(third, [x] { return (x * x).sum(); })), std::exception);
+}
+
+TEST(LBFGS, FloatStateContinuesOnDoubleParameters) {
+  auto a = make_problem("mlp", fw::kFloat);
+  O::LBFGS opt_a(a.params, O::LBFGSOptions(0.5).max_iter(4).history_size(3));
+  auto closure = [](O::LBFGS& o, Problem& p) {
+    return [&o, &p] {
+      o.zero_grad();
+      Tensor l = p.loss();
+      l.backward();
+      return l;
+    };
+  };
+  opt_a.step(closure(opt_a, a));
+  auto b = make_problem("mlp", fw::kDouble);
+  {
+    fw::NoGradGuard ng;
+    for (size_t i = 0; i < b.params.size(); i++) b.params[i].copy_(a.params[i]);
+  }
+  O::LBFGS opt_b(b.params, O::LBFGSOptions(0.5).max_iter(4).history_size(3));
+  opt_b.load_state_dict(opt_a.state_dict());
+  opt_a.step(closure(opt_a, a));
+  opt_b.step(closure(opt_b, b));
+  EXPECT_EQ(state_of(opt_b, b.params[0]).d().dtype(), fw::kDouble);
+  FW_EXPECT_CLOSE(flat_params(b.params), flat_params(a.params), 1e-3, 1e-4);
+}

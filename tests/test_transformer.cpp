@@ -284,3 +284,46 @@ TEST(Transformer, ClearErrors) {
   EXPECT_NE(message([] { nn::TransformerEncoder(nn::TransformerEncoderLayer(nullptr), 2); }).find("empty"),
             std::string::npos);
 }
+
+namespace {
+// A module whose forward is noexcept (and one returning a move-only value): both must still be
+// storable in a Sequential / AnyModule.
+struct NoexceptScaleImpl : nn::Cloneable<NoexceptScaleImpl> {
+  void reset() override {}
+  Tensor forward(const Tensor& x) noexcept { return x * 3; }
+};
+FW_MODULE(NoexceptScale);
+struct MoveOnlyImpl : nn::Cloneable<MoveOnlyImpl> {
+  void reset() override {}
+  std::unique_ptr<int> forward(const Tensor& x, int k) { return std::make_unique<int>(int(x.numel()) + k); }
+};
+FW_MODULE(MoveOnly);
+}  // namespace
+
+TEST(Transformer, AnyModuleKeepsNoexceptAndMoveOnlyModulesWorking) {
+  nn::Sequential seq(NoexceptScale{}, nn::ReLU{});
+  Tensor x = fw::tensor({-1.0, 2.0});
+  EXPECT_TRUE(fw::equal(seq->forward(x), fw::tensor({0.0, 6.0})));
+  nn::AnyModule a(NoexceptScale{});
+  EXPECT_TRUE(fw::equal(a.forward<Tensor>(x), x * 3));
+  nn::AnyModule m(MoveOnly{});
+  EXPECT_THROW(m.forward<int>(x, 1), std::exception);  // non-copyable result: a clear error, not a compile error
+}
+
+TEST(Transformer, EmptyStackReturnsItsInputAndResetRenewsTheNorm) {
+  nn::TransformerEncoder empty(nn::TransformerEncoderOptions(nn::TransformerEncoderLayerOptions(4, 2), 0));
+  Tensor src = fw::randn({3, 2, 4});
+  EXPECT_TRUE(fw::equal(empty(src), src));
+  auto o = nn::TransformerEncoderOptions(nn::TransformerEncoderLayerOptions(4, 2).dim_feedforward(8), 1)
+               .norm(nn::AnyModule(nn::LayerNorm(nn::LayerNormOptions({4}))));
+  nn::TransformerEncoder enc(o);
+  {
+    fw::NoGradGuard ng;
+    Tensor w = enc->norm.get<nn::LayerNormImpl>().weight;
+    w.fill_(5.0);
+  }
+  enc->reset_parameters();
+  EXPECT_TRUE(fw::equal(enc->norm.get<nn::LayerNormImpl>().weight, fw::ones({4})));
+  auto names = enc->named_parameters().keys();
+  EXPECT_EQ(std::count(names.begin(), names.end(), std::string("norm.weight")), 1);
+}

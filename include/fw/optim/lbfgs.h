@@ -16,7 +16,7 @@ struct LBFGSOptions : OptimizerCloneableOptions<LBFGSOptions> {
   LBFGSOptions(double lr = 1) : lr_(lr) {}
   FW_ARG(double, lr);
   FW_ARG(int64_t, max_iter) = 20;
-  // Function evaluations per step(); unset means max_iter * 5 / 4.
+  // Function evaluations per step(); unset means max_iter * 5 / 4, filled in by the constructor.
   FW_ARG(optional<int64_t>, max_eval) = std::nullopt;
   FW_ARG(double, tolerance_grad) = 1e-7;
   FW_ARG(double, tolerance_change) = 1e-9;
@@ -60,7 +60,6 @@ class LBFGS : public Optimizer {
   std::unique_ptr<OptimizerParamState> make_state() const override { return std::make_unique<LBFGSParamState>(); }
 
  private:
-  int64_t numel_ = -1;  // total parameter elements, cached on first step
   Tensor gather_flat_grad() const;
   void add_grad(double step, const Tensor& direction);
   double directional_evaluate(const LossClosure& closure, const std::vector<Tensor>& x, double t,

@@ -27,19 +27,27 @@ auto module_ptr(M&& m) {
     return std::shared_ptr<typename D::element_type>(std::forward<M>(m));
 }
 
-// The return and parameter types of a member function pointer.
+// The return and parameter types of a member function pointer (any cv/ref/noexcept form).
 template <class Ret, class... P>
-struct member_fn_sig {};
+struct member_fn_sig {
+  using result = Ret;
+};
 template <class F>
 struct member_fn_traits_impl;
-template <class C, class Ret, class... P>
-struct member_fn_traits_impl<Ret (C::*)(P...)> {
-  using type = member_fn_sig<Ret, P...>;
-};
-template <class C, class Ret, class... P>
-struct member_fn_traits_impl<Ret (C::*)(P...) const> {
-  using type = member_fn_sig<Ret, P...>;
-};
+#define FW_MEMBER_FN_TRAITS(QUALS)                                  \
+  template <class C, class Ret, class... P>                          \
+  struct member_fn_traits_impl<Ret (C::*)(P...) QUALS> {             \
+    using type = member_fn_sig<Ret, P...>;                           \
+  };
+FW_MEMBER_FN_TRAITS()
+FW_MEMBER_FN_TRAITS(const)
+FW_MEMBER_FN_TRAITS(&)
+FW_MEMBER_FN_TRAITS(const&)
+FW_MEMBER_FN_TRAITS(noexcept)
+FW_MEMBER_FN_TRAITS(const noexcept)
+FW_MEMBER_FN_TRAITS(& noexcept)
+FW_MEMBER_FN_TRAITS(const& noexcept)
+#undef FW_MEMBER_FN_TRAITS
 template <class F>
 using member_fn_traits = typename member_fn_traits_impl<F>::type;
 
@@ -138,17 +146,28 @@ class AnyModule {
                     }) {
         return typed->forward(x);
       } else {
-        FW_CHECK(false, "[Sequential] ", typed->name(), "'s forward() does not take one Tensor and return a Tensor");
+        FW_CHECK(false, "[AnyModule] ", typed->name(), "'s forward() does not take one Tensor and return a Tensor; "
+                 "call forward<R>(args...) with all its arguments");
         return Tensor();
       }
     }
     std::any forward_any(std::vector<std::any>& args) const override {
-      if constexpr (requires { &M::forward; }) {
+      // Only a single, non-static member forward with a copyable (or void) result can be called
+      // with type-erased arguments; other modules still store and run through forward(x).
+      if constexpr (callable_through_any()) {
         return call(&M::forward, args);
       } else {
-        FW_CHECK(false, "[AnyModule] ", typed->name(),
-                 "'s forward() is overloaded or a template; call it through the module's own type");
+        FW_CHECK(false, "[AnyModule] ", typed->name(), "'s forward() is overloaded, a template, static or returns a "
+                 "non-copyable value; call it through the module's own type");
         return {};
+      }
+    }
+    static constexpr bool callable_through_any() {
+      if constexpr (requires { typename detail::member_fn_traits<decltype(&M::forward)>; }) {
+        using R = typename detail::member_fn_traits<decltype(&M::forward)>::result;
+        return std::is_void_v<R> || std::is_copy_constructible_v<std::decay_t<R>>;
+      } else {
+        return false;
       }
     }
     template <class F>
@@ -252,8 +271,8 @@ class SequentialImpl : public Cloneable<SequentialImpl> {
     for (const auto& m : container) push_back(m);
   }
 
-  // Runs the modules in order on x. seq->forward<Tensor>(x) is accepted as in libtorch (fw's
-  // AnyModule carries Tensor -> Tensor modules, so Tensor is the only return type).
+  // Runs the modules in order on x. seq->forward<Tensor>(x) is accepted as in libtorch (each
+  // element maps a Tensor to a Tensor, so Tensor is the only return type).
   template <class ReturnType = Tensor>
   ReturnType forward(const Tensor& x) {
     static_assert(std::is_same_v<ReturnType, Tensor>, "fw::nn::Sequential::forward returns a Tensor");

@@ -117,6 +117,8 @@ struct TransformerEncoderOptions {
 };
 
 // num_layers deep copies of encoder_layer (layers, a ModuleList) applied in turn, then norm.
+// With no layers and no norm forward returns src (as PyTorch; libtorch 1.13 returns an undefined
+// tensor). reset_parameters() resets each layer and replaces norm by a fresh copy of options.norm().
 class TransformerEncoderImpl : public Cloneable<TransformerEncoderImpl> {
  public:
   TransformerEncoderImpl(TransformerEncoderLayer encoder_layer, int64_t num_layers)
@@ -184,8 +186,9 @@ struct TransformerOptions {
 };
 
 // The encoder-decoder model: memory = encoder(src), out = decoder(tgt, memory). Without custom
-// modules both stacks end in a LayerNorm, and every parameter with more than one dim is
-// re-initialised with xavier_uniform_.
+// modules both stacks end in a LayerNorm. reset_parameters() (also run by the constructor)
+// re-initialises every parameter with more than one dim with xavier_uniform_, a custom module's
+// included, as libtorch does.
 class TransformerImpl : public Cloneable<TransformerImpl> {
  public:
   explicit TransformerImpl(TransformerOptions options_);
