@@ -1,4 +1,4 @@
-// Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d.
+// Conv1d/2d/3d, ConvTranspose1d/2d/3d.
 #include "fw/nn/modules/conv.h"
 
 #include <cmath>
@@ -80,7 +80,8 @@ Tensor conv_forward(const detail::ConvNdOptions<D>& o, const Tensor& input, cons
     fo.padding(0);
   }
   if constexpr (D == 1) return F::conv1d(x, weight, fo);
-  else return F::conv2d(x, weight, fo);
+  else if constexpr (D == 2) return F::conv2d(x, weight, fo);
+  else return F::conv3d(x, weight, fo);
 }
 
 // output_padding giving `output_size` (its last D entries), as torch's _output_padding.
@@ -171,12 +172,17 @@ template class ConvNdImpl<1, Conv1dImpl>;
 template class ConvNdImpl<2, Conv2dImpl>;
 template class ConvNdImpl<1, ConvTranspose1dImpl>;
 template class ConvNdImpl<2, ConvTranspose2dImpl>;
+template class ConvNdImpl<3, Conv3dImpl>;
+template class ConvNdImpl<3, ConvTranspose3dImpl>;
 
 Conv1dImpl::Conv1dImpl(Conv1dOptions options_) : ConvNdImpl(nd_options(options_)) { reset(); }
 Tensor Conv1dImpl::forward(const Tensor& input) { return conv_forward(options, input, weight, bias); }
 
 Conv2dImpl::Conv2dImpl(Conv2dOptions options_) : ConvNdImpl(nd_options(options_)) { reset(); }
 Tensor Conv2dImpl::forward(const Tensor& input) { return conv_forward(options, input, weight, bias); }
+
+Conv3dImpl::Conv3dImpl(Conv3dOptions options_) : ConvNdImpl(nd_options(options_)) { reset(); }
+Tensor Conv3dImpl::forward(const Tensor& input) { return conv_forward(options, input, weight, bias); }
 
 ConvTranspose1dImpl::ConvTranspose1dImpl(ConvTranspose1dOptions options_) : ConvNdImpl(nd_options(options_)) {
   reset();
@@ -193,6 +199,15 @@ ConvTranspose2dImpl::ConvTranspose2dImpl(ConvTranspose2dOptions options_) : Conv
 Tensor ConvTranspose2dImpl::forward(const Tensor& input, const std::optional<std::vector<int64_t>>& output_size) {
   const auto& o = options;
   return fw::conv_transpose2d(input, weight, bias, o.stride(), std::get<ExpandingArray<2>>(o.padding()),
+                              output_padding_for(o, input, output_size), o.groups(), o.dilation());
+}
+
+ConvTranspose3dImpl::ConvTranspose3dImpl(ConvTranspose3dOptions options_) : ConvNdImpl(nd_options(options_)) {
+  reset();
+}
+Tensor ConvTranspose3dImpl::forward(const Tensor& input, const std::optional<std::vector<int64_t>>& output_size) {
+  const auto& o = options;
+  return fw::conv_transpose3d(input, weight, bias, o.stride(), std::get<ExpandingArray<3>>(o.padding()),
                               output_padding_for(o, input, output_size), o.groups(), o.dilation());
 }
 

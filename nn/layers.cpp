@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "fw/indexing.h"
+#include "fw/nn/functional.h"
 #include "fw/nn/init.h"
 #include "fw/nn/modules/activation.h"
 #include "fw/nn/modules/dropout.h"
@@ -70,6 +71,102 @@ void AdaptiveAvgPool1dImpl::pretty_print(std::ostream& stream) const {
 void AdaptiveAvgPool2dImpl::pretty_print(std::ostream& stream) const {
   stream << "fw::nn::AdaptiveAvgPool2d(output_size=" << detail::list(options.output_size()) << ")";
 }
+void MaxPool3dImpl::pretty_print(std::ostream& stream) const { print_max_pool(stream, 3, options); }
+void AvgPool3dImpl::pretty_print(std::ostream& stream) const { print_avg_pool(stream, 3, options); }
+void AdaptiveAvgPool3dImpl::pretty_print(std::ostream& stream) const {
+  stream << "fw::nn::AdaptiveAvgPool3d(output_size=" << detail::list(options.output_size()) << ")";
+}
+void AdaptiveMaxPool1dImpl::pretty_print(std::ostream& stream) const {
+  stream << "fw::nn::AdaptiveMaxPool1d(output_size=" << detail::list(options.output_size()) << ")";
+}
+void AdaptiveMaxPool2dImpl::pretty_print(std::ostream& stream) const {
+  stream << "fw::nn::AdaptiveMaxPool2d(output_size=" << detail::list(options.output_size()) << ")";
+}
+void AdaptiveMaxPool3dImpl::pretty_print(std::ostream& stream) const {
+  stream << "fw::nn::AdaptiveMaxPool3d(output_size=" << detail::list(options.output_size()) << ")";
+}
+
+namespace {
+template <class O>
+void print_lp_pool(std::ostream& s, int d, const O& o) {
+  s << std::boolalpha << "fw::nn::LPPool" << d << "d(norm_type=" << o.norm_type()
+    << ", kernel_size=" << detail::list(o.kernel_size()) << ", stride=" << detail::list(o.stride())
+    << ", ceil_mode=" << o.ceil_mode() << ")";
+}
+}  // namespace
+
+void LPPool1dImpl::pretty_print(std::ostream& stream) const { print_lp_pool(stream, 1, options); }
+void LPPool2dImpl::pretty_print(std::ostream& stream) const { print_lp_pool(stream, 2, options); }
+
+template <size_t D, class Derived>
+void MaxUnpoolImpl<D, Derived>::pretty_print(std::ostream& stream) const {
+  stream << "fw::nn::MaxUnpool" << D << "d(kernel_size=" << detail::list(options.kernel_size())
+         << ", stride=" << detail::list(options.stride()) << ", padding=" << detail::list(options.padding()) << ")";
+}
+template <size_t D, class Derived>
+Tensor MaxUnpoolImpl<D, Derived>::forward(const Tensor& input, const Tensor& indices,
+                                          const std::optional<std::vector<int64_t>>& output_size) {
+  auto fo = functional::MaxUnpoolFuncOptions<D>(options.kernel_size())
+                .stride(options.stride())
+                .padding(options.padding())
+                .output_size(output_size);
+  if constexpr (D == 1) return functional::max_unpool1d(input, indices, fo);
+  else if constexpr (D == 2) return functional::max_unpool2d(input, indices, fo);
+  else return functional::max_unpool3d(input, indices, fo);
+}
+template class MaxUnpoolImpl<1, MaxUnpool1dImpl>;
+template class MaxUnpoolImpl<2, MaxUnpool2dImpl>;
+template class MaxUnpoolImpl<3, MaxUnpool3dImpl>;
+
+namespace functional {
+
+namespace {
+// The unpooled spatial sizes: the default (in - 1) * stride + kernel - 2 * padding of the last D
+// dims, or output_size (D sizes, or D + 2) when each is within one stride of it (PyTorch's rule).
+template <size_t D>
+std::vector<int64_t> unpool_size(const char* op, const Tensor& x, const MaxUnpoolFuncOptions<D>& o) {
+  FW_CHECK(x.dim() >= int64_t(D), "[", op, "] Expected an input with at least ", D, " dims, got ", x.sizes());
+  std::vector<int64_t> def;
+  for (size_t d = 0; d < D; d++)
+    def.push_back((x.size(x.dim() - int64_t(D) + int64_t(d)) - 1) * (*o.stride())[d] + (*o.kernel_size())[d] -
+                  2 * (*o.padding())[d]);
+  if (!o.output_size()) return def;
+  std::vector<int64_t> want = *o.output_size();
+  if (want.size() == D + 2) want.erase(want.begin(), want.begin() + 2);
+  FW_CHECK(want.size() == D, "[", op, "] output_size should be a sequence containing ", D, " or ", D + 2,
+           " elements, but it has a length of '", o.output_size()->size(), "'");
+  for (size_t d = 0; d < D; d++) {
+    int64_t lo = def[d] - (*o.stride())[d], hi = def[d] + (*o.stride())[d];
+    FW_CHECK(lo < want[d] && want[d] < hi, "[", op, "] invalid output_size ", IntArrayRef(want), " (dim ", d, " must be between ",
+             lo, " and ", hi, ")");
+  }
+  return want;
+}
+}  // namespace
+
+Tensor max_unpool1d(const Tensor& x, const Tensor& indices, const MaxUnpool1dFuncOptions& o) {
+  std::vector<int64_t> size = unpool_size("max_unpool1d", x, o);
+  size.push_back(1);
+  return fw::max_unpool2d(x.unsqueeze(-1), indices.unsqueeze(-1), size).squeeze(-1);
+}
+Tensor max_unpool2d(const Tensor& x, const Tensor& indices, const MaxUnpool2dFuncOptions& o) {
+  return fw::max_unpool2d(x, indices, unpool_size("max_unpool2d", x, o));
+}
+Tensor max_unpool3d(const Tensor& x, const Tensor& indices, const MaxUnpool3dFuncOptions& o) {
+  return fw::max_unpool3d(x, indices, unpool_size("max_unpool3d", x, o), o.stride(), o.padding());
+}
+
+Tensor lp_pool1d(const Tensor& x, const LPPool1dFuncOptions& o) {
+  Tensor out = fw::avg_pool1d(x.pow(o.norm_type()), o.kernel_size(), o.stride(), 0, o.ceil_mode());
+  return (fw::sign(out) * fw::relu(fw::abs(out))).mul((*o.kernel_size())[0]).pow(1.0 / o.norm_type());
+}
+Tensor lp_pool2d(const Tensor& x, const LPPool2dFuncOptions& o) {
+  Tensor out = fw::avg_pool2d(x.pow(o.norm_type()), o.kernel_size(), o.stride(), 0, o.ceil_mode());
+  int64_t area = (*o.kernel_size())[0] * (*o.kernel_size())[1];
+  return (fw::sign(out) * fw::relu(fw::abs(out))).mul(area).pow(1.0 / o.norm_type());
+}
+
+}  // namespace functional
 
 // ---- embedding
 

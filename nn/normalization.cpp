@@ -65,7 +65,8 @@ void BatchNormImplBase<D, Derived>::check_input_dim(const Tensor& input) const {
     FW_CHECK(input.dim() == 2 || input.dim() == 3, "[BatchNorm1d] expected 2D or 3D input (got ", input.dim(),
              "D input)");
   else
-    FW_CHECK(input.dim() == 4, "[BatchNorm2d] expected 4D input (got ", input.dim(), "D input)");
+    FW_CHECK(input.dim() == int64_t(D) + 2, "[BatchNorm", D, "d] expected ", D + 2, "D input (got ", input.dim(),
+             "D input)");
   FW_CHECK(input.size(1) == options.num_features(), "[BatchNorm", D, "d] expected ", options.num_features(),
            " channels in dim 1, got input of shape ", input.sizes());
 }
@@ -108,6 +109,7 @@ void BatchNormImplBase<D, Derived>::pretty_print(std::ostream& stream) const {
 
 template class BatchNormImplBase<1, BatchNorm1dImpl>;
 template class BatchNormImplBase<2, BatchNorm2dImpl>;
+template class BatchNormImplBase<3, BatchNorm3dImpl>;
 
 LayerNormImpl::LayerNormImpl(const LayerNormOptions& options_) : options(options_) { reset(); }
 

@@ -1,5 +1,6 @@
 // Convolutions: conv2d and conv_transpose2d primitives (im2col / col2im around the shared GEMM)
-// and the composites conv1d, conv_transpose1d and the padding-string overloads.
+// and the composites conv1d, conv_transpose1d, conv3d, conv_transpose3d (Note [3-d convolutions])
+// and the padding-string overloads.
 //
 // Note [Convolution as GEMM]
 // conv2d unfolds a chunk of samples into columns cols[(c, kh, kw), (n, oh, ow)] and multiplies
@@ -42,35 +43,44 @@ struct ConvGeom {
   int64_t ck() const { return c / groups * kh * kw; }
 };
 
-void check_conv_args(const OpCall& c, bool transposed) {
-  const Tensor &x = c.in[0], &w = c.in[1];
-  const char* op = c.def.name;
-  FW_CHECK(w.dim() == 4, "[", op, "] Expected 4-dimensional weight, but got weight of size ", w.sizes());
-  FW_CHECK(x.dim() == 4, "[", op, "] Expected 4-dimensional input for 4-dimensional weight ", w.sizes(), ", but got ",
-           x.dim(), "-dimensional input of size ", x.sizes(), " instead");
-  const DimVec &s = c.a.ints, &p = c.a.ints2, &d = c.a.ints3;
-  FW_CHECK(s[0] > 0 && s[1] > 0, "[", op, "] non-positive stride is not supported");
-  FW_CHECK(p[0] >= 0 && p[1] >= 0 && c.a.i1 >= 0 && c.a.i2 >= 0, "[", op, "] negative padding is not supported");
-  FW_CHECK(d[0] > 0 && d[1] > 0, "[", op, "] non-positive dilation is not supported");
-  FW_CHECK(c.a.i0 > 0, "[", op, "] non-positive groups is not supported");
+// Argument checks of a convolution over `spatial` dims (the 2-d primitives and the 3-d
+// composites, Note [3-d convolutions]); b is null without bias.
+void check_conv(const char* op, int64_t spatial, const Tensor& x, const Tensor& w, const Tensor* b, IntArrayRef s,
+                IntArrayRef p, IntArrayRef d, int64_t g, bool transposed) {
+  FW_CHECK(w.dim() == spatial + 2, "[", op, "] Expected ", spatial + 2, "-dimensional weight, but got weight of size ",
+           w.sizes());
+  FW_CHECK(x.dim() == spatial + 2, "[", op, "] Expected ", spatial + 2, "-dimensional input for ", spatial + 2,
+           "-dimensional weight ", w.sizes(), ", but got ", x.dim(), "-dimensional input of size ", x.sizes(),
+           " instead");
+  for (size_t i = 0; i < s.size(); i++) {
+    FW_CHECK(s[i] > 0, "[", op, "] non-positive stride is not supported");
+    FW_CHECK(p[i] >= 0, "[", op, "] negative padding is not supported");
+    FW_CHECK(d[i] > 0, "[", op, "] non-positive dilation is not supported");
+  }
+  FW_CHECK(g > 0, "[", op, "] non-positive groups is not supported");
   FW_CHECK(x.dtype() == w.dtype(), "[", op, "] Input type (", dtype_name(x.dtype()), ") and weight type (",
            dtype_name(w.dtype()), ") should be the same");
   FW_CHECK(x.is_floating_point(), "[", op, "] not implemented for dtype ", dtype_str(x.dtype()));
-  int64_t g = c.a.i0, in_ch = transposed ? w.size(0) : w.size(1) * g;
+  int64_t in_ch = transposed ? w.size(0) : w.size(1) * g;
   FW_CHECK(w.size(0) >= g && w.size(0) % g == 0, "[", op, "] Given groups=", g, ", expected weight to be divisible by ",
            g, " at dimension 0, but got weight of size ", w.sizes(), " instead");
   FW_CHECK(x.size(1) == in_ch, "[", op, "] Given ", transposed ? "transposed=1" : "groups=", transposed ? "" : std::to_string(g),
            ", weight of size ", w.sizes(), ", expected input", x.sizes(), " to have ", in_ch, " channels, but got ",
            x.size(1), " channels instead");
   int64_t out_ch = transposed ? w.size(1) * g : w.size(0);
-  if (c.a.flags & 1) {
-    const Tensor& b = c.in[2];
-    FW_CHECK(b.dim() == 1 && b.size(0) == out_ch, "[", op, "] Given ", transposed ? "transposed=1, " : "",
+  if (b) {
+    FW_CHECK(b->dim() == 1 && b->size(0) == out_ch, "[", op, "] Given ", transposed ? "transposed=1, " : "",
              "weight of size ", w.sizes(), ", expected bias to be 1-dimensional with ", out_ch,
-             " elements, but got bias of size ", b.sizes(), " instead");
-    FW_CHECK(b.dtype() == x.dtype(), "[", op, "] Input type (", dtype_name(x.dtype()), ") and bias type (",
-             dtype_name(b.dtype()), ") should be the same");
+             " elements, but got bias of size ", b->sizes(), " instead");
+    FW_CHECK(b->dtype() == x.dtype(), "[", op, "] Input type (", dtype_name(x.dtype()), ") and bias type (",
+             dtype_name(b->dtype()), ") should be the same");
   }
+}
+
+void check_conv_args(const OpCall& c, bool transposed) {
+  FW_CHECK(c.a.i1 >= 0 && c.a.i2 >= 0, "[", c.def.name, "] negative padding is not supported");
+  check_conv(c.def.name, 2, c.in[0], c.in[1], c.a.flags & 1 ? &c.in[2] : nullptr, c.a.ints, c.a.ints2, c.a.ints3,
+             c.a.i0, transposed);
 }
 
 ConvGeom conv_geom(const OpCall& c) {
@@ -453,6 +463,50 @@ OpAttrs string_padding_attrs(const char* op, size_t nd, const Tensor& w, IntArra
   return a;
 }
 
+// Note [3-d convolutions]
+// conv3d is one conv2d whose channels are (group, depth tap, channel): the padded input's depth
+// windows (an unfold view, [N, C, OD, H, W, KD]) are copied once as [N * OD, (g, kd, c), H, W],
+// the weight [O, C/g, KD, KH, KW] is viewed as [O, (kd, c), KH, KW], and conv2d (oneDNN or
+// im2col + GEMM, with the groups and the H/W strides, padding and dilation) gives
+// [N * OD, O, OH, OW], permuted back to [N, O, OD, OH, OW]. The GEMM's inner dimension is the
+// whole C/g * KD * KH * KW window, as a vol2col convolution's. conv_transpose3d is the adjoint:
+// one conv_transpose2d with (g, kd, o) output channels over [N * D, C, H, W] gives every depth
+// tap's contribution, and one index_add along depth sums them at d * stride + kd * dilation.
+// Autograd and fw::compile see only primitives (conv2d, views, copies, index_add).
+Tensor conv3d_impl(const Tensor& x, const Tensor& w, const Tensor& b, const DimVec& s, const DimVec& p,
+                   const DimVec& extra, const DimVec& d, int64_t g) {
+  const char* op = "conv3d";
+  bool ub = unbatched(x, 3, op);
+  Tensor xb = ub ? x.unsqueeze(0) : x;
+  check_conv(op, 3, xb, w, b.defined() ? &b : nullptr, s, p, d, g, false);
+  int64_t e[3], k[3];
+  for (int i = 0; i < 3; i++) {
+    e[i] = xb.size(2 + i) + 2 * p[size_t(i)] + extra[size_t(i)];
+    k[i] = d[size_t(i)] * (w.size(2 + i) - 1) + 1;
+  }
+  FW_CHECK(e[0] >= k[0] && e[1] >= k[1] && e[2] >= k[2], "[", op, "] Calculated padded input size per channel: (",
+           e[0], " x ", e[1], " x ", e[2], "). Kernel size: (", k[0], " x ", k[1], " x ", k[2],
+           "). Kernel size can't be greater than actual input size");
+  const int64_t n = xb.size(0), c = xb.size(1), h = xb.size(3), wd = xb.size(4), o = w.size(0), kd = w.size(2);
+  if (p[0] > 0 || extra[0] > 0) xb = constant_pad_nd(xb, {0, 0, 0, 0, p[0], p[0] + extra[0]});
+  const int64_t od = (e[0] - k[0]) / s[0] + 1;
+  Tensor win = xb.unfold(2, k[0], s[0]);  // [n, c, od, h, wd, span]
+  if (d[0] > 1) win = win.slice(5, 0, k[0], d[0]);
+  Tensor cols = win.reshape({n, g, c / g, od, h, wd, kd}).permute({0, 3, 1, 6, 2, 4, 5}).reshape({n * od, c * kd, h, wd});
+  Tensor w2 = w.permute({0, 2, 1, 3, 4}).reshape({o, kd * (c / g), w.size(3), w.size(4)});
+  OpAttrs a;
+  a.ints = DimVec{s[1], s[2]};
+  a.ints2 = DimVec{p[1], p[2]};
+  a.ints3 = DimVec{d[1], d[2]};
+  a.i0 = g;
+  a.i1 = extra[1];
+  a.i2 = extra[2];
+  a.flags = b.defined() ? 1 : 0;
+  Tensor y = dispatch1(OpId::conv2d, conv_inputs(cols, w2, b), a);  // [n * od, o, oh, ow]
+  y = y.view({n, od, o, y.size(2), y.size(3)}).permute({0, 2, 1, 3, 4}).contiguous();
+  return ub ? y.squeeze(0) : y;
+}
+
 }  // namespace
 
 FW_DEFINE_OP(conv2d) {
@@ -476,6 +530,22 @@ Tensor conv1d(const Tensor& x, const Tensor& w, const Tensor& b, IntArrayRef str
 }
 Tensor detail::conv_padding_mode(int64_t nd, const Tensor& x, const Tensor& w, const Tensor& b, IntArrayRef stride,
                                  const std::string& padding, IntArrayRef dilation, int64_t groups) {
+  if (nd == 3) {
+    const char* op = "conv3d";
+    FW_CHECK(padding == "same" || padding == "valid", "[", op, "] Invalid padding string: '", padding, "'");
+    DimVec s = expand_conv_arg(stride, 3, op, "stride"), d = expand_conv_arg(dilation, 3, op, "dilation");
+    DimVec p{0, 0, 0}, extra{0, 0, 0};
+    if (padding == "same") {
+      for (int64_t v : s) FW_CHECK(v == 1, "[", op, "] padding='same' is not supported for strided convolutions");
+      FW_CHECK(w.dim() == 5, "[", op, "] Expected 5-dimensional weight, but got weight of size ", w.sizes());
+      for (size_t i = 0; i < 3; i++) {
+        int64_t total = d[i] * (w.size(int64_t(2 + i)) - 1);
+        p[i] = total / 2;
+        extra[i] = total - 2 * p[i];
+      }
+    }
+    return conv3d_impl(x, w, b, s, p, extra, d, groups);
+  }
   const char* op = nd == 1 ? "conv1d" : "conv2d";
   OpAttrs a = string_padding_attrs(op, size_t(nd), w, stride, padding, dilation, groups, b);
   return nd == 1 ? conv1d_impl(x, w, b, a) : conv2d_impl(x, w, b, a);
@@ -500,6 +570,57 @@ Tensor conv_transpose1d(const Tensor& x, const Tensor& w, const Tensor& b, IntAr
   Tensor x4 = (ub ? x.unsqueeze(0) : x).unsqueeze(2);
   Tensor y = dispatch1(OpId::conv_transpose2d, conv_inputs(x4, w.unsqueeze(2), b), a).squeeze(2);
   return ub ? y.squeeze(0) : y;
+}
+
+Tensor conv3d(const Tensor& x, const Tensor& w, const Tensor& b, IntArrayRef stride, IntArrayRef padding,
+              IntArrayRef dilation, int64_t groups) {
+  const char* op = "conv3d";
+  return conv3d_impl(x, w, b, expand_conv_arg(stride, 3, op, "stride"), expand_conv_arg(padding, 3, op, "padding"),
+                     DimVec{0, 0, 0}, expand_conv_arg(dilation, 3, op, "dilation"), groups);
+}
+
+Tensor conv_transpose3d(const Tensor& x, const Tensor& w, const Tensor& b, IntArrayRef stride, IntArrayRef padding,
+                        IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {
+  const char* op = "conv_transpose3d";
+  bool ub = unbatched(x, 3, op);
+  Tensor xb = ub ? x.unsqueeze(0) : x;
+  DimVec s = expand_conv_arg(stride, 3, op, "stride"), p = expand_conv_arg(padding, 3, op, "padding");
+  DimVec op_ = expand_conv_arg(output_padding, 3, op, "output_padding"), d = expand_conv_arg(dilation, 3, op, "dilation");
+  check_conv(op, 3, xb, w, b.defined() ? &b : nullptr, s, p, d, groups, true);
+  for (size_t i = 0; i < 3; i++)
+    FW_CHECK(op_[i] >= 0 && (op_[i] < s[i] || op_[i] < d[i]), "[", op, "] output padding must be smaller than either "
+             "stride or dilation, but got output_padding=", op_, ", stride=", s, ", dilation=", d);
+  const int64_t n = xb.size(0), cin = xb.size(1), id = xb.size(2), ih = xb.size(3), iw = xb.size(4);
+  const int64_t og = w.size(1), kd = w.size(2), o = og * groups;
+  int64_t out[3];
+  for (size_t i = 0; i < 3; i++)
+    out[i] = (xb.size(int64_t(2 + i)) - 1) * s[i] - 2 * p[i] + d[i] * (w.size(int64_t(2 + i)) - 1) + op_[i] + 1;
+  FW_CHECK(out[0] > 0 && out[1] > 0 && out[2] > 0, "[", op, "] Given input size per channel: (", id, " x ", ih, " x ",
+           iw, "). Calculated output size per channel: (", out[0], " x ", out[1], " x ", out[2],
+           "). Output size is too small");
+  // Every depth tap's contribution: [n * id, (g, kd, og), oh, ow] (Note [3-d convolutions]).
+  Tensor xs = xb.permute({0, 2, 1, 3, 4}).reshape({n * id, cin, ih, iw});
+  Tensor w2 = w.permute({0, 2, 1, 3, 4}).reshape({cin, kd * og, w.size(3), w.size(4)});
+  OpAttrs a;
+  a.ints = DimVec{s[1], s[2]};
+  a.ints2 = DimVec{p[1], p[2]};
+  a.ints3 = DimVec{d[1], d[2]};
+  a.i0 = groups;
+  a.i1 = op_[1];
+  a.i2 = op_[2];
+  Tensor y = dispatch1(OpId::conv_transpose2d, {xs, w2}, a);
+  const int64_t plane = out[1] * out[2];
+  Tensor taps = y.view({n, id, groups, kd, og, plane}).permute({0, 2, 4, 3, 1, 5}).reshape({n, o, kd * id, plane});
+  // Tap kd of input depth i lands at i * stride + kd * dilation of the unpadded output.
+  std::vector<int64_t> at(size_t(kd * id));
+  for (int64_t t = 0; t < kd; t++)
+    for (int64_t i = 0; i < id; i++) at[size_t(t * id + i)] = i * s[0] + t * d[0];
+  const int64_t full = (id - 1) * s[0] + d[0] * (kd - 1) + 1 + op_[0];
+  Tensor sums = zeros({n, o, full, plane}, TensorOptions(x.dtype()).device(x.device()))
+                    .index_add(2, tensor(at, TensorOptions(kLong).device(x.device())), taps);
+  Tensor r = sums.narrow(2, p[0], out[0]).reshape({n, o, out[0], out[1], out[2]});
+  if (b.defined()) r = r + b.view({1, o, 1, 1, 1});
+  return ub ? r.squeeze(0) : r;
 }
 
 }  // namespace fw

@@ -1,5 +1,6 @@
-// Pooling: max_pool2d_with_indices, avg_pool2d, adaptive_avg_pool2d (primitives over (N, C, H, W)
-// or unbatched (C, H, W) inputs) and their 1-D composites, which view (N, C, L) as (N, C, 1, L).
+// Pooling: max_pool2d_with_indices, avg_pool2d, adaptive_avg_pool2d, adaptive_max_pool2d (primitives
+// over (N, C, H, W) or unbatched (C, H, W) inputs), their 1-D composites, which view (N, C, L) as
+// (N, C, 1, L), the 3-d composites (Note [3-d pooling]) and max unpooling.
 // attrs: ints = {kh, kw, sh, sw}; ints2 = {ph, pw}; ints3 = {dh, dw} (max); flags bit 0 = ceil_mode,
 // bit 1 = count_include_pad (avg) or no indices (max: an empty second output, Note [Max pool
 // without indices]); i0 = divisor_override (avg, 0 = none).
@@ -301,17 +302,21 @@ void avg_pool_kernel(const OpCall& c, Outs& o) {
   });
 }
 
-void adaptive_meta(const OpCall& c, Metas& m) {
+// Input and output_size checks of the adaptive pools (op names the avg or max primitive).
+void check_adaptive(const OpCall& c, const char* op) {
   const Tensor& x = c.in[0];
-  FW_CHECK(c.a.ints.size() == 2, "[adaptive_avg_pool2d] output_size must be 2, got ", c.a.ints.size());
-  FW_CHECK(x.dim() == 3 || x.dim() == 4, "[adaptive_avg_pool2d] Expected 3D or 4D tensor, but got ", x.sizes());
+  FW_CHECK(c.a.ints.size() == 2, "[", op, "] output_size must be 2, got ", c.a.ints.size());
+  FW_CHECK(x.dim() == 3 || x.dim() == 4, "[", op, "] Expected 3D or 4D tensor, but got ", x.sizes());
   for (int64_t d = x.dim() - 3; d < x.dim(); d++)
-    FW_CHECK(x.size(d) > 0, "[adaptive_avg_pool2d] Expected input to have non-zero size for non-batch dimensions, "
+    FW_CHECK(x.size(d) > 0, "[", op, "] Expected input to have non-zero size for non-batch dimensions, "
              "but input has sizes ", x.sizes(), " with dimension ", d, " being empty");
-  FW_CHECK(c.a.ints[0] >= 0 && c.a.ints[1] >= 0, "[adaptive_avg_pool2d] output_size must be non-negative, got ",
-           c.a.ints);
-  FW_CHECK(x.is_floating_point(), "[adaptive_avg_pool2d] not implemented for dtype ", dtype_str(x.dtype()));
-  m.push_back({out_sizes(x, c.a.ints[0], c.a.ints[1]), x.dtype()});
+  FW_CHECK(c.a.ints[0] >= 0 && c.a.ints[1] >= 0, "[", op, "] output_size must be non-negative, got ", c.a.ints);
+  FW_CHECK(x.is_floating_point(), "[", op, "] not implemented for dtype ", dtype_str(x.dtype()));
+}
+
+void adaptive_meta(const OpCall& c, Metas& m) {
+  check_adaptive(c, "adaptive_avg_pool2d");
+  m.push_back({out_sizes(c.in[0], c.a.ints[0], c.a.ints[1]), c.in[0].dtype()});
 }
 
 void adaptive_kernel(const OpCall& c, Outs& o) {
@@ -329,6 +334,44 @@ void adaptive_kernel(const OpCall& c, Outs& o) {
             for (int64_t h = h0; h < h1; h++)
               for (int64_t w = w0; w < w1; w++) s += double(x[p * ih * iw + h * iw + w]);
             y[p * oh * ow + i * ow + j] = T(s / double((h1 - h0) * (w1 - w0)));
+          }
+        }
+      }
+    });
+  });
+}
+
+void adaptive_max_meta(const OpCall& c, Metas& m) {
+  check_adaptive(c, "adaptive_max_pool2d");
+  m.push_back({out_sizes(c.in[0], c.a.ints[0], c.a.ints[1]), c.in[0].dtype()});
+  m.push_back({out_sizes(c.in[0], c.a.ints[0], c.a.ints[1]), kLong});
+}
+
+// Window [floor(i * in / out), ceil((i + 1) * in / out)) per axis, as adaptive_kernel; the
+// first maximum in row-major order, or the last NaN (PyTorch's rule); indices flat in the plane.
+void adaptive_max_kernel(const OpCall& c, Outs& o) {
+  const Tensor& in = c.in[0];
+  const int64_t ih = in.size(-2), iw = in.size(-1), oh = c.a.ints[0], ow = c.a.ints[1];
+  const int64_t planes = in.numel() / (ih * iw);
+  int64_t* pi = o[1].data_ptr<int64_t>();
+  pool_compute("adaptive_max_pool2d", in, o[0], [&]<class T>(const T* x, T* y) {
+    parallel_for(0, planes, std::max<int64_t>(1, kGrainSize / (ih * iw)), [&](int64_t b, int64_t e) {
+      for (int64_t p = b; p < e; p++) {
+        const T* xp = x + p * ih * iw;
+        for (int64_t i = 0; i < oh; i++) {
+          const int64_t h0 = i * ih / oh, h1 = ((i + 1) * ih + oh - 1) / oh;
+          for (int64_t j = 0; j < ow; j++) {
+            const int64_t w0 = j * iw / ow, w1 = ((j + 1) * iw + ow - 1) / ow;
+            T best = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
+                                                          : std::numeric_limits<T>::lowest();
+            int64_t bi = h0 * iw + w0;
+            for (int64_t h = h0; h < h1; h++)
+              for (int64_t w = w0; w < w1; w++) {
+                T v = xp[h * iw + w];
+                if (v > best || v != v) best = v, bi = h * iw + w;
+              }
+            y[(p * oh + i) * ow + j] = best;
+            pi[(p * oh + i) * ow + j] = bi;
           }
         }
       }
@@ -367,18 +410,16 @@ void check_1d_input(const Tensor& x, const char* op) {
 // ---- vjps. max pool sends each output's gradient to its argmax (the saved indices) with
 // scatter_add; the average pools are separable (Note [Separable resampling vjps]).
 
-void max_pool_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
-  FW_CHECK(!(c.a.flags & 2), "[max_pool2d] internal: called without indices on an input that needs a gradient");
-  const Tensor& x = c.in[0];
+// The gradient of x from g at the maxima `idx` (flat positions in x's last two dims).
+Tensor scatter_to_argmax(const Tensor& x, const Tensor& idx, const Tensor& g) {
   int64_t ih = x.size(-2), iw = x.size(-1), planes = x.numel() / (ih * iw);
-  const Tensor& idx = c.out[1];
   int64_t per = idx.size(-2) * idx.size(-1);
-  if (!tls().tracer && !is_grad_enabled() && (g[0].dtype() == kFloat || g[0].dtype() == kDouble)) {
+  if (!tls().tracer && !is_grad_enabled() && (g.dtype() == kFloat || g.dtype() == kDouble)) {
     // Plain gradient (no create_graph, not traced): one pass that zeroes each input plane and
     // adds the plane's output gradients at their argmax, in the order scatter_add would (the
     // same sums), instead of zeros + a copy of them + a serial scatter_add.
-    Tensor gx = make_tensor(x.sizes(), g[0].dtype());
-    Tensor gc = g[0].contiguous(), ic = idx.contiguous();
+    Tensor gx = make_tensor(x.sizes(), g.dtype());
+    Tensor gc = g.contiguous(), ic = idx.contiguous();
     const int64_t* ip = ic.data_ptr<int64_t>();
     visit_float(gx.dtype(), "max_pool2d_backward", [&]<class T>() {
       const T* gp = gc.data_ptr<T>();
@@ -394,12 +435,18 @@ void max_pool_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
                      }
                    });
     });
-    r[0] = gx;
-    return;
+    return gx;
   }
-  Tensor flat = fw::zeros({planes, ih * iw}, g[0].dtype());
-  r[0] = flat.scatter_add(1, idx.reshape({planes, per}), g[0].reshape({planes, per})).view(x.sizes());
+  Tensor flat = fw::zeros({planes, ih * iw}, g.dtype());
+  return flat.scatter_add(1, idx.reshape({planes, per}), g.reshape({planes, per})).view(x.sizes());
 }
+
+void max_pool_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+  FW_CHECK(!(c.a.flags & 2), "[max_pool2d] internal: called without indices on an input that needs a gradient");
+  r[0] = scatter_to_argmax(c.in[0], c.out[1], g[0]);
+}
+
+void adaptive_max_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { r[0] = scatter_to_argmax(c.in[0], c.out[1], g[0]); }
 
 // Row weights of one axis of avg_pool2d: a window's entries get 1 / count, where count is the
 // padded extent (count_include_pad), the in-bounds extent, or 1 (divisor_override, applied to
@@ -459,6 +506,13 @@ FW_DEFINE_OP(avg_pool2d) {
   d.vjp = avg_pool_vjp;
   d.vjp_reads_in = false;
 }
+FW_DEFINE_OP(adaptive_max_pool2d) {
+  d.meta = adaptive_max_meta;
+  d.cpu = adaptive_max_kernel;
+  d.vjp = adaptive_max_vjp;
+  d.vjp_uses_out = true;
+  d.vjp_reads_in = false;
+}
 FW_DEFINE_OP(adaptive_avg_pool2d) {
   d.meta = adaptive_meta;
   d.cpu = adaptive_kernel;
@@ -515,6 +569,249 @@ Tensor adaptive_avg_pool1d(const Tensor& x, IntArrayRef output_size) {
   OpAttrs a;
   a.ints = DimVec{1, expand_arg(output_size, 1, "adaptive_avg_pool1d", "output_size")[0]};
   return dispatch1(OpId::adaptive_avg_pool2d, {x.unsqueeze(-2)}, a).squeeze(-2);
+}
+
+// ---- 3-d pools, adaptive max pools and unpooling (composites)
+
+// Note [3-d pooling]
+// Max, average (every count rule, ceil_mode and divisor_override) and adaptive pools are
+// separable over a window: a 3-d window's max (sum, and its count, a product of per-axis counts)
+// is the max (sum) over its depth taps of the max (sum) over each tap's (h, w) window. So each
+// 3-d pool is the 2-d primitive over every depth slice ([N, C * D, H, W]) followed by the same
+// primitive along depth, on [N * C, 1, D, OH * OW] with a (kd, 1) window. Tap order is kept:
+// the first pass takes each slice's first maximum (or last NaN) in row-major order and the second
+// the first (last NaN) over depth, which is the first maximum (last NaN) in (d, h, w) order, the
+// winner of PyTorch's 3-d loops; indices are the second pass's depth d times H * W plus the first
+// pass's index in slice d. Integer averages sum exactly (divisor 1) and divide once, truncating as
+// PyTorch's integer kernels do. Gradients flow through the primitives' vjps.
+namespace {
+
+struct Pool3d {
+  DimVec k, s, p, d;
+  int64_t n, c, id, ih, iw, od, oh, ow;
+  bool unbatched;
+};
+
+// Expands and checks the arguments of a 3-d pool over (N, C, D, H, W) or (C, D, H, W) input x.
+Pool3d pool3d_geometry(const char* op, const Tensor& x, IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding,
+                       IntArrayRef dilation, bool ceil_mode) {
+  Pool3d g;
+  g.k = expand_arg(kernel, 3, op, "kernel_size");
+  g.s = stride.empty() ? g.k : expand_arg(stride, 3, op, "stride");
+  g.p = expand_arg(padding, 3, op, "padding");
+  g.d = expand_arg(dilation, 3, op, "dilation");
+  FW_CHECK(g.k[0] > 0 && g.k[1] > 0 && g.k[2] > 0, "[", op, "] kernel size should be greater than zero, but got ",
+           "kernel_size=", g.k);
+  FW_CHECK(g.s[0] > 0 && g.s[1] > 0 && g.s[2] > 0, "[", op, "] stride should be greater than zero, but got stride=", g.s);
+  FW_CHECK(g.d[0] > 0 && g.d[1] > 0 && g.d[2] > 0, "[", op, "] dilation should be greater than zero, but got dilation=",
+           g.d);
+  for (size_t i = 0; i < 3; i++)
+    FW_CHECK(g.p[i] >= 0 && g.p[i] <= g.k[i] / 2, "[", op, "] pad should be at most half of kernel size, but got pad=",
+             g.p, " and kernel_size=", g.k);
+  bool ok = (x.dim() == 4 || x.dim() == 5) && x.size(-1) > 0 && x.size(-2) > 0 && x.size(-3) > 0 && x.size(-4) > 0;
+  FW_CHECK(ok, "[", op, "] Expected 4D or 5D (batch mode) tensor with optional 0 dim batch size for input, but got:",
+           x.sizes());
+  g.unbatched = x.dim() == 4;
+  g.n = g.unbatched ? 1 : x.size(0);
+  g.c = x.size(-4), g.id = x.size(-3), g.ih = x.size(-2), g.iw = x.size(-1);
+  g.od = pool_out(g.id, g.k[0], g.p[0], g.s[0], g.d[0], ceil_mode);
+  g.oh = pool_out(g.ih, g.k[1], g.p[1], g.s[1], g.d[1], ceil_mode);
+  g.ow = pool_out(g.iw, g.k[2], g.p[2], g.s[2], g.d[2], ceil_mode);
+  FW_CHECK(g.od >= 1 && g.oh >= 1 && g.ow >= 1, "[", op, "] Given input size: (", g.c, "x", g.id, "x", g.ih, "x", g.iw,
+           "). Calculated output size: (", g.c, "x", g.od, "x", g.oh, "x", g.ow, "). Output size is too small");
+  return g;
+}
+
+// [N, C, D, H, W] (or unbatched) as [N, C * D, H, W] for the per-slice pass.
+Tensor slices(const Tensor& x, const Pool3d& g) { return x.reshape({g.n, g.c * g.id, g.ih, g.iw}); }
+
+// The pass along depth's result [N * C, 1, OD, OH * OW] in the input's layout.
+Tensor unslice(const Tensor& y, const Pool3d& g, int64_t od, int64_t oh, int64_t ow) {
+  return g.unbatched ? y.reshape({g.c, od, oh, ow}) : y.reshape({g.n, g.c, od, oh, ow});
+}
+
+// Indices flat in D * H * W from the depth pass's indices i3 (flat in [D, OH * OW]) and the slice
+// pass's indices i2 ([N, C * D, OH, OW], flat in H * W).
+Tensor combine_indices(const Tensor& i2, const Tensor& i3, const Pool3d& g, int64_t od, int64_t oh, int64_t ow) {
+  const int64_t plane = oh * ow, nc = g.n * g.c;
+  Tensor at = i3.reshape({nc, od * plane});
+  Tensor in_slice = i2.reshape({nc, g.id * plane}).gather(1, at);
+  return unslice(floor_divide(at, plane) * (g.ih * g.iw) + in_slice, g, od, oh, ow);
+}
+
+std::tuple<Tensor, Tensor> max_pool3d_impl(const Tensor& x, const Pool3d& g, bool ceil_mode, bool indices) {
+  Tensor y2, i2, y3, i3;
+  if (indices) {
+    std::tie(y2, i2) = max_pool2d_with_indices(slices(x, g), {g.k[1], g.k[2]}, {g.s[1], g.s[2]}, {g.p[1], g.p[2]},
+                                               {g.d[1], g.d[2]}, ceil_mode);
+    std::tie(y3, i3) = max_pool2d_with_indices(y2.reshape({g.n * g.c, 1, g.id, g.oh * g.ow}), {g.k[0], 1},
+                                               {g.s[0], 1}, {g.p[0], 0}, {g.d[0], 1}, ceil_mode);
+    return {unslice(y3, g, g.od, g.oh, g.ow), combine_indices(i2, i3, g, g.od, g.oh, g.ow)};
+  }
+  y2 = max_pool2d(slices(x, g), {g.k[1], g.k[2]}, {g.s[1], g.s[2]}, {g.p[1], g.p[2]}, {g.d[1], g.d[2]}, ceil_mode);
+  y3 = max_pool2d(y2.reshape({g.n * g.c, 1, g.id, g.oh * g.ow}), {g.k[0], 1}, {g.s[0], 1}, {g.p[0], 0},
+                  {g.d[0], 1}, ceil_mode);
+  return {unslice(y3, g, g.od, g.oh, g.ow), Tensor()};
+}
+
+// Per-output counts of one axis of avg_pool3d (padded extent or in-bounds extent).
+std::vector<int64_t> avg_counts(int64_t in, int64_t out, int64_t k, int64_t s, int64_t p, bool include_pad) {
+  std::vector<int64_t> r;
+  for (int64_t o = 0; o < out; o++) {
+    int64_t a = o * s - p, b = std::min(a + k, in + p), padded = b - a;
+    a = std::max<int64_t>(a, 0), b = std::min(b, in);
+    r.push_back(include_pad ? padded : b - a);
+  }
+  return r;
+}
+
+}  // namespace
+
+std::tuple<Tensor, Tensor> max_pool3d_with_indices(const Tensor& x, IntArrayRef kernel, IntArrayRef stride,
+                                                   IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
+  Pool3d g = pool3d_geometry("max_pool3d", x, kernel, stride, padding, dilation, ceil_mode);
+  FW_CHECK(x.dtype() != kBool && !x.is_complex(), "[max_pool3d] not implemented for dtype ", dtype_str(x.dtype()));
+  return max_pool3d_impl(x, g, ceil_mode, true);
+}
+Tensor max_pool3d(const Tensor& x, IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
+                  bool ceil_mode) {
+  Pool3d g = pool3d_geometry("max_pool3d", x, kernel, stride, padding, dilation, ceil_mode);
+  FW_CHECK(x.dtype() != kBool && !x.is_complex(), "[max_pool3d] not implemented for dtype ", dtype_str(x.dtype()));
+  return std::get<0>(max_pool3d_impl(x, g, ceil_mode, false));
+}
+
+Tensor avg_pool3d(const Tensor& x, IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
+                  bool count_include_pad, std::optional<int64_t> divisor_override) {
+  Pool3d g = pool3d_geometry("avg_pool3d", x, kernel, stride, padding, 1, ceil_mode);
+  FW_CHECK(x.dtype() != kBool && !x.is_complex(), "[avg_pool3d] not implemented for dtype ", dtype_str(x.dtype()));
+  FW_CHECK(!divisor_override || *divisor_override != 0, "[avg_pool3d] divisor must be not zero");
+  const bool exact = !x.is_floating_point();  // integers: exact sums, one truncating division
+  std::optional<int64_t> first = divisor_override || exact ? std::optional<int64_t>(1) : std::nullopt;
+  std::optional<int64_t> second = exact ? std::optional<int64_t>(1) : divisor_override;
+  Tensor y2 = avg_pool2d(slices(x, g), {g.k[1], g.k[2]}, {g.s[1], g.s[2]}, {g.p[1], g.p[2]}, ceil_mode,
+                         count_include_pad, first);
+  Tensor y3 = avg_pool2d(y2.reshape({g.n * g.c, 1, g.id, g.oh * g.ow}), {g.k[0], 1}, {g.s[0], 1}, {g.p[0], 0},
+                         ceil_mode, count_include_pad, second);
+  Tensor y = unslice(y3, g, g.od, g.oh, g.ow);
+  if (!exact) return y;
+  if (divisor_override) return div(y, Scalar(*divisor_override), std::string("trunc"));
+  std::vector<int64_t> cnt;
+  auto cd = avg_counts(g.id, g.od, g.k[0], g.s[0], g.p[0], count_include_pad);
+  auto ch = avg_counts(g.ih, g.oh, g.k[1], g.s[1], g.p[1], count_include_pad);
+  auto cw = avg_counts(g.iw, g.ow, g.k[2], g.s[2], g.p[2], count_include_pad);
+  for (int64_t a : cd)
+    for (int64_t b : ch)
+      for (int64_t c : cw) cnt.push_back(a * b * c);
+  Tensor counts = tensor(cnt, TensorOptions(kLong).device(x.device())).reshape({g.od, g.oh, g.ow});
+  return div(y, counts, std::string("trunc")).to(x.dtype());
+}
+
+Tensor adaptive_avg_pool3d(const Tensor& x, IntArrayRef output_size) {
+  const char* op = "adaptive_avg_pool3d";
+  DimVec os = expand_arg(output_size, 3, op, "output_size");
+  FW_CHECK(x.dim() == 4 || x.dim() == 5, "[", op, "] Expected 4D or 5D tensor, but got ", x.sizes());
+  for (int64_t d = x.dim() - 4; d < x.dim(); d++)
+    FW_CHECK(x.size(d) > 0, "[", op, "] Expected input to have non-zero size for non-batch dimensions, but input has "
+             "sizes ", x.sizes(), " with dimension ", d, " being empty");
+  FW_CHECK(os[0] >= 0 && os[1] >= 0 && os[2] >= 0, "[", op, "] output_size must be non-negative, got ", os);
+  FW_CHECK(x.is_floating_point(), "[", op, "] not implemented for dtype ", dtype_str(x.dtype()));
+  Pool3d g;
+  g.unbatched = x.dim() == 4;
+  g.n = g.unbatched ? 1 : x.size(0);
+  g.c = x.size(-4), g.id = x.size(-3), g.ih = x.size(-2), g.iw = x.size(-1);
+  if (os[0] * os[1] * os[2] == 0 || g.n == 0) {
+    DimVec sz(x.sizes());
+    for (size_t i = 0; i < 3; i++) sz[sz.size() - 3 + i] = os[i];
+    return zeros(sz, TensorOptions(x.dtype()).device(x.device()));
+  }
+  Tensor y2 = adaptive_avg_pool2d(slices(x, g), {os[1], os[2]});
+  Tensor y3 = adaptive_avg_pool2d(y2.reshape({g.n * g.c, 1, g.id, os[1] * os[2]}), {os[0], os[1] * os[2]});
+  return unslice(y3, g, os[0], os[1], os[2]);
+}
+
+std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& x, IntArrayRef output_size) {
+  OpAttrs a;
+  a.ints = expand_arg(output_size, 2, "adaptive_max_pool2d", "output_size");
+  Outs o = dispatch(OpId::adaptive_max_pool2d, {x}, a);
+  return {o[0], o[1]};
+}
+std::tuple<Tensor, Tensor> adaptive_max_pool1d(const Tensor& x, IntArrayRef output_size) {
+  check_1d_input(x, "adaptive_max_pool1d");
+  OpAttrs a;
+  a.ints = DimVec{1, expand_arg(output_size, 1, "adaptive_max_pool1d", "output_size")[0]};
+  Outs o = dispatch(OpId::adaptive_max_pool2d, {x.unsqueeze(-2)}, a);
+  return {o[0].squeeze(-2), o[1].squeeze(-2)};
+}
+std::tuple<Tensor, Tensor> adaptive_max_pool3d(const Tensor& x, IntArrayRef output_size) {
+  const char* op = "adaptive_max_pool3d";
+  DimVec os = expand_arg(output_size, 3, op, "output_size");
+  FW_CHECK(x.dim() == 4 || x.dim() == 5, "[", op, "] Expected 4D or 5D tensor, but got ", x.sizes());
+  for (int64_t d = x.dim() - 4; d < x.dim(); d++)
+    FW_CHECK(x.size(d) > 0, "[", op, "] Expected input to have non-zero size for non-batch dimensions, but input has "
+             "sizes ", x.sizes(), " with dimension ", d, " being empty");
+  FW_CHECK(os[0] >= 0 && os[1] >= 0 && os[2] >= 0, "[", op, "] output_size must be non-negative, got ", os);
+  FW_CHECK(x.is_floating_point(), "[", op, "] not implemented for dtype ", dtype_str(x.dtype()));
+  Pool3d g;
+  g.unbatched = x.dim() == 4;
+  g.n = g.unbatched ? 1 : x.size(0);
+  g.c = x.size(-4), g.id = x.size(-3), g.ih = x.size(-2), g.iw = x.size(-1);
+  if (os[0] * os[1] * os[2] == 0 || g.n == 0) {
+    DimVec sz(x.sizes());
+    for (size_t i = 0; i < 3; i++) sz[sz.size() - 3 + i] = os[i];
+    TensorOptions to = TensorOptions(x.dtype()).device(x.device());
+    return {zeros(sz, to), zeros(sz, to.dtype(kLong))};
+  }
+  auto [y2, i2] = adaptive_max_pool2d(slices(x, g), {os[1], os[2]});
+  auto [y3, i3] = adaptive_max_pool2d(y2.reshape({g.n * g.c, 1, g.id, os[1] * os[2]}), {os[0], os[1] * os[2]});
+  return {unslice(y3, g, os[0], os[1], os[2]), combine_indices(i2, i3, g, os[0], os[1], os[2])};
+}
+
+namespace {
+// Scatters x's values to their indices in zeros of `out` spatial sizes (the last `spatial` dims).
+Tensor max_unpool(const char* op, const Tensor& x, const Tensor& indices, IntArrayRef out, int64_t spatial) {
+  FW_CHECK(indices.dtype() == kLong, "[", op, "] elements in indices should be type int64 but got: ",
+           dtype_str(indices.dtype()));
+  FW_CHECK(x.sizes() == indices.sizes(), "[", op, "] Expected shape of indices to be same as that of the input tensor (",
+           x.sizes(), ") but got indices tensor with shape: ", indices.sizes());
+  FW_CHECK(int64_t(out.size()) == spatial, "[", op, "] There should be exactly ", spatial,
+           " elements (output spatial sizes) in output_size, but got ", out.size(), " elements.");
+  FW_CHECK(x.dim() == spatial + 1 || x.dim() == spatial + 2, "[", op, "] Input to max_unpooling", spatial,
+           "d should be a ", spatial + 1, "d or ", spatial + 2, "d Tensor, but got a tensor with ", x.dim(),
+           " dimensions.");
+  for (int64_t d = x.dim() - spatial - 1; d < x.dim(); d++)
+    FW_CHECK(x.size(d) > 0, "[", op, "] Expected input to have non-zero size for non-batch dimensions, but got ",
+             x.sizes(), " with dimension ", d, " being empty.");
+  int64_t plane = 1;
+  for (int64_t v : out) {
+    FW_CHECK(v > 0, "[", op, "] output sizes must be positive, got ", out);
+    plane *= v;
+  }
+  const bool ub = x.dim() == spatial + 1;
+  const int64_t n = ub ? 1 : x.size(0), c = x.size(ub ? 0 : 1);
+  Tensor idx = indices.reshape({n, c, -1});
+  if (idx.numel() > 0) {
+    int64_t lo = idx.min().item<int64_t>(), hi = idx.max().item<int64_t>();
+    FW_CHECK(lo >= 0 && hi < plane, "[", op, "] Found an invalid max index: ", lo < 0 ? lo : hi,
+             " (output volumes are of size ", out, ")");
+  }
+  DimVec sz;
+  for (int64_t d = 0; d < x.dim() - spatial; d++) sz.push_back(x.size(d));
+  for (int64_t v : out) sz.push_back(v);
+  Tensor z = zeros({n, c, plane}, TensorOptions(x.dtype()).device(x.device()));
+  return z.scatter(2, idx, x.reshape({n, c, -1})).reshape(sz);
+}
+}  // namespace
+
+Tensor max_unpool2d(const Tensor& x, const Tensor& indices, IntArrayRef output_size) {
+  return max_unpool("max_unpool2d", x, indices, output_size, 2);
+}
+Tensor max_unpool3d(const Tensor& x, const Tensor& indices, IntArrayRef output_size, IntArrayRef stride,
+                    IntArrayRef padding) {
+  const char* op = "max_unpool3d";
+  FW_CHECK(stride.size() == 3 && stride[0] > 0 && stride[1] > 0 && stride[2] > 0, "[", op,
+           "] stride should be 3 positive integers, got ", stride);
+  FW_CHECK(padding.size() == 3, "[", op, "] padding should have 3 elements, got ", padding);
+  return max_unpool(op, x, indices, output_size, 3);
 }
 
 }  // namespace fw

@@ -324,6 +324,10 @@ Tensor conv1d(const Tensor& x, const Tensor& w, const Tensor& b = {}, IntArrayRe
               IntArrayRef padding = 0, IntArrayRef dilation = 1, int64_t groups = 1);
 Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b = {}, IntArrayRef stride = 1,
               IntArrayRef padding = 0, IntArrayRef dilation = 1, int64_t groups = 1);
+// Convolution over (N, C, D, H, W) or (C, D, H, W) inputs with a (O, C / groups, KD, KH, KW)
+// weight (one conv2d over depth-tap channels, Note [3-d convolutions] in core/ops/conv.cpp).
+Tensor conv3d(const Tensor& x, const Tensor& w, const Tensor& b = {}, IntArrayRef stride = 1,
+              IntArrayRef padding = 0, IntArrayRef dilation = 1, int64_t groups = 1);
 namespace detail {
 Tensor conv_padding_mode(int64_t spatial_dims, const Tensor& x, const Tensor& w, const Tensor& b, IntArrayRef stride,
                          const std::string& padding, IntArrayRef dilation, int64_t groups);
@@ -340,10 +344,19 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, IntArrayRef str
               IntArrayRef dilation = 1, int64_t groups = 1) {
   return detail::conv_padding_mode(2, x, w, b, stride, padding, dilation, groups);
 }
+template <class S, std::enable_if_t<std::is_convertible_v<const S&, std::string>, int> = 0>
+Tensor conv3d(const Tensor& x, const Tensor& w, const Tensor& b, IntArrayRef stride, const S& padding,
+              IntArrayRef dilation = 1, int64_t groups = 1) {
+  return detail::conv_padding_mode(3, x, w, b, stride, padding, dilation, groups);
+}
 Tensor conv_transpose1d(const Tensor& x, const Tensor& w, const Tensor& b = {}, IntArrayRef stride = 1,
                         IntArrayRef padding = 0, IntArrayRef output_padding = 0, int64_t groups = 1,
                         IntArrayRef dilation = 1);
 Tensor conv_transpose2d(const Tensor& x, const Tensor& w, const Tensor& b = {}, IntArrayRef stride = 1,
+                        IntArrayRef padding = 0, IntArrayRef output_padding = 0, int64_t groups = 1,
+                        IntArrayRef dilation = 1);
+// Weight (C_in, C_out / groups, KD, KH, KW).
+Tensor conv_transpose3d(const Tensor& x, const Tensor& w, const Tensor& b = {}, IntArrayRef stride = 1,
                         IntArrayRef padding = 0, IntArrayRef output_padding = 0, int64_t groups = 1,
                         IntArrayRef dilation = 1);
 Tensor max_pool1d(const Tensor& x, IntArrayRef kernel, IntArrayRef stride = {}, IntArrayRef padding = 0,
@@ -363,6 +376,27 @@ Tensor avg_pool2d(const Tensor& x, IntArrayRef kernel, IntArrayRef stride = {}, 
                   std::optional<int64_t> divisor_override = std::nullopt);
 Tensor adaptive_avg_pool1d(const Tensor& x, IntArrayRef output_size);
 Tensor adaptive_avg_pool2d(const Tensor& x, IntArrayRef output_size);
+// 3-d pools over (N, C, D, H, W) or (C, D, H, W) inputs: the 2-d pool over every depth slice,
+// then along depth (Note [3-d pooling] in core/ops/pool.cpp). Indices are flat in D * H * W.
+Tensor max_pool3d(const Tensor& x, IntArrayRef kernel, IntArrayRef stride = {}, IntArrayRef padding = 0,
+                  IntArrayRef dilation = 1, bool ceil_mode = false);
+std::tuple<Tensor, Tensor> max_pool3d_with_indices(const Tensor& x, IntArrayRef kernel, IntArrayRef stride = {},
+                                                   IntArrayRef padding = 0, IntArrayRef dilation = 1,
+                                                   bool ceil_mode = false);
+Tensor avg_pool3d(const Tensor& x, IntArrayRef kernel, IntArrayRef stride = {}, IntArrayRef padding = 0,
+                  bool ceil_mode = false, bool count_include_pad = true,
+                  std::optional<int64_t> divisor_override = std::nullopt);
+Tensor adaptive_avg_pool3d(const Tensor& x, IntArrayRef output_size);
+// Max over adaptive windows (start floor(i * in / out), end ceil((i + 1) * in / out)), with the
+// flat index of each maximum; NaN wins. (values, indices) as ATen's functions.
+std::tuple<Tensor, Tensor> adaptive_max_pool1d(const Tensor& x, IntArrayRef output_size);
+std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& x, IntArrayRef output_size);
+std::tuple<Tensor, Tensor> adaptive_max_pool3d(const Tensor& x, IntArrayRef output_size);
+// Inverse of max pooling: zeros of output_size (the 2 or 3 spatial sizes) with x's values at the
+// flat indices of a max pool; stride and padding of the 3-d form are checked only, as in ATen.
+Tensor max_unpool2d(const Tensor& x, const Tensor& indices, IntArrayRef output_size);
+Tensor max_unpool3d(const Tensor& x, const Tensor& indices, IntArrayRef output_size, IntArrayRef stride,
+                    IntArrayRef padding);
 // Resampling kernels behind nn::functional::interpolate; a given scale replaces in/out as the
 // source step, as in libtorch. Inputs are (N, C, W) for 1d and (N, C, H, W) for 2d.
 Tensor upsample_nearest1d(const Tensor& x, IntArrayRef output_size, std::optional<double> scale = std::nullopt);

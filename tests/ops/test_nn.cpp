@@ -128,6 +128,9 @@ FW_OP_TEST(conv2d) {
     Tensor b = c.in.size() > 2 ? c.in[2] : Tensor();
     const auto& a = c.args;
     bool one = starts(c, "conv1d_");
+    if (starts(c, "conv3d_"))
+      return V{a[1].kind == FixArg::Kind::Str ? fw::conv3d(c.in[0], c.in[1], b, a[0].ints, a[1].s, a[2].ints, a[3].i)
+                                              : fw::conv3d(c.in[0], c.in[1], b, a[0].ints, a[1].ints, a[2].ints, a[3].i)};
     if (a[1].kind == FixArg::Kind::Str)
       return V{one ? fw::conv1d(c.in[0], c.in[1], b, a[0].ints, a[1].s, a[2].ints, a[3].i)
                    : fw::conv2d(c.in[0], c.in[1], b, a[0].ints, a[1].s, a[2].ints, a[3].i)};
@@ -136,6 +139,20 @@ FW_OP_TEST(conv2d) {
   };
   t.error([] { fw::conv2d(f32({2, 3, 5, 5}), f32({4, 5, 3, 3})); },
           "[conv2d] Given groups=1, weight of size [4, 5, 3, 3], expected input[2, 3, 5, 5] to have 5 channels, but got 3 channels instead");
+  t.error([] { fw::conv3d(f32({2, 3, 4, 5, 5}), f32({4, 5, 3, 3, 3})); },
+          "[conv3d] Given groups=1, weight of size [4, 5, 3, 3, 3], expected input[2, 3, 4, 5, 5] to have 5 channels, but got 3 channels instead");
+  t.error([] { fw::conv3d(f32({2, 3, 2, 5, 5}), f32({4, 3, 3, 3, 3})); },
+          "[conv3d] Calculated padded input size per channel: (2 x 5 x 5). Kernel size: (3 x 3 x 3). Kernel size can't be greater than actual input size");
+  t.error([] { fw::conv3d(f32({2, 3, 5, 5}), f32({4, 3, 3, 3, 3})); },
+          "[conv3d] Given groups=1, weight of size [4, 3, 3, 3, 3], expected input[1, 2, 3, 5, 5] to have 3 channels, but got 2 channels instead");
+  t.error([] { fw::conv3d(f32({3, 5, 5}), f32({4, 3, 3, 3, 3})); }, "[conv3d] Expected 4D (unbatched) or 5D (batched) input to conv3d");
+  t.error([] { fw::conv3d(f32({1, 3, 4, 4, 4}), f32({4, 3, 3, 3, 3}), f32({3})); },
+          "[conv3d] Given weight of size [4, 3, 3, 3, 3], expected bias to be 1-dimensional with 4 elements, but got bias of size [3] instead");
+  t.error([] { fw::conv3d(f32({1, 3, 4, 4, 4}), f32({4, 3, 3, 3, 3}), {}, {1, 2}); },
+          "[conv3d] expected stride to be a single integer value or a list of 3 values");
+  t.error([] { fw::conv3d(f32({1, 3, 4, 4, 4}), f32({4, 3, 3, 3, 3}), {}, 2, "same"); },
+          "[conv3d] padding='same' is not supported for strided convolutions");
+  t.error([] { fw::conv3d(f32({1, 3, 4, 4, 4}), f32({4, 3, 3, 3, 3}), {}, 1, 0, 1, 0); }, "[conv3d] non-positive groups is not supported");
   t.error([] { fw::conv2d(f32({2, 4, 5, 5}), f32({3, 2, 3, 3}), {}, 1, 0, 1, 2); },
           "[conv2d] Given groups=2, expected weight to be divisible by 2 at dimension 0, but got weight of size [3, 2, 3, 3] instead");
   t.error([] { fw::conv2d(f32({2, 3, 5, 5}), f32({4, 3, 7, 7})); },
@@ -163,6 +180,8 @@ FW_OP_TEST(conv_transpose2d) {
   t.run = [](const FixCase& c) {
     Tensor b = c.in.size() > 2 ? c.in[2] : Tensor();
     const auto& a = c.args;
+    if (starts(c, "conv_transpose3d_"))
+      return V{fw::conv_transpose3d(c.in[0], c.in[1], b, a[0].ints, a[1].ints, a[2].ints, a[3].i, a[4].ints)};
     if (starts(c, "conv_transpose1d_"))
       return V{fw::conv_transpose1d(c.in[0], c.in[1], b, a[0].ints, a[1].ints, a[2].ints, a[3].i, a[4].ints)};
     return V{fw::conv_transpose2d(c.in[0], c.in[1], b, a[0].ints, a[1].ints, a[2].ints, a[3].i, a[4].ints)};
@@ -173,11 +192,23 @@ FW_OP_TEST(conv_transpose2d) {
           "[conv_transpose2d] output padding must be smaller than either stride or dilation, but got output_padding_height: 1");
   t.error([] { fw::conv_transpose2d(f32({1, 4, 5, 5}), f32({4, 2, 3, 3}), f32({3})); },
           "[conv_transpose2d] Given transposed=1, weight of size [4, 2, 3, 3], expected bias to be 1-dimensional with 2 elements");
+  t.error([] { fw::conv_transpose3d(f32({1, 3, 2, 2, 2}), f32({4, 2, 3, 3, 3})); },
+          "[conv_transpose3d] Given transposed=1, weight of size [4, 2, 3, 3, 3], expected input[1, 3, 2, 2, 2] to have 4 channels, but got 3 channels instead");
+  t.error([] { fw::conv_transpose3d(f32({1, 4, 2, 2, 2}), f32({4, 2, 3, 3, 3}), {}, 1, 0, {0, 1, 0}); },
+          "[conv_transpose3d] output padding must be smaller than either stride or dilation, but got output_padding=[0, 1, 0], stride=[1, 1, 1], dilation=[1, 1, 1]");
+  t.error([] { fw::conv_transpose3d(f32({1, 4, 1, 2, 2}), f32({4, 2, 1, 3, 3}), {}, 1, {1, 0, 0}); },
+          "[conv_transpose3d] Given input size per channel: (1 x 2 x 2). Calculated output size per channel: (-1 x 4 x 4). Output size is too small");
 }
 
 FW_OP_TEST(max_pool2d_with_indices) {
   t.run = [](const FixCase& c) {
     const auto& a = c.args;
+    if (starts(c, "max_pool3d_")) {
+      auto [y, i] = fw::max_pool3d_with_indices(c.in[0], a[0].ints, a[1].ints, a[2].ints, a[3].ints, a[4].b);
+      // Values alone take the index-free path when nothing needs a gradient.
+      FW_EXPECT_CLOSE(fw::max_pool3d(c.in[0], a[0].ints, a[1].ints, a[2].ints, a[3].ints, a[4].b), y);
+      return V{y, i};
+    }
     auto [y, i] = starts(c, "max_pool1d_")
                       ? fw::max_pool1d_with_indices(c.in[0], a[0].ints, a[1].ints, a[2].ints, a[3].ints, a[4].b)
                       : fw::max_pool2d_with_indices(c.in[0], a[0].ints, a[1].ints, a[2].ints, a[3].ints, a[4].b);
@@ -192,6 +223,12 @@ FW_OP_TEST(max_pool2d_with_indices) {
   t.error([] { fw::max_pool2d(f32({2, 3, 5, 5}), 2, 1, 0, 0); }, "dilation should be greater than zero");
   t.error([] { fw::max_pool1d(f32({3}), 2); }, "[max_pool1d] Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size");
   t.error([] { fw::max_pool2d(f32({2, 3, 5, 5}), {2, 2, 2}); }, "[max_pool2d] kernel_size must be a single int or a tuple of 2 ints");
+  t.error([] { fw::max_pool3d(f32({3, 5, 5}), 2); }, "[max_pool3d] Expected 4D or 5D (batch mode) tensor with optional 0 dim batch size for input, but got:[3, 5, 5]");
+  t.error([] { fw::max_pool3d(f32({1, 2, 1, 5, 5}), 2); }, "[max_pool3d] Given input size: (2x1x5x5). Calculated output size: (2x0x2x2). Output size is too small");
+  t.error([] { fw::max_pool3d(f32({1, 2, 4, 5, 5}), 2, 2, {0, 2, 0}); }, "[max_pool3d] pad should be at most half of kernel size, but got pad=[0, 2, 0] and kernel_size=[2, 2, 2]");
+  t.error([] { fw::max_pool3d(f32({1, 2, 4, 5, 5}), {2, 2}); }, "[max_pool3d] kernel_size must be a single int or a tuple of 3 ints");
+  t.error([] { fw::max_pool3d(f32({1, 2, 4, 5, 5}), 2, {1, 0, 1}); }, "[max_pool3d] stride should be greater than zero, but got stride=[1, 0, 1]");
+  t.error([] { fw::max_pool3d(fw::ones({1, 1, 2, 2, 2}, fw::kBool), 2); }, "[max_pool3d] not implemented for dtype bool");
 }
 
 FW_OP_TEST(avg_pool2d) {
@@ -199,23 +236,50 @@ FW_OP_TEST(avg_pool2d) {
     const auto& a = c.args;
     if (starts(c, "avg_pool1d_")) return V{fw::avg_pool1d(c.in[0], a[0].ints, a[1].ints, a[2].ints, a[3].b, a[4].b)};
     std::optional<int64_t> div = a[5].is_none() ? std::nullopt : std::optional<int64_t>(a[5].i);
+    if (starts(c, "avg_pool3d_")) return V{fw::avg_pool3d(c.in[0], a[0].ints, a[1].ints, a[2].ints, a[3].b, a[4].b, div)};
     return V{fw::avg_pool2d(c.in[0], a[0].ints, a[1].ints, a[2].ints, a[3].b, a[4].b, div)};
   };
   t.error([] { fw::avg_pool2d(f32({1, 1, 4, 4}), 2, {}, 0, false, true, 0); }, "[avg_pool2d] divisor must be not zero");
   t.error([] { fw::avg_pool2d(f32({2, 3, 5, 5}), 3, {}, 2); }, "[avg_pool2d] pad should be at most half of kernel size");
   t.error([] { fw::avg_pool2d(fw::ones({1, 1, 2, 2}, fw::kBool), 2); }, "[avg_pool2d] not implemented for dtype bool");
+  t.error([] { fw::avg_pool3d(f32({1, 1, 4, 4, 4}), 2, {}, 0, false, true, 0); }, "[avg_pool3d] divisor must be not zero");
+  t.error([] { fw::avg_pool3d(f32({1, 1, 4, 4, 4}), 2, {}, {0, 0, 2}); }, "[avg_pool3d] pad should be at most half of kernel size");
+  t.error([] { fw::avg_pool3d(f32({1, 4, 4, 4, 4, 4}), 2); }, "[avg_pool3d] Expected 4D or 5D (batch mode) tensor");
 }
 
 FW_OP_TEST(adaptive_avg_pool2d) {
   t.run = [](const FixCase& c) {
     if (starts(c, "interpolate_")) return V{run_interpolate(c)};
     if (starts(c, "adaptive_avg_pool1d_")) return V{fw::adaptive_avg_pool1d(c.in[0], c.args[0].ints)};
+    if (starts(c, "adaptive_avg_pool3d_")) return V{fw::adaptive_avg_pool3d(c.in[0], c.args[0].ints)};
     return V{fw::adaptive_avg_pool2d(c.in[0], c.args[0].ints)};
   };
   t.error([] { fw::adaptive_avg_pool2d(f32({1, 0, 4}), 2); },
           "[adaptive_avg_pool2d] Expected input to have non-zero size for non-batch dimensions, but input has sizes [1, 0, 4] with dimension 1 being empty");
   t.error([] { fw::adaptive_avg_pool2d(fw::ones({1, 2, 2}, fw::kLong), 2); }, "[adaptive_avg_pool2d] not implemented for dtype int64");
   t.error([] { fw::adaptive_avg_pool2d(f32({4, 4}), 2); }, "[adaptive_avg_pool2d] Expected 3D or 4D tensor");
+  t.error([] { fw::adaptive_avg_pool3d(f32({2, 3, 4, 4}).narrow(1, 0, 0), 2); },
+          "[adaptive_avg_pool3d] Expected input to have non-zero size for non-batch dimensions, but input has sizes [2, 0, 4, 4] with dimension 1 being empty");
+  t.error([] { fw::adaptive_avg_pool3d(f32({2, 3, 4}), 2); }, "[adaptive_avg_pool3d] Expected 4D or 5D tensor");
+  t.error([] { fw::adaptive_avg_pool3d(f32({1, 2, 3, 4}), {2, 2}); }, "[adaptive_avg_pool3d] output_size must be a single int or a tuple of 3 ints");
+}
+
+FW_OP_TEST(adaptive_max_pool2d) {
+  t.run = [](const FixCase& c) {
+    const auto& os = c.args[0].ints;
+    auto [y, i] = starts(c, "adaptive_max_pool1d_")   ? fw::adaptive_max_pool1d(c.in[0], os)
+                  : starts(c, "adaptive_max_pool3d_") ? fw::adaptive_max_pool3d(c.in[0], os)
+                                                      : fw::adaptive_max_pool2d(c.in[0], os);
+    return V{y, i};
+  };
+  t.error([] { fw::adaptive_max_pool2d(f32({1, 0, 4}), 2); },
+          "[adaptive_max_pool2d] Expected input to have non-zero size for non-batch dimensions, but input has sizes [1, 0, 4] with dimension 1 being empty");
+  t.error([] { fw::adaptive_max_pool2d(fw::ones({1, 2, 2}, fw::kLong), 2); }, "[adaptive_max_pool2d] not implemented for dtype int64");
+  t.error([] { fw::adaptive_max_pool2d(f32({4}), 2); }, "[adaptive_max_pool2d] Expected 3D or 4D tensor");
+  t.error([] { fw::adaptive_max_pool2d(f32({1, 4, 4}), {2, 2, 2}); }, "[adaptive_max_pool2d] output_size must be a single int or a tuple of 2 ints");
+  t.error([] { fw::adaptive_max_pool1d(f32({4}), 2); }, "[adaptive_max_pool1d] Expected 2D or 3D (batch mode) tensor");
+  t.error([] { fw::adaptive_max_pool3d(f32({1, 2, 3}), 2); }, "[adaptive_max_pool3d] Expected 4D or 5D tensor");
+  t.error([] { fw::adaptive_max_pool3d(fw::ones({1, 2, 2, 2}, fw::kInt), 2); }, "[adaptive_max_pool3d] not implemented for dtype int32");
 }
 
 FW_OP_TEST(upsample_nearest2d) {

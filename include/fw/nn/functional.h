@@ -158,6 +158,7 @@ struct ConvFuncOptions {
 };
 using Conv1dFuncOptions = ConvFuncOptions<1>;
 using Conv2dFuncOptions = ConvFuncOptions<2>;
+using Conv3dFuncOptions = ConvFuncOptions<3>;
 
 template <size_t D>
 struct ConvTransposeFuncOptions {
@@ -170,6 +171,7 @@ struct ConvTransposeFuncOptions {
 };
 using ConvTranspose1dFuncOptions = ConvTransposeFuncOptions<1>;
 using ConvTranspose2dFuncOptions = ConvTransposeFuncOptions<2>;
+using ConvTranspose3dFuncOptions = ConvTransposeFuncOptions<3>;
 
 namespace detail {
 template <size_t D, class Fn>
@@ -186,11 +188,17 @@ inline Tensor conv1d(const Tensor& x, const Tensor& w, const Conv1dFuncOptions& 
 inline Tensor conv2d(const Tensor& x, const Tensor& w, const Conv2dFuncOptions& o = {}) {
   return detail::conv<2>(x, w, o, [&](IntArrayRef p) { return fw::conv2d(x, w, o.bias(), o.stride(), p, o.dilation(), o.groups()); });
 }
+inline Tensor conv3d(const Tensor& x, const Tensor& w, const Conv3dFuncOptions& o = {}) {
+  return detail::conv<3>(x, w, o, [&](IntArrayRef p) { return fw::conv3d(x, w, o.bias(), o.stride(), p, o.dilation(), o.groups()); });
+}
 inline Tensor conv_transpose1d(const Tensor& x, const Tensor& w, const ConvTranspose1dFuncOptions& o = {}) {
   return fw::conv_transpose1d(x, w, o.bias(), o.stride(), o.padding(), o.output_padding(), o.groups(), o.dilation());
 }
 inline Tensor conv_transpose2d(const Tensor& x, const Tensor& w, const ConvTranspose2dFuncOptions& o = {}) {
   return fw::conv_transpose2d(x, w, o.bias(), o.stride(), o.padding(), o.output_padding(), o.groups(), o.dilation());
+}
+inline Tensor conv_transpose3d(const Tensor& x, const Tensor& w, const ConvTranspose3dFuncOptions& o = {}) {
+  return fw::conv_transpose3d(x, w, o.bias(), o.stride(), o.padding(), o.output_padding(), o.groups(), o.dilation());
 }
 
 // ---- pooling
@@ -206,6 +214,7 @@ struct MaxPoolFuncOptions {
 };
 using MaxPool1dFuncOptions = MaxPoolFuncOptions<1>;
 using MaxPool2dFuncOptions = MaxPoolFuncOptions<2>;
+using MaxPool3dFuncOptions = MaxPoolFuncOptions<3>;
 
 template <size_t D>
 struct AvgPoolFuncOptions {
@@ -219,6 +228,7 @@ struct AvgPoolFuncOptions {
 };
 using AvgPool1dFuncOptions = AvgPoolFuncOptions<1>;
 using AvgPool2dFuncOptions = AvgPoolFuncOptions<2>;
+using AvgPool3dFuncOptions = AvgPoolFuncOptions<3>;
 
 template <size_t D>
 struct AdaptiveAvgPoolFuncOptions {
@@ -227,6 +237,44 @@ struct AdaptiveAvgPoolFuncOptions {
 };
 using AdaptiveAvgPool1dFuncOptions = AdaptiveAvgPoolFuncOptions<1>;
 using AdaptiveAvgPool2dFuncOptions = AdaptiveAvgPoolFuncOptions<2>;
+using AdaptiveAvgPool3dFuncOptions = AdaptiveAvgPoolFuncOptions<3>;
+
+template <size_t D>
+struct AdaptiveMaxPoolFuncOptions {
+  AdaptiveMaxPoolFuncOptions(ExpandingArray<D> output_size) : output_size_(output_size) {}
+  FW_ARG(ExpandingArray<D>, output_size);
+};
+using AdaptiveMaxPool1dFuncOptions = AdaptiveMaxPoolFuncOptions<1>;
+using AdaptiveMaxPool2dFuncOptions = AdaptiveMaxPoolFuncOptions<2>;
+using AdaptiveMaxPool3dFuncOptions = AdaptiveMaxPoolFuncOptions<3>;
+
+// Options of max_unpool: the pool's kernel_size, stride (default kernel_size) and padding, and
+// an optional output_size (D sizes, or D + 2 with batch and channels; each within one stride of
+// the default (in - 1) * stride + kernel - 2 * padding).
+template <size_t D>
+struct MaxUnpoolFuncOptions {
+  MaxUnpoolFuncOptions(ExpandingArray<D> kernel_size) : kernel_size_(kernel_size), stride_(kernel_size) {}
+  FW_ARG(ExpandingArray<D>, kernel_size);
+  FW_ARG(ExpandingArray<D>, stride);
+  FW_ARG(ExpandingArray<D>, padding) = 0;
+  FW_ARG(std::optional<std::vector<int64_t>>, output_size) = std::nullopt;
+};
+using MaxUnpool1dFuncOptions = MaxUnpoolFuncOptions<1>;
+using MaxUnpool2dFuncOptions = MaxUnpoolFuncOptions<2>;
+using MaxUnpool3dFuncOptions = MaxUnpoolFuncOptions<3>;
+
+// Options of lp_pool: norm_type p, kernel_size, stride (default kernel_size), ceil_mode.
+template <size_t D>
+struct LPPoolFuncOptions {
+  LPPoolFuncOptions(double norm_type, ExpandingArray<D> kernel_size)
+      : norm_type_(norm_type), kernel_size_(kernel_size), stride_(kernel_size) {}
+  FW_ARG(double, norm_type);
+  FW_ARG(ExpandingArray<D>, kernel_size);
+  FW_ARG(ExpandingArray<D>, stride);
+  FW_ARG(bool, ceil_mode) = false;
+};
+using LPPool1dFuncOptions = LPPoolFuncOptions<1>;
+using LPPool2dFuncOptions = LPPoolFuncOptions<2>;
 
 inline Tensor max_pool1d(const Tensor& x, const MaxPool1dFuncOptions& o) {
   return fw::max_pool1d(x, o.kernel_size(), o.stride(), o.padding(), o.dilation(), o.ceil_mode());
@@ -253,6 +301,46 @@ inline Tensor adaptive_avg_pool1d(const Tensor& x, const AdaptiveAvgPool1dFuncOp
 inline Tensor adaptive_avg_pool2d(const Tensor& x, const AdaptiveAvgPool2dFuncOptions& o) {
   return fw::adaptive_avg_pool2d(x, o.output_size());
 }
+inline Tensor max_pool3d(const Tensor& x, const MaxPool3dFuncOptions& o) {
+  return fw::max_pool3d(x, o.kernel_size(), o.stride(), o.padding(), o.dilation(), o.ceil_mode());
+}
+inline std::tuple<Tensor, Tensor> max_pool3d_with_indices(const Tensor& x, const MaxPool3dFuncOptions& o) {
+  return fw::max_pool3d_with_indices(x, o.kernel_size(), o.stride(), o.padding(), o.dilation(), o.ceil_mode());
+}
+inline Tensor avg_pool3d(const Tensor& x, const AvgPool3dFuncOptions& o) {
+  return fw::avg_pool3d(x, o.kernel_size(), o.stride(), o.padding(), o.ceil_mode(), o.count_include_pad(),
+                        o.divisor_override());
+}
+inline Tensor adaptive_avg_pool3d(const Tensor& x, const AdaptiveAvgPool3dFuncOptions& o) {
+  return fw::adaptive_avg_pool3d(x, o.output_size());
+}
+inline std::tuple<Tensor, Tensor> adaptive_max_pool1d_with_indices(const Tensor& x,
+                                                                   const AdaptiveMaxPool1dFuncOptions& o) {
+  return fw::adaptive_max_pool1d(x, o.output_size());
+}
+inline std::tuple<Tensor, Tensor> adaptive_max_pool2d_with_indices(const Tensor& x,
+                                                                   const AdaptiveMaxPool2dFuncOptions& o) {
+  return fw::adaptive_max_pool2d(x, o.output_size());
+}
+inline std::tuple<Tensor, Tensor> adaptive_max_pool3d_with_indices(const Tensor& x,
+                                                                   const AdaptiveMaxPool3dFuncOptions& o) {
+  return fw::adaptive_max_pool3d(x, o.output_size());
+}
+inline Tensor adaptive_max_pool1d(const Tensor& x, const AdaptiveMaxPool1dFuncOptions& o) {
+  return std::get<0>(fw::adaptive_max_pool1d(x, o.output_size()));
+}
+inline Tensor adaptive_max_pool2d(const Tensor& x, const AdaptiveMaxPool2dFuncOptions& o) {
+  return std::get<0>(fw::adaptive_max_pool2d(x, o.output_size()));
+}
+inline Tensor adaptive_max_pool3d(const Tensor& x, const AdaptiveMaxPool3dFuncOptions& o) {
+  return std::get<0>(fw::adaptive_max_pool3d(x, o.output_size()));
+}
+Tensor max_unpool1d(const Tensor& x, const Tensor& indices, const MaxUnpool1dFuncOptions& o);
+Tensor max_unpool2d(const Tensor& x, const Tensor& indices, const MaxUnpool2dFuncOptions& o);
+Tensor max_unpool3d(const Tensor& x, const Tensor& indices, const MaxUnpool3dFuncOptions& o);
+// Power-average pooling: (sum over the window of x^p)^(1/p), as PyTorch's formula over avg_pool.
+Tensor lp_pool1d(const Tensor& x, const LPPool1dFuncOptions& o);
+Tensor lp_pool2d(const Tensor& x, const LPPool2dFuncOptions& o);
 
 // ---- normalisation
 

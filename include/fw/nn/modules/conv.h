@@ -1,4 +1,4 @@
-// Convolution modules: Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d with libtorch's options
+// Convolution modules: Conv1d/2d/3d, ConvTranspose1d/2d/3d with libtorch's options
 // and initialisation (kaiming_uniform_(a = sqrt(5)) weights, U(-1/sqrt(fan_in), 1/sqrt(fan_in)) bias).
 #pragma once
 #include <optional>
@@ -71,6 +71,7 @@ struct ConvOptions {
 };
 using Conv1dOptions = ConvOptions<1>;
 using Conv2dOptions = ConvOptions<2>;
+using Conv3dOptions = ConvOptions<3>;
 
 // Options of ConvTranspose1d/2d: in_channels, out_channels, kernel_size, then stride, padding,
 // output_padding, groups, bias, dilation, padding_mode (zeros only).
@@ -92,6 +93,7 @@ struct ConvTransposeOptions {
 };
 using ConvTranspose1dOptions = ConvTransposeOptions<1>;
 using ConvTranspose2dOptions = ConvTransposeOptions<2>;
+using ConvTranspose3dOptions = ConvTransposeOptions<3>;
 
 // Shared state of the convolution layers: options, weight ((out, in / groups, *k), transposed:
 // (in, out / groups, *k)) and bias.
@@ -129,7 +131,17 @@ class Conv2dImpl : public ConvNdImpl<2, Conv2dImpl> {
 };
 FW_MODULE(Conv2d);
 
-// Transposed convolution; output_size (the last 1 or 2 entries are used) picks output_padding.
+// Convolution over (N, C, D, H, W) or (C, D, H, W) inputs.
+class Conv3dImpl : public ConvNdImpl<3, Conv3dImpl> {
+ public:
+  Conv3dImpl(int64_t input_channels, int64_t output_channels, ExpandingArray<3> kernel_size)
+      : Conv3dImpl(Conv3dOptions(input_channels, output_channels, kernel_size)) {}
+  explicit Conv3dImpl(Conv3dOptions options_);
+  Tensor forward(const Tensor& input);
+};
+FW_MODULE(Conv3d);
+
+// Transposed convolution; output_size (the last 1, 2 or 3 entries are used) picks output_padding.
 class ConvTranspose1dImpl : public ConvNdImpl<1, ConvTranspose1dImpl> {
  public:
   ConvTranspose1dImpl(int64_t input_channels, int64_t output_channels, ExpandingArray<1> kernel_size)
@@ -148,9 +160,20 @@ class ConvTranspose2dImpl : public ConvNdImpl<2, ConvTranspose2dImpl> {
 };
 FW_MODULE(ConvTranspose2d);
 
+class ConvTranspose3dImpl : public ConvNdImpl<3, ConvTranspose3dImpl> {
+ public:
+  ConvTranspose3dImpl(int64_t input_channels, int64_t output_channels, ExpandingArray<3> kernel_size)
+      : ConvTranspose3dImpl(ConvTranspose3dOptions(input_channels, output_channels, kernel_size)) {}
+  explicit ConvTranspose3dImpl(ConvTranspose3dOptions options_);
+  Tensor forward(const Tensor& input, const std::optional<std::vector<int64_t>>& output_size = std::nullopt);
+};
+FW_MODULE(ConvTranspose3d);
+
 extern template class ConvNdImpl<1, Conv1dImpl>;
 extern template class ConvNdImpl<2, Conv2dImpl>;
 extern template class ConvNdImpl<1, ConvTranspose1dImpl>;
 extern template class ConvNdImpl<2, ConvTranspose2dImpl>;
+extern template class ConvNdImpl<3, Conv3dImpl>;
+extern template class ConvNdImpl<3, ConvTranspose3dImpl>;
 
 }  // namespace fw::nn

@@ -1,4 +1,4 @@
-// Normalisation modules: BatchNorm1d, BatchNorm2d (running statistics as buffers), LayerNorm,
+// Normalisation modules: BatchNorm1d/2d/3d (running statistics as buffers), LayerNorm,
 // GroupNorm, InstanceNorm1d/2d/3d, LocalResponseNorm, CrossMapLRN2d.
 #pragma once
 #include <optional>
@@ -22,6 +22,7 @@ struct BatchNormOptions {
 };
 using BatchNorm1dOptions = BatchNormOptions;
 using BatchNorm2dOptions = BatchNormOptions;
+using BatchNorm3dOptions = BatchNormOptions;
 
 // Options of LayerNorm: the trailing shape to normalise over, eps, elementwise_affine.
 struct LayerNormOptions {
@@ -78,8 +79,17 @@ class BatchNorm2dImpl : public BatchNormImplBase<2, BatchNorm2dImpl> {
 };
 FW_MODULE(BatchNorm2d);
 
+// Batch norm over (N, C, D, H, W) inputs.
+class BatchNorm3dImpl : public BatchNormImplBase<3, BatchNorm3dImpl> {
+ public:
+  explicit BatchNorm3dImpl(int64_t num_features) : BatchNorm3dImpl(BatchNormOptions(num_features)) {}
+  explicit BatchNorm3dImpl(const BatchNormOptions& options_) : BatchNormImplBase(options_) { reset(); }
+};
+FW_MODULE(BatchNorm3d);
+
 extern template class BatchNormImplBase<1, BatchNorm1dImpl>;
 extern template class BatchNormImplBase<2, BatchNorm2dImpl>;
+extern template class BatchNormImplBase<3, BatchNorm3dImpl>;
 
 // Normalises over the trailing normalized_shape dims; weight = 1, bias = 0 when elementwise_affine.
 class LayerNormImpl : public Cloneable<LayerNormImpl> {
