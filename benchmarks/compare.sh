@@ -4,7 +4,8 @@
 # > 1 means fw is faster). Usage: benchmarks/compare.sh [rounds]
 # Uses ../shared/bench/bench_api.cpp when it compiles against fw, else the tensor-only
 # benchmarks/bench_core_api.cpp (same code, W1/W2/W3/W8).
-# Environment: FW_BUILD_DIR=dir uses an already configured build directory instead of ./build
+# Environment: COMPARE_SRC=file benchmarks another one-source program instead (e.g.
+# benchmarks/bench_3d_api.cpp; with COMPARE_EAGER_ONLY=1); FW_BUILD_DIR=dir uses an already configured build directory instead of ./build
 # (scripts/setup.sh is then not run); COMPARE_EAGER_ONLY=1 skips the fw::compile figures;
 # COMPARE_FIFO=1 runs both sides under SCHED_FIFO (chrt -f 10, needs root or CAP_SYS_NICE), so
 # that other processes on a shared machine wait while they run (fw and libtorch alike; the
@@ -30,9 +31,11 @@ targets=(fw)
 [ "$eager_only" = 1 ] || targets+=(fw_bench_compile)
 [ "$bdir" != build ] || scripts/setup.sh >/dev/null
 cmake --build "$bdir" --target "${targets[@]}" >/dev/null
-src=../shared/bench/bench_api.cpp
+src="${COMPARE_SRC:-../shared/bench/bench_api.cpp}"
 flags=(-O2 -std=c++20 -march=native -w)
-if ! g++ "${flags[@]}" "$src" -Iinclude -L"$bdir/core" -lfw -fopenmp -o "$out/bench_fw" 2>/dev/null; then
+if [ -n "${COMPARE_SRC:-}" ]; then
+  g++ "${flags[@]}" "$src" -Iinclude -L"$bdir/core" -lfw -fopenmp -o "$out/bench_fw"
+elif ! g++ "${flags[@]}" "$src" -Iinclude -L"$bdir/core" -lfw -fopenmp -o "$out/bench_fw" 2>/dev/null; then
   src=benchmarks/bench_core_api.cpp
   g++ "${flags[@]}" "$src" -Iinclude -L"$bdir/core" -lfw -fopenmp -o "$out/bench_fw"
 fi

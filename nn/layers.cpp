@@ -86,17 +86,14 @@ void AdaptiveMaxPool3dImpl::pretty_print(std::ostream& stream) const {
   stream << "fw::nn::AdaptiveMaxPool3d(output_size=" << detail::list(options.output_size()) << ")";
 }
 
-namespace {
-template <class O>
-void print_lp_pool(std::ostream& s, int d, const O& o) {
-  s << std::boolalpha << "fw::nn::LPPool" << d << "d(norm_type=" << o.norm_type()
-    << ", kernel_size=" << detail::list(o.kernel_size()) << ", stride=" << detail::list(o.stride())
-    << ", ceil_mode=" << o.ceil_mode() << ")";
+template <size_t D, class Derived>
+void LPPoolImpl<D, Derived>::pretty_print(std::ostream& stream) const {
+  stream << std::boolalpha << "fw::nn::LPPool" << D << "d(norm_type=" << options.norm_type()
+         << ", kernel_size=" << detail::list(options.kernel_size()) << ", stride=" << detail::list(options.stride())
+         << ", ceil_mode=" << options.ceil_mode() << ")";
 }
-}  // namespace
-
-void LPPool1dImpl::pretty_print(std::ostream& stream) const { print_lp_pool(stream, 1, options); }
-void LPPool2dImpl::pretty_print(std::ostream& stream) const { print_lp_pool(stream, 2, options); }
+template class LPPoolImpl<1, LPPool1dImpl>;
+template class LPPoolImpl<2, LPPool2dImpl>;
 
 template <size_t D, class Derived>
 void MaxUnpoolImpl<D, Derived>::pretty_print(std::ostream& stream) const {

@@ -383,3 +383,42 @@ TEST(AutogradNN, MaxPoolMatchesNaiveLoopsOverGeometries) {
     }
   }
 }
+
+TEST(AutogradNN, AvgPoolMatchesNaiveLoopsOverGeometries) {
+  // The row-wise kernel (Note [Average pool by rows]) against a plain loop over each window, for
+  // every count rule, padding at both edges, strides 1, 2 and 3, ceil_mode overhang; exact in
+  // double (same sums in the same order) and int64 (truncating division).
+  struct P {
+    int64_t h, w, kh, kw, sh, sw, ph, pw;
+    bool ceil;
+  };
+  std::vector<P> ps = {{6, 7, 2, 2, 2, 2, 0, 0, false}, {7, 9, 3, 3, 1, 1, 1, 1, false},
+                       {9, 10, 3, 2, 2, 3, 1, 1, true}, {5, 11, 2, 4, 1, 3, 1, 2, true},
+                       {8, 5, 4, 1, 3, 1, 2, 0, true},  {3, 17, 1, 5, 1, 2, 0, 2, false}};
+  for (auto dtype : {fw::kDouble, fw::kLong})
+    for (int mode = 0; mode < 3; mode++)  // count_include_pad, exclude, divisor_override = 5
+      for (size_t k = 0; k < ps.size(); k++) {
+        const P& p = ps[k];
+        fw::manual_seed(90 + k);
+        Tensor x = (fw::randn({2, 2, p.h, p.w}, fw::kDouble) * 9).round().to(dtype);
+        std::optional<int64_t> div = mode == 2 ? std::optional<int64_t>(5) : std::nullopt;
+        Tensor y = fw::avg_pool2d(x, {p.kh, p.kw}, {p.sh, p.sw}, {p.ph, p.pw}, p.ceil, mode == 0, div);
+        Tensor xd = x.to(fw::kDouble).contiguous(), yd = y.to(fw::kDouble).contiguous();
+        auto xa = xd.accessor<double, 4>(), ya = yd.accessor<double, 4>();
+        std::string name = "geometry " + std::to_string(k) + " mode " + std::to_string(mode) + " " + fw::dtype_name(dtype);
+        for (int64_t n = 0; n < 2; n++)
+          for (int64_t c = 0; c < 2; c++)
+            for (int64_t oh = 0; oh < y.size(2); oh++)
+              for (int64_t ow = 0; ow < y.size(3); ow++) {
+                int64_t h0 = oh * p.sh - p.ph, w0 = ow * p.sw - p.pw;
+                int64_t h1 = std::min(h0 + p.kh, p.h + p.ph), w1 = std::min(w0 + p.kw, p.w + p.pw);
+                int64_t padded = (h1 - h0) * (w1 - w0), inside = 0;
+                double sum = 0;
+                for (int64_t h = std::max<int64_t>(h0, 0); h < std::min(h1, p.h); h++)
+                  for (int64_t w = std::max<int64_t>(w0, 0); w < std::min(w1, p.w); w++) sum += xa[n][c][h][w], inside++;
+                int64_t d = mode == 2 ? 5 : mode == 0 ? padded : inside;
+                double want = dtype == fw::kLong ? double(int64_t(sum) / d) : sum / double(d);
+                ASSERT_EQ(ya[n][c][oh][ow], want) << name << " at " << oh << "," << ow;
+              }
+      }
+}

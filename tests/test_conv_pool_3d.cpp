@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <optional>
@@ -17,6 +16,7 @@
 #include <fw/jit.h>
 
 #include "tests/fixture.h"
+#include "tests/records.h"
 
 namespace nn = fw::nn;
 namespace F = fw::nn::functional;
@@ -24,58 +24,14 @@ using fw::Tensor;
 
 namespace {
 
-struct Case {
-  std::string kind, name;
-  std::map<std::string, std::string> opts;
-  std::map<std::string, Tensor> t;
+using Case = fwtest::RecordCase;
 
-  const Tensor& get(const std::string& k) const {
-    static const Tensor none;
-    auto it = t.find(k);
-    EXPECT_TRUE(it != t.end()) << name << ": no tensor " << k;
-    return it == t.end() ? none : it->second;
-  }
-  bool has(const std::string& k) const { return t.count(k) > 0; }
-  const std::string& opt(const std::string& k) const { return opts.at(k); }
-  bool none(const std::string& k) const { return opt(k) == "none"; }
-  bool flag(const std::string& k) const { return opt(k) == "1"; }
-  int64_t i(const std::string& k) const { return std::stoll(opt(k)); }
-  double f(const std::string& k) const { return std::stod(opt(k)); }
-  std::vector<int64_t> ints(const std::string& k) const {
-    std::vector<int64_t> v;
-    std::stringstream ss(opt(k));
-    for (std::string e; std::getline(ss, e, ',');)
-      if (!e.empty()) v.push_back(std::stoll(e));
-    return v;
-  }
-};
-
+// The cases of one kind (exactly) of conv_pool_3d.txt.
 std::vector<Case> load(const std::string& kind) {
-  std::ifstream f(std::string(FW_FIXTURE_DIR) + "/conv_pool_3d.txt");
-  EXPECT_TRUE(f.good()) << "missing fixture conv_pool_3d.txt";
-  std::vector<Case> cases;
-  bool keep = false;
-  for (std::string line; std::getline(f, line);) {
-    std::istringstream in(line);
-    std::string tag, k;
-    in >> tag;
-    if (tag == "case") {
-      Case c;
-      in >> c.kind >> c.name;
-      keep = c.kind == kind;
-      if (keep) cases.push_back(c);
-    } else if (keep && tag == "a") {
-      in >> k;
-      std::string v;
-      std::getline(in >> std::ws, v);
-      cases.back().opts[k] = v;
-    } else if (keep && tag == "t") {
-      in >> k;
-      cases.back().t[k] = fwtest::read_record_tensor(in);
-    }
-  }
-  EXPECT_FALSE(cases.empty()) << "no " << kind << " cases";
-  return cases;
+  std::vector<Case> r;
+  for (auto& c : fwtest::load_records("conv_pool_3d.txt", kind))
+    if (c.kind == kind) r.push_back(c);
+  return r;
 }
 
 Tensor leaf(const Case& c, const std::string& k) { return c.get(k).clone().requires_grad_(true); }
@@ -110,9 +66,9 @@ TEST(Conv3d, ValuesAndGradientsMatchTorch) {
       Tensor b = opt_tensor(in, "b");
       if (c.opt("padding") == "same")
         return fw::conv3d(in.at("x"), in.at("w"), b, c.ints("stride"), std::string("same"), c.ints("dilation"),
-                          c.i("groups"));
+                          c.num("groups"));
       return fw::conv3d(in.at("x"), in.at("w"), b, c.ints("stride"), c.ints("padding"), c.ints("dilation"),
-                        c.i("groups"));
+                        c.num("groups"));
     });
 }
 
@@ -120,7 +76,7 @@ TEST(ConvTranspose3d, ValuesAndGradientsMatchTorch) {
   for (const Case& c : load("conv_transpose3d"))
     check_case(c, {"x", "w", "b"}, [&](const auto& in) {
       return fw::conv_transpose3d(in.at("x"), in.at("w"), opt_tensor(in, "b"), c.ints("stride"), c.ints("padding"),
-                                  c.ints("output_padding"), c.i("groups"), c.ints("dilation"));
+                                  c.ints("output_padding"), c.num("groups"), c.ints("dilation"));
     });
 }
 
@@ -148,9 +104,27 @@ TEST(Pool3d, MaxAndAvgMatchTorch) {
                    .ceil_mode(c.flag("ceil"))
                    .count_include_pad(c.flag("count_include_pad"));
       if (!c.ints("stride").empty()) o.stride(fw::ExpandingArray<3>(c.ints("stride")));
-      if (!c.none("divisor")) o.divisor_override(c.i("divisor"));
+      if (!c.none("divisor")) o.divisor_override(c.num("divisor"));
       return F::avg_pool3d(in.at("x"), o);
     });
+}
+
+// Narrow integer types average without overflowing (sums in int64), truncating toward zero as
+// PyTorch's integer kernels; empty batches pass through the composites.
+TEST(Pool3d, IntegerAveragesAndEmptyBatches) {
+  Tensor u = fw::full({1, 1, 2, 2, 2}, 200, fw::kByte);
+  Tensor a = fw::avg_pool3d(u, 2);
+  EXPECT_EQ(a.dtype(), fw::kByte);
+  EXPECT_EQ(a.item<int64_t>(), 200);
+  Tensor s = fw::tensor(std::vector<int64_t>{-7, 0, 0, 0, 0, 0, 0, 0}).view({1, 1, 2, 2, 2}).to(fw::kChar);
+  EXPECT_EQ(fw::avg_pool3d(s, 2).item<int64_t>(), 0);                          // -7 / 8 -> 0
+  EXPECT_EQ(fw::avg_pool3d(s, 2, {}, 0, false, true, 3).item<int64_t>(), -2);  // -7 / 3 -> -2
+  Tensor e = fw::zeros({0, 2, 4, 4, 4});
+  EXPECT_EQ(fw::max_pool3d(e, 2).sizes().vec(), (std::vector<int64_t>{0, 2, 2, 2, 2}));
+  EXPECT_EQ(std::get<1>(fw::adaptive_max_pool3d(e, 3)).sizes().vec(), (std::vector<int64_t>{0, 2, 3, 3, 3}));
+  EXPECT_EQ(fw::adaptive_avg_pool3d(e, {1, 2, 3}).sizes().vec(), (std::vector<int64_t>{0, 2, 1, 2, 3}));
+  auto [v, i] = fw::max_pool2d_with_indices(fw::zeros({0, 2, 4, 4}), 2);
+  EXPECT_EQ(fw::max_unpool2d(v, i, {4, 4}).sizes().vec(), (std::vector<int64_t>{0, 2, 4, 4}));
 }
 
 TEST(AdaptivePool, AvgAndMaxMatchTorch) {
@@ -204,13 +178,13 @@ TEST(MaxUnpool, MatchesTorch) {
 TEST(LPPool, MatchesTorch) {
   for (const Case& c : load("lp_pool1d"))
     check_case(c, {"x"}, [&](const auto& in) {
-      auto o = nn::LPPool1dOptions(c.f("norm"), c.ints("kernel")[0]).ceil_mode(c.flag("ceil"));
+      auto o = nn::LPPool1dOptions(c.real("norm"), c.ints("kernel")[0]).ceil_mode(c.flag("ceil"));
       if (!c.none("stride")) o.stride(c.ints("stride")[0]);
       return nn::LPPool1d(o)->forward(in.at("x"));
     });
   for (const Case& c : load("lp_pool2d"))
     check_case(c, {"x"}, [&](const auto& in) {
-      auto o = F::LPPool2dFuncOptions(c.f("norm"), fw::ExpandingArray<2>(c.ints("kernel"))).ceil_mode(c.flag("ceil"));
+      auto o = F::LPPool2dFuncOptions(c.real("norm"), fw::ExpandingArray<2>(c.ints("kernel"))).ceil_mode(c.flag("ceil"));
       if (!c.none("stride")) o.stride(fw::ExpandingArray<2>(c.ints("stride")));
       return F::lp_pool2d(in.at("x"), o);
     });

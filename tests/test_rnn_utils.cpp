@@ -3,13 +3,12 @@
 // against per-sequence runs of the unpacked modules, gradcheck, and errors.
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include "fw/autograd.h"
 #include "fw/nn.h"
 #include "tests/fixture.h"
+#include "tests/records.h"
 
 namespace R = fw::nn::utils::rnn;
 using fw::Tensor;
@@ -17,46 +16,9 @@ using fw::autograd::variable_list;
 
 namespace {
 
-struct Case {
-  std::string kind, name;
-  std::map<std::string, std::string> opts;
-  std::map<std::string, Tensor> t;
-  int64_t num(const std::string& k) const { return std::stoll(opts.at(k)); }
-  bool flag(const std::string& k) const { return opts.at(k) == "1"; }
-  Tensor get(const std::string& k) const { return t.count(k) ? t.at(k) : Tensor(); }
-  std::vector<Tensor> list(const std::string& prefix) const {
-    std::vector<Tensor> v;
-    for (size_t i = 0; t.count(prefix + std::to_string(i)); i++) v.push_back(t.at(prefix + std::to_string(i)));
-    return v;
-  }
-};
+using Case = fwtest::RecordCase;
 
-std::vector<Case> load(const std::string& kind_prefix) {
-  std::ifstream f(std::string(FW_FIXTURE_DIR) + "/rnn_utils.txt");
-  EXPECT_TRUE(f.good()) << "missing fixture rnn_utils.txt";
-  std::vector<Case> cases;
-  std::string line;
-  bool keep = false;
-  while (std::getline(f, line)) {
-    std::istringstream in(line);
-    std::string tag, k;
-    in >> tag;
-    if (tag == "case") {
-      Case c;
-      in >> c.kind >> c.name;
-      keep = c.kind.rfind(kind_prefix, 0) == 0;
-      if (keep) cases.push_back(c);
-    } else if (keep && tag == "a") {
-      in >> k;
-      in >> cases.back().opts[k];
-    } else if (keep && tag == "t") {
-      in >> k;
-      cases.back().t[k] = fwtest::read_record_tensor(in);
-    }
-  }
-  EXPECT_FALSE(cases.empty()) << "no " << kind_prefix << " cases";
-  return cases;
-}
+std::vector<Case> load(const std::string& kind_prefix) { return fwtest::load_records("rnn_utils.txt", kind_prefix); }
 
 void expect_same(const Tensor& a, const Tensor& e, const std::string& ctx, double tol = 1e-10) {
   ASSERT_TRUE(a.defined()) << ctx << ": undefined";

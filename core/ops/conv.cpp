@@ -473,6 +473,19 @@ OpAttrs string_padding_attrs(const char* op, size_t nd, const Tensor& w, IntArra
 // one conv_transpose2d with (g, kd, o) output channels over [N * D, C, H, W] gives every depth
 // tap's contribution, and one index_add along depth sums them at d * stride + kd * dilation.
 // Autograd and fw::compile see only primitives (conv2d, views, copies, index_add).
+// The 2-d primitive's attrs for the H and W dims of 3-d arguments; i1/i2 = extra[1], extra[2]
+// (padding after the input, or output_padding).
+OpAttrs hw_attrs(const DimVec& s, const DimVec& p, const DimVec& d, int64_t groups, const DimVec& extra) {
+  OpAttrs a;
+  a.ints = DimVec{s[1], s[2]};
+  a.ints2 = DimVec{p[1], p[2]};
+  a.ints3 = DimVec{d[1], d[2]};
+  a.i0 = groups;
+  a.i1 = extra[1];
+  a.i2 = extra[2];
+  return a;
+}
+
 Tensor conv3d_impl(const Tensor& x, const Tensor& w, const Tensor& b, const DimVec& s, const DimVec& p,
                    const DimVec& extra, const DimVec& d, int64_t g) {
   const char* op = "conv3d";
@@ -494,13 +507,7 @@ Tensor conv3d_impl(const Tensor& x, const Tensor& w, const Tensor& b, const DimV
   if (d[0] > 1) win = win.slice(5, 0, k[0], d[0]);
   Tensor cols = win.reshape({n, g, c / g, od, h, wd, kd}).permute({0, 3, 1, 6, 2, 4, 5}).reshape({n * od, c * kd, h, wd});
   Tensor w2 = w.permute({0, 2, 1, 3, 4}).reshape({o, kd * (c / g), w.size(3), w.size(4)});
-  OpAttrs a;
-  a.ints = DimVec{s[1], s[2]};
-  a.ints2 = DimVec{p[1], p[2]};
-  a.ints3 = DimVec{d[1], d[2]};
-  a.i0 = g;
-  a.i1 = extra[1];
-  a.i2 = extra[2];
+  OpAttrs a = hw_attrs(s, p, d, g, extra);
   a.flags = b.defined() ? 1 : 0;
   Tensor y = dispatch1(OpId::conv2d, conv_inputs(cols, w2, b), a);  // [n * od, o, oh, ow]
   y = y.view({n, od, o, y.size(2), y.size(3)}).permute({0, 2, 1, 3, 4}).contiguous();
@@ -601,14 +608,7 @@ Tensor conv_transpose3d(const Tensor& x, const Tensor& w, const Tensor& b, IntAr
   // Every depth tap's contribution: [n * id, (g, kd, og), oh, ow] (Note [3-d convolutions]).
   Tensor xs = xb.permute({0, 2, 1, 3, 4}).reshape({n * id, cin, ih, iw});
   Tensor w2 = w.permute({0, 2, 1, 3, 4}).reshape({cin, kd * og, w.size(3), w.size(4)});
-  OpAttrs a;
-  a.ints = DimVec{s[1], s[2]};
-  a.ints2 = DimVec{p[1], p[2]};
-  a.ints3 = DimVec{d[1], d[2]};
-  a.i0 = groups;
-  a.i1 = op_[1];
-  a.i2 = op_[2];
-  Tensor y = dispatch1(OpId::conv_transpose2d, {xs, w2}, a);
+  Tensor y = dispatch1(OpId::conv_transpose2d, {xs, w2}, hw_attrs(s, p, d, groups, op_));
   const int64_t plane = out[1] * out[2];
   Tensor taps = y.view({n, id, groups, kd, og, plane}).permute({0, 2, 4, 3, 1, 5}).reshape({n, o, kd * id, plane});
   // Tap kd of input depth i lands at i * stride + kd * dilation of the unpadded output.

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <vector>
 
 #include "core/convert.h"
 #include "core/op.h"
@@ -275,26 +276,61 @@ void avg_pool_meta(const OpCall& c, Metas& m) {
 template <class T>
 using PoolAcc = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
 
+// Note [Average pool by rows]
+// An output row's window sums are accumulated tap by tap over whole rows: for each input row h
+// of the row's windows and each column tap j, acc[ow] += x[h][ow * sw - pw + j] over the ows whose
+// tap lands inside the row (a vectorisable run; outside ones are padding). Each window still adds
+// its taps in row-major order, in the accumulator type, so the sums are the per-window loop's bit
+// for bit; the divisor (padded extent, in-bounds extent or divisor_override) comes after.
+template <int64_t SW, class A, class T>
+inline void add_row_taps(A* __restrict acc, const T* __restrict row, int64_t sw, int64_t off, int64_t lo, int64_t hi) {
+  const int64_t st = SW > 0 ? SW : sw;
+  for (int64_t ow = lo; ow < hi; ow++) acc[ow] += A(row[ow * st + off]);
+}
+
 void avg_pool_kernel(const OpCall& c, Outs& o) {
   Pool2d g = pool_geometry(c, false);
   bool include_pad = c.a.flags & 2, has_div = c.a.flags & 4;
   pool_compute("avg_pool2d", c.in[0], o[0], [&]<class T>(const T* x, T* y) {
-    parallel_for(0, g.n * g.c, std::max<int64_t>(1, kGrainSize / (g.oh * g.ow * g.kh * g.kw)), [&](int64_t b, int64_t e) {
+    using A = PoolAcc<T>;
+    const int64_t ih = g.ih, iw = g.iw, oh_n = g.oh, ow_n = g.ow, kh = g.kh, kw = g.kw, sh = g.sh, sw = g.sw,
+                  ph = g.ph, pw = g.pw;
+    // Per column tap j: the outputs [lo_j, hi_j) whose tap column ow * sw - pw + j is inside the row.
+    std::vector<int64_t> lo(size_t(kw), 0), hi(size_t(kw), 0);
+    for (int64_t j = 0; j < kw; j++) {
+      int64_t off = j - pw;
+      lo[size_t(j)] = std::min(ow_n, off >= 0 ? 0 : (-off + sw - 1) / sw);
+      hi[size_t(j)] = std::max(lo[size_t(j)], std::min(ow_n, iw - off <= 0 ? 0 : (iw - off - 1) / sw + 1));
+    }
+    // Per output column: the padded and in-bounds widths of its window.
+    std::vector<int64_t> wpad(size_t(ow_n), 0), win(size_t(ow_n), 0);
+    for (int64_t ow = 0; ow < ow_n; ow++) {
+      int64_t w0 = ow * sw - pw, w1 = std::min(w0 + kw, iw + pw);
+      wpad[size_t(ow)] = w1 - w0;
+      win[size_t(ow)] = std::min(w1, iw) - std::max<int64_t>(w0, 0);
+    }
+    parallel_for(0, g.n * g.c, std::max<int64_t>(1, kGrainSize / (oh_n * ow_n * kh * kw)), [&](int64_t b, int64_t e) {
+      std::vector<A> acc(size_t(ow_n), A(0));
       for (int64_t p = b; p < e; p++) {
-        const T* xp = x + p * g.ih * g.iw;
-        T* yp = y + p * g.oh * g.ow;
-        for (int64_t oh = 0; oh < g.oh; oh++) {
-          for (int64_t ow = 0; ow < g.ow; ow++) {
-            int64_t h0 = oh * g.sh - g.ph, w0 = ow * g.sw - g.pw;
-            int64_t h1 = std::min(h0 + g.kh, g.ih + g.ph), w1 = std::min(w0 + g.kw, g.iw + g.pw);
-            int64_t padded = (h1 - h0) * (w1 - w0);
-            h0 = std::max<int64_t>(h0, 0), w0 = std::max<int64_t>(w0, 0);
-            h1 = std::min(h1, g.ih), w1 = std::min(w1, g.iw);
-            PoolAcc<T> s = 0;
-            for (int64_t h = h0; h < h1; h++)
-              for (int64_t w = w0; w < w1; w++) s += PoolAcc<T>(xp[h * g.iw + w]);
-            int64_t div = has_div ? c.a.i0 : include_pad ? padded : (h1 - h0) * (w1 - w0);
-            yp[oh * g.ow + ow] = div == 0 ? T(0) : T(s / PoolAcc<T>(div));
+        const T* xp = x + p * ih * iw;
+        T* yp = y + p * oh_n * ow_n;
+        for (int64_t oh = 0; oh < oh_n; oh++) {
+          int64_t h0 = oh * sh - ph, h1 = std::min(h0 + kh, ih + ph);
+          const int64_t hpad = h1 - h0;
+          h0 = std::max<int64_t>(h0, 0), h1 = std::min(h1, ih);
+          std::fill(acc.begin(), acc.end(), A(0));
+          for (int64_t h = h0; h < h1; h++)
+            for (int64_t j = 0; j < kw; j++) {
+              const T* row = xp + h * iw;  // row[ow * sw + j - pw] is tap j of window ow
+              const int64_t l = lo[size_t(j)], u = hi[size_t(j)];
+              if (sw == 1) add_row_taps<1>(acc.data(), row, sw, j - pw, l, u);
+              else if (sw == 2) add_row_taps<2>(acc.data(), row, sw, j - pw, l, u);
+              else add_row_taps<0>(acc.data(), row, sw, j - pw, l, u);
+            }
+          T* yo = yp + oh * ow_n;
+          for (int64_t ow = 0; ow < ow_n; ow++) {
+            int64_t div = has_div ? c.a.i0 : include_pad ? hpad * wpad[size_t(ow)] : (h1 - h0) * win[size_t(ow)];
+            yo[ow] = div == 0 ? T(0) : T(acc[size_t(ow)] / A(div));
           }
         }
       }
@@ -319,6 +355,20 @@ void adaptive_meta(const OpCall& c, Metas& m) {
   m.push_back({out_sizes(c.in[0], c.a.ints[0], c.a.ints[1]), c.in[0].dtype()});
 }
 
+// The sum of n consecutive values in double, in 8 independent lanes (so that it vectorises) added
+// together at the end.
+template <class T>
+double sum_run(const T* __restrict x, int64_t n) {
+  double lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int k = 0; k < 8; k++) lane[k] += double(x[i + k]);
+  double s = 0;
+  for (; i < n; i++) s += double(x[i]);
+  for (int k = 0; k < 8; k++) s += lane[k];
+  return s;
+}
+
 void adaptive_kernel(const OpCall& c, Outs& o) {
   const Tensor& in = c.in[0];
   int64_t ih = in.size(-2), iw = in.size(-1), oh = c.a.ints[0], ow = c.a.ints[1];
@@ -330,9 +380,13 @@ void adaptive_kernel(const OpCall& c, Outs& o) {
           int64_t h0 = i * ih / oh, h1 = ((i + 1) * ih + oh - 1) / oh;
           for (int64_t j = 0; j < ow; j++) {
             int64_t w0 = j * iw / ow, w1 = ((j + 1) * iw + ow - 1) / ow;
+            const T* xp = x + p * ih * iw;
             double s = 0;
-            for (int64_t h = h0; h < h1; h++)
-              for (int64_t w = w0; w < w1; w++) s += double(x[p * ih * iw + h * iw + w]);
+            if (w0 == 0 && w1 == iw) {
+              s = sum_run(xp + h0 * iw, (h1 - h0) * iw);  // whole rows: one run
+            } else {
+              for (int64_t h = h0; h < h1; h++) s += sum_run(xp + h * iw + w0, w1 - w0);
+            }
             y[p * oh * ow + i * ow + j] = T(s / double((h1 - h0) * (w1 - w0)));
           }
         }
@@ -654,6 +708,31 @@ std::tuple<Tensor, Tensor> max_pool3d_impl(const Tensor& x, const Pool3d& g, boo
   return {unslice(y3, g, g.od, g.oh, g.ow), Tensor()};
 }
 
+// Checks an adaptive 3-d pool's input and output_size (returned in os); the geometry has
+// (od, oh, ow) = os.
+Pool3d adaptive3d_geometry(const char* op, const Tensor& x, IntArrayRef output_size, DimVec& os) {
+  os = expand_arg(output_size, 3, op, "output_size");
+  FW_CHECK(x.dim() == 4 || x.dim() == 5, "[", op, "] Expected 4D or 5D tensor, but got ", x.sizes());
+  for (int64_t d = x.dim() - 4; d < x.dim(); d++)
+    FW_CHECK(x.size(d) > 0, "[", op, "] Expected input to have non-zero size for non-batch dimensions, but input has "
+             "sizes ", x.sizes(), " with dimension ", d, " being empty");
+  FW_CHECK(os[0] >= 0 && os[1] >= 0 && os[2] >= 0, "[", op, "] output_size must be non-negative, got ", os);
+  FW_CHECK(x.is_floating_point(), "[", op, "] not implemented for dtype ", dtype_str(x.dtype()));
+  Pool3d g;
+  g.unbatched = x.dim() == 4;
+  g.n = g.unbatched ? 1 : x.size(0);
+  g.c = x.size(-4), g.id = x.size(-3), g.ih = x.size(-2), g.iw = x.size(-1);
+  g.od = os[0], g.oh = os[1], g.ow = os[2];
+  return g;
+}
+
+// x's sizes with the spatial ones replaced by os (the result of an adaptive 3-d pool).
+DimVec adaptive3d_sizes(const Tensor& x, const DimVec& os) {
+  DimVec sz(x.sizes());
+  for (size_t i = 0; i < 3; i++) sz[sz.size() - 3 + i] = os[i];
+  return sz;
+}
+
 // Per-output counts of one axis of avg_pool3d (padded extent or in-bounds extent).
 std::vector<int64_t> avg_counts(int64_t in, int64_t out, int64_t k, int64_t s, int64_t p, bool include_pad) {
   std::vector<int64_t> r;
@@ -685,16 +764,17 @@ Tensor avg_pool3d(const Tensor& x, IntArrayRef kernel, IntArrayRef stride, IntAr
   Pool3d g = pool3d_geometry("avg_pool3d", x, kernel, stride, padding, 1, ceil_mode);
   FW_CHECK(x.dtype() != kBool && !x.is_complex(), "[avg_pool3d] not implemented for dtype ", dtype_str(x.dtype()));
   FW_CHECK(!divisor_override || *divisor_override != 0, "[avg_pool3d] divisor must be not zero");
-  const bool exact = !x.is_floating_point();  // integers: exact sums, one truncating division
+  // Integers: exact int64 sums (no overflow of narrow types), then one truncating division.
+  const bool exact = !x.is_floating_point();
   std::optional<int64_t> first = divisor_override || exact ? std::optional<int64_t>(1) : std::nullopt;
   std::optional<int64_t> second = exact ? std::optional<int64_t>(1) : divisor_override;
-  Tensor y2 = avg_pool2d(slices(x, g), {g.k[1], g.k[2]}, {g.s[1], g.s[2]}, {g.p[1], g.p[2]}, ceil_mode,
+  Tensor y2 = avg_pool2d(slices(exact ? x.to(kLong) : x, g), {g.k[1], g.k[2]}, {g.s[1], g.s[2]}, {g.p[1], g.p[2]}, ceil_mode,
                          count_include_pad, first);
   Tensor y3 = avg_pool2d(y2.reshape({g.n * g.c, 1, g.id, g.oh * g.ow}), {g.k[0], 1}, {g.s[0], 1}, {g.p[0], 0},
                          ceil_mode, count_include_pad, second);
   Tensor y = unslice(y3, g, g.od, g.oh, g.ow);
   if (!exact) return y;
-  if (divisor_override) return div(y, Scalar(*divisor_override), std::string("trunc"));
+  if (divisor_override) return div(y, Scalar(*divisor_override), std::string("trunc")).to(x.dtype());
   std::vector<int64_t> cnt;
   auto cd = avg_counts(g.id, g.od, g.k[0], g.s[0], g.p[0], count_include_pad);
   auto ch = avg_counts(g.ih, g.oh, g.k[1], g.s[1], g.p[1], count_include_pad);
@@ -707,26 +787,12 @@ Tensor avg_pool3d(const Tensor& x, IntArrayRef kernel, IntArrayRef stride, IntAr
 }
 
 Tensor adaptive_avg_pool3d(const Tensor& x, IntArrayRef output_size) {
-  const char* op = "adaptive_avg_pool3d";
-  DimVec os = expand_arg(output_size, 3, op, "output_size");
-  FW_CHECK(x.dim() == 4 || x.dim() == 5, "[", op, "] Expected 4D or 5D tensor, but got ", x.sizes());
-  for (int64_t d = x.dim() - 4; d < x.dim(); d++)
-    FW_CHECK(x.size(d) > 0, "[", op, "] Expected input to have non-zero size for non-batch dimensions, but input has "
-             "sizes ", x.sizes(), " with dimension ", d, " being empty");
-  FW_CHECK(os[0] >= 0 && os[1] >= 0 && os[2] >= 0, "[", op, "] output_size must be non-negative, got ", os);
-  FW_CHECK(x.is_floating_point(), "[", op, "] not implemented for dtype ", dtype_str(x.dtype()));
-  Pool3d g;
-  g.unbatched = x.dim() == 4;
-  g.n = g.unbatched ? 1 : x.size(0);
-  g.c = x.size(-4), g.id = x.size(-3), g.ih = x.size(-2), g.iw = x.size(-1);
-  if (os[0] * os[1] * os[2] == 0 || g.n == 0) {
-    DimVec sz(x.sizes());
-    for (size_t i = 0; i < 3; i++) sz[sz.size() - 3 + i] = os[i];
-    return zeros(sz, TensorOptions(x.dtype()).device(x.device()));
-  }
-  Tensor y2 = adaptive_avg_pool2d(slices(x, g), {os[1], os[2]});
-  Tensor y3 = adaptive_avg_pool2d(y2.reshape({g.n * g.c, 1, g.id, os[1] * os[2]}), {os[0], os[1] * os[2]});
-  return unslice(y3, g, os[0], os[1], os[2]);
+  DimVec os;
+  Pool3d g = adaptive3d_geometry("adaptive_avg_pool3d", x, output_size, os);
+  if (g.od * g.oh * g.ow == 0 || g.n == 0) return zeros(adaptive3d_sizes(x, os), TensorOptions(x.dtype()).device(x.device()));
+  Tensor y2 = adaptive_avg_pool2d(slices(x, g), {g.oh, g.ow});
+  Tensor y3 = adaptive_avg_pool2d(y2.reshape({g.n * g.c, 1, g.id, g.oh * g.ow}), {g.od, g.oh * g.ow});
+  return unslice(y3, g, g.od, g.oh, g.ow);
 }
 
 std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& x, IntArrayRef output_size) {
@@ -743,27 +809,15 @@ std::tuple<Tensor, Tensor> adaptive_max_pool1d(const Tensor& x, IntArrayRef outp
   return {o[0].squeeze(-2), o[1].squeeze(-2)};
 }
 std::tuple<Tensor, Tensor> adaptive_max_pool3d(const Tensor& x, IntArrayRef output_size) {
-  const char* op = "adaptive_max_pool3d";
-  DimVec os = expand_arg(output_size, 3, op, "output_size");
-  FW_CHECK(x.dim() == 4 || x.dim() == 5, "[", op, "] Expected 4D or 5D tensor, but got ", x.sizes());
-  for (int64_t d = x.dim() - 4; d < x.dim(); d++)
-    FW_CHECK(x.size(d) > 0, "[", op, "] Expected input to have non-zero size for non-batch dimensions, but input has "
-             "sizes ", x.sizes(), " with dimension ", d, " being empty");
-  FW_CHECK(os[0] >= 0 && os[1] >= 0 && os[2] >= 0, "[", op, "] output_size must be non-negative, got ", os);
-  FW_CHECK(x.is_floating_point(), "[", op, "] not implemented for dtype ", dtype_str(x.dtype()));
-  Pool3d g;
-  g.unbatched = x.dim() == 4;
-  g.n = g.unbatched ? 1 : x.size(0);
-  g.c = x.size(-4), g.id = x.size(-3), g.ih = x.size(-2), g.iw = x.size(-1);
-  if (os[0] * os[1] * os[2] == 0 || g.n == 0) {
-    DimVec sz(x.sizes());
-    for (size_t i = 0; i < 3; i++) sz[sz.size() - 3 + i] = os[i];
+  DimVec os;
+  Pool3d g = adaptive3d_geometry("adaptive_max_pool3d", x, output_size, os);
+  if (g.od * g.oh * g.ow == 0 || g.n == 0) {
     TensorOptions to = TensorOptions(x.dtype()).device(x.device());
-    return {zeros(sz, to), zeros(sz, to.dtype(kLong))};
+    return {zeros(adaptive3d_sizes(x, os), to), zeros(adaptive3d_sizes(x, os), to.dtype(kLong))};
   }
-  auto [y2, i2] = adaptive_max_pool2d(slices(x, g), {os[1], os[2]});
-  auto [y3, i3] = adaptive_max_pool2d(y2.reshape({g.n * g.c, 1, g.id, os[1] * os[2]}), {os[0], os[1] * os[2]});
-  return {unslice(y3, g, os[0], os[1], os[2]), combine_indices(i2, i3, g, os[0], os[1], os[2])};
+  auto [y2, i2] = adaptive_max_pool2d(slices(x, g), {g.oh, g.ow});
+  auto [y3, i3] = adaptive_max_pool2d(y2.reshape({g.n * g.c, 1, g.id, g.oh * g.ow}), {g.od, g.oh * g.ow});
+  return {unslice(y3, g, g.od, g.oh, g.ow), combine_indices(i2, i3, g, g.od, g.oh, g.ow)};
 }
 
 namespace {
@@ -788,7 +842,9 @@ Tensor max_unpool(const char* op, const Tensor& x, const Tensor& indices, IntArr
   }
   const bool ub = x.dim() == spatial + 1;
   const int64_t n = ub ? 1 : x.size(0), c = x.size(ub ? 0 : 1);
-  Tensor idx = indices.reshape({n, c, -1});
+  int64_t in_plane = 1;
+  for (int64_t d = x.dim() - spatial; d < x.dim(); d++) in_plane *= x.size(d);
+  Tensor idx = indices.reshape({n, c, in_plane});
   if (idx.numel() > 0) {
     int64_t lo = idx.min().item<int64_t>(), hi = idx.max().item<int64_t>();
     FW_CHECK(lo >= 0 && hi < plane, "[", op, "] Found an invalid max index: ", lo < 0 ? lo : hi,
@@ -798,7 +854,7 @@ Tensor max_unpool(const char* op, const Tensor& x, const Tensor& indices, IntArr
   for (int64_t d = 0; d < x.dim() - spatial; d++) sz.push_back(x.size(d));
   for (int64_t v : out) sz.push_back(v);
   Tensor z = zeros({n, c, plane}, TensorOptions(x.dtype()).device(x.device()));
-  return z.scatter(2, idx, x.reshape({n, c, -1})).reshape(sz);
+  return z.scatter(2, idx, x.reshape({n, c, in_plane})).reshape(sz);
 }
 }  // namespace
 

@@ -230,20 +230,20 @@ using AvgPool1dFuncOptions = AvgPoolFuncOptions<1>;
 using AvgPool2dFuncOptions = AvgPoolFuncOptions<2>;
 using AvgPool3dFuncOptions = AvgPoolFuncOptions<3>;
 
+// Options of the adaptive pools (avg and max): output_size.
 template <size_t D>
-struct AdaptiveAvgPoolFuncOptions {
-  AdaptiveAvgPoolFuncOptions(ExpandingArray<D> output_size) : output_size_(output_size) {}
+struct AdaptivePoolFuncOptions {
+  AdaptivePoolFuncOptions(ExpandingArray<D> output_size) : output_size_(output_size) {}
   FW_ARG(ExpandingArray<D>, output_size);
 };
+template <size_t D>
+using AdaptiveAvgPoolFuncOptions = AdaptivePoolFuncOptions<D>;
 using AdaptiveAvgPool1dFuncOptions = AdaptiveAvgPoolFuncOptions<1>;
 using AdaptiveAvgPool2dFuncOptions = AdaptiveAvgPoolFuncOptions<2>;
 using AdaptiveAvgPool3dFuncOptions = AdaptiveAvgPoolFuncOptions<3>;
 
 template <size_t D>
-struct AdaptiveMaxPoolFuncOptions {
-  AdaptiveMaxPoolFuncOptions(ExpandingArray<D> output_size) : output_size_(output_size) {}
-  FW_ARG(ExpandingArray<D>, output_size);
-};
+using AdaptiveMaxPoolFuncOptions = AdaptivePoolFuncOptions<D>;
 using AdaptiveMaxPool1dFuncOptions = AdaptiveMaxPoolFuncOptions<1>;
 using AdaptiveMaxPool2dFuncOptions = AdaptiveMaxPoolFuncOptions<2>;
 using AdaptiveMaxPool3dFuncOptions = AdaptiveMaxPoolFuncOptions<3>;

@@ -87,27 +87,32 @@ FW_POOL_MODULE(AdaptiveAvgPool3d, AdaptiveAvgPool3dOptions, ExpandingArray<3>, a
 FW_MAX_POOL_MODULE(AdaptiveMaxPool1d, AdaptiveMaxPool1dOptions, ExpandingArray<1>, adaptive_max_pool1d);
 FW_MAX_POOL_MODULE(AdaptiveMaxPool2d, AdaptiveMaxPool2dOptions, ExpandingArray<2>, adaptive_max_pool2d);
 FW_MAX_POOL_MODULE(AdaptiveMaxPool3d, AdaptiveMaxPool3dOptions, ExpandingArray<3>, adaptive_max_pool3d);
-// Power-average pooling.
-class LPPool1dImpl : public Cloneable<LPPool1dImpl> {
+// Power-average pooling over (N, C, L) (LPPool1d) or (N, C, H, W) (LPPool2d) inputs.
+template <size_t D, class Derived>
+class LPPoolImpl : public Cloneable<Derived> {
  public:
-  LPPool1dImpl(double norm_type, ExpandingArray<1> kernel) : LPPool1dImpl(LPPool1dOptions(norm_type, kernel)) {}
-  explicit LPPool1dImpl(const LPPool1dOptions& options_) : options(options_) {}
+  LPPoolImpl(double norm_type, ExpandingArray<D> kernel) : LPPoolImpl(LPPoolOptions<D>(norm_type, kernel)) {}
+  explicit LPPoolImpl(const LPPoolOptions<D>& options_) : options(options_) {}
   void reset() override {}
   void pretty_print(std::ostream& stream) const override;
-  Tensor forward(const Tensor& input) { return functional::lp_pool1d(input, options); }
-  LPPool1dOptions options;
+  Tensor forward(const Tensor& input) {
+    if constexpr (D == 1) return functional::lp_pool1d(input, options);
+    else return functional::lp_pool2d(input, options);
+  }
+  LPPoolOptions<D> options;
+};
+class LPPool1dImpl : public LPPoolImpl<1, LPPool1dImpl> {
+ public:
+  using LPPoolImpl::LPPoolImpl;
 };
 FW_MODULE(LPPool1d);
-class LPPool2dImpl : public Cloneable<LPPool2dImpl> {
+class LPPool2dImpl : public LPPoolImpl<2, LPPool2dImpl> {
  public:
-  LPPool2dImpl(double norm_type, ExpandingArray<2> kernel) : LPPool2dImpl(LPPool2dOptions(norm_type, kernel)) {}
-  explicit LPPool2dImpl(const LPPool2dOptions& options_) : options(options_) {}
-  void reset() override {}
-  void pretty_print(std::ostream& stream) const override;
-  Tensor forward(const Tensor& input) { return functional::lp_pool2d(input, options); }
-  LPPool2dOptions options;
+  using LPPoolImpl::LPPoolImpl;
 };
 FW_MODULE(LPPool2d);
+extern template class LPPoolImpl<1, LPPool1dImpl>;
+extern template class LPPoolImpl<2, LPPool2dImpl>;
 
 #undef FW_POOL_MODULE
 #undef FW_MAX_POOL_MODULE
