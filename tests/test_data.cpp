@@ -215,3 +215,29 @@ TEST(Data, EarlyDestructionJoinsWorkers) {
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   EXPECT_EQ(calls->load(), after);  // all workers are gone
 }
+
+TEST(Data, TimeoutRaisesAndTheBatchStillArrives) {
+  FlakyDataset ds;
+  ds.n = 8;
+  ds.sleep_ms = 150;
+  D::DataLoader loader(ds.map(D::transforms::Stack<>()), D::DataLoaderOptions()
+                                                            .batch_size(4)
+                                                            .num_workers(1)
+                                                            .timeout(std::chrono::milliseconds(10)));
+  EXPECT_EQ(loader.options().timeout->count(), 10);
+  try {
+    loader.begin();
+    ADD_FAILURE() << "no timeout";
+  } catch (const fw::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("[DataLoader] Timeout in DataLoader queue while waiting for next batch "
+                                         "(timeout was 10 ms)"), std::string::npos) << e.what();
+  }
+  // A generous timeout: every batch arrives, in order.
+  D::DataLoader patient(ds.map(D::transforms::Stack<>()), D::DataLoaderOptions()
+                                                             .batch_size(4)
+                                                             .num_workers(2)
+                                                             .timeout(std::chrono::milliseconds(20000)));
+  std::vector<int64_t> firsts;
+  for (auto& b : patient) firsts.push_back(b.target[0].item<int64_t>());
+  EXPECT_EQ(firsts, (std::vector<int64_t>{0, 4}));
+}

@@ -327,3 +327,68 @@ TEST(Transformer, EmptyStackReturnsItsInputAndResetRenewsTheNorm) {
   auto names = enc->named_parameters().keys();
   EXPECT_EQ(std::count(names.begin(), names.end(), std::string("norm.weight")), 1);
 }
+
+namespace {
+// forward with trailing defaults, declared for AnyModule as in libtorch.
+struct ShiftImpl : nn::Cloneable<ShiftImpl> {
+  void reset() override {}
+  Tensor forward(const Tensor& x, int64_t k = 2, Tensor mask = {}) {
+    Tensor y = x + double(k);
+    return mask.defined() ? y.masked_fill(mask, 0) : y;
+  }
+
+ protected:
+  FORWARD_HAS_DEFAULT_ARGS({1, nn::AnyValue(int64_t(2))}, {2, nn::AnyValue(Tensor())})
+};
+FW_MODULE(Shift);
+// Only the last parameter has a declared default; the second must be passed.
+struct PartialImpl : nn::Cloneable<PartialImpl> {
+  void reset() override {}
+  Tensor forward(const Tensor& x, int64_t k, Tensor mask = {}) { return x + double(k) + (mask.defined() ? 1.0 : 0.0); }
+  FORWARD_HAS_DEFAULT_ARGS({2, nn::AnyValue(Tensor())})
+};
+FW_MODULE(Partial);
+// A default of the wrong type (int for an int64_t parameter).
+struct WrongDefaultImpl : nn::Cloneable<WrongDefaultImpl> {
+  void reset() override {}
+  Tensor forward(const Tensor& x, const Tensor& y, int64_t k = 1) { return x + y + double(k); }
+  FORWARD_HAS_DEFAULT_ARGS({2, nn::AnyValue(1)})
+};
+FW_MODULE(WrongDefault);
+}  // namespace
+
+TEST(Transformer, AnyModuleFillsDeclaredDefaultArguments) {
+  nn::AnyModule m(Shift{});
+  Tensor x = fw::zeros({3});
+  EXPECT_TRUE(fw::equal(m.forward<Tensor>(x, int64_t(5)), x + 5));  // mask from its declared default
+  EXPECT_TRUE(fw::equal(m.forward<Tensor>(x), x + 2));              // both defaults
+  EXPECT_TRUE(fw::equal(m.forward(x), x + 2));
+  Tensor mask = fw::tensor({true, false, true});
+  EXPECT_TRUE(fw::equal(m.forward<Tensor>(x, int64_t(1), mask), fw::tensor({0.f, 1.f, 0.f})));
+  nn::Sequential seq(Shift{}, nn::ReLU{});
+  EXPECT_TRUE(fw::equal(seq->forward(x - 3), fw::zeros({3})));  // relu(-3 + 2)
+  EXPECT_TRUE(fw::equal(seq->clone()->as<nn::Sequential>()->forward(x), x + 2));
+
+  nn::AnyModule p(Partial{});
+  EXPECT_TRUE(fw::equal(p.forward<Tensor>(x, int64_t(3)), x + 3));
+  try {
+    p.forward<Tensor>(x);
+    ADD_FAILURE() << "no error for a parameter without a default";
+  } catch (const fw::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("forward() requires at least 2 argument(s), but received 1"), std::string::npos)
+        << e.what();
+  }
+  nn::AnyModule w(WrongDefault{});
+  try {
+    w.forward<Tensor>(x, x);
+    ADD_FAILURE() << "no error for a default of the wrong type";
+  } catch (const fw::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("argument 2"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(fw::equal(w.forward<Tensor>(x, x, int64_t(4)), x + 4));
+
+  nn::AnyValue v(int64_t(7));
+  EXPECT_EQ(v.get<int64_t>(), 7);
+  EXPECT_EQ(v.try_get<int>(), nullptr);
+  EXPECT_THROW(v.get<double>(), fw::Error);
+}

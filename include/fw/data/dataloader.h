@@ -1,6 +1,7 @@
 // fw::data::DataLoader: batches of a dataset in sampler order, optionally fetched by worker
 // threads with a bounded, order-preserving prefetch queue (libtorch's StatelessDataLoader).
 #pragma once
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <cstdint>
@@ -37,6 +38,9 @@ struct DataLoaderOptions {
   // Most batches in flight at once; 0 means 2 * num_workers.
   FW_ARG(size_t, max_jobs) = 0;
   FW_ARG(uint64_t, seed) = 0;
+  // With workers: the longest the consumer waits for the next batch before raising (the batch
+  // stays in flight; the next call waits for it again). nullopt waits as long as it takes.
+  FW_ARG(std::optional<std::chrono::milliseconds>, timeout) = std::nullopt;
   // Accepted for libtorch compatibility: fw always delivers batches in sampler order, which
   // satisfies both settings.
   FW_ARG(bool, enforce_ordering) = true;
@@ -56,6 +60,7 @@ struct FullDataLoaderOptions {
         max_jobs(o.max_jobs() == 0 ? 2 * o.num_workers() : o.max_jobs()),
         enforce_ordering(o.enforce_ordering()),
         drop_last(o.drop_last()),
+        timeout(o.timeout()),
         shuffle(o.shuffle()),
         seed(o.seed()) {}
   size_t batch_size;
@@ -63,6 +68,7 @@ struct FullDataLoaderOptions {
   size_t max_jobs;
   bool enforce_ordering;
   bool drop_last;
+  std::optional<std::chrono::milliseconds> timeout;
   // fw's additions.
   bool shuffle;
   uint64_t seed;
@@ -205,7 +211,12 @@ class DataLoader {
     Result r;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      results_cv_.wait(lock, [&] { return results_.count(next_seq_) > 0; });
+      auto ready = [&] { return results_.count(next_seq_) > 0; };
+      if (options_.timeout)
+        FW_CHECK(results_cv_.wait_for(lock, *options_.timeout, ready), "[DataLoader] Timeout in DataLoader queue "
+                 "while waiting for next batch (timeout was ", options_.timeout->count(), " ms)");
+      else
+        results_cv_.wait(lock, ready);
       auto it = results_.find(next_seq_);
       r = std::move(it->second);
       results_.erase(it);

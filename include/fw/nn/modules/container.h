@@ -53,6 +53,56 @@ using member_fn_traits = typename member_fn_traits_impl<F>::type;
 
 }  // namespace detail
 
+// A value of any copyable type for AnyModule's type-erased calls (libtorch's AnyValue); the
+// defaults of FORWARD_HAS_DEFAULT_ARGS are AnyValues of their parameters' exact types.
+class AnyValue {
+ public:
+  template <class T, class = std::enable_if_t<!std::is_same_v<std::decay_t<T>, AnyValue>>>
+  explicit AnyValue(T&& value) : value_(std::decay_t<T>(std::forward<T>(value))) {}
+  // The value as T, or null when it holds another type.
+  template <class T>
+  const T* try_get() const {
+    return std::any_cast<T>(&value_);
+  }
+  template <class T>
+  T get() const {
+    const T* p = try_get<T>();
+    FW_CHECK(p != nullptr, "Attempted to cast AnyValue to ", detail::demangle(typeid(T).name()),
+             ", but its actual type is ", detail::demangle(value_.type().name()));
+    return *p;
+  }
+  const std::type_info& type_info() const noexcept { return value_.type(); }
+  const std::any& any() const noexcept { return value_; }
+
+ private:
+  std::any value_;
+};
+
+namespace detail {
+// Reads the defaults a module declared with FORWARD_HAS_DEFAULT_ARGS (a friend of the module).
+struct ForwardDefaults {
+  template <class M>
+  static constexpr bool has() {
+    return requires { M::_fw_forward_default_args(); };
+  }
+  template <class M>
+  static std::vector<std::pair<unsigned, AnyValue>> get() {
+    return M::_fw_forward_default_args();
+  }
+};
+}  // namespace detail
+
+// In a module class: the default values of forward's trailing parameters, for calls through
+// AnyModule / Sequential with fewer arguments (libtorch's macro), e.g.
+//   Tensor forward(Tensor x, int64_t k = 2, Tensor mask = {});
+//   FORWARD_HAS_DEFAULT_ARGS({1, fw::nn::AnyValue(int64_t(2))}, {2, fw::nn::AnyValue(Tensor())})
+// Each value must have its parameter's type after decay.
+#define FORWARD_HAS_DEFAULT_ARGS(...)                                                     \
+  friend struct ::fw::nn::detail::ForwardDefaults;                                        \
+  static std::vector<std::pair<unsigned, ::fw::nn::AnyValue>> _fw_forward_default_args() { \
+    return {__VA_ARGS__};                                                                 \
+  }
+
 // Any module behind one type (Sequential's elements, Transformer's custom encoder). forward(x)
 // calls a one-Tensor forward; forward<R>(args...) calls any other forward (libtorch's
 // AnyModule::forward): each argument must have its parameter's type after decay (pass Tensor()
@@ -145,6 +195,13 @@ class AnyModule {
                       { m.forward(t) } -> std::convertible_to<Tensor>;
                     }) {
         return typed->forward(x);
+      } else if constexpr (detail::ForwardDefaults::has<M>() && callable_through_any()) {
+        std::vector<std::any> args{std::any(x)};  // the declared defaults fill the rest
+        std::any r = forward_any(args);
+        const Tensor* t = std::any_cast<Tensor>(&r);
+        FW_CHECK(t != nullptr, "[AnyModule] ", typed->name(), "'s forward() returned ",
+                 detail::demangle(r.type().name()), ", not a Tensor");
+        return *t;
       } else {
         FW_CHECK(false, "[AnyModule] ", typed->name(), "'s forward() does not take one Tensor and return a Tensor; "
                  "call forward<R>(args...) with all its arguments");
@@ -176,9 +233,31 @@ class AnyModule {
     }
     template <class F, class Ret, class... P>
     std::any unpack(F f, std::vector<std::any>& args, detail::member_fn_sig<Ret, P...>) const {
+      if constexpr (detail::ForwardDefaults::has<M>()) fill_defaults(args, sizeof...(P));
       FW_CHECK(args.size() == sizeof...(P), "[AnyModule] ", typed->name(), "'s forward() takes ", sizeof...(P),
                " arguments, got ", args.size());
       return invoke<Ret, P...>(f, args, std::index_sequence_for<P...>{});
+    }
+    // Appends the declared defaults of the parameters after the given arguments; every missing
+    // parameter needs one (libtorch's "requires at least N arguments").
+    void fill_defaults(std::vector<std::any>& args, size_t params) const {
+      if (args.size() >= params) return;
+      auto defaults = detail::ForwardDefaults::get<M>();
+      size_t required = params;
+      for (size_t i = params; i-- > 0;) {
+        bool has = false;
+        for (const auto& [idx, v] : defaults) has = has || idx == i;
+        if (!has) break;
+        required = i;
+      }
+      FW_CHECK(args.size() >= required, "[AnyModule] ", typed->name(), "'s forward() requires at least ", required,
+               " argument(s), but received ", args.size());
+      for (size_t i = args.size(); i < params; i++)
+        for (const auto& [idx, v] : defaults)
+          if (idx == i) {
+            args.push_back(v.any());
+            break;
+          }
     }
     template <class Ret, class... P, class F, size_t... I>
     std::any invoke(F f, std::vector<std::any>& args, std::index_sequence<I...>) const {
