@@ -127,6 +127,20 @@ TEST(Pool3d, IntegerAveragesAndEmptyBatches) {
   EXPECT_EQ(fw::max_unpool2d(v, i, {4, 4}).sizes().vec(), (std::vector<int64_t>{0, 2, 4, 4}));
 }
 
+// The global average (one pass over each volume) is the mean, values and gradients, batched or not.
+TEST(AdaptivePool, GlobalAverageIsTheMean) {
+  for (auto sizes : {std::vector<int64_t>{2, 3, 4, 5, 6}, std::vector<int64_t>{3, 2, 5, 4}}) {
+    Tensor x = fw::randn(sizes, fw::kDouble).requires_grad_(true);
+    Tensor y = fw::adaptive_avg_pool3d(x, 1);
+    Tensor ref = x.mean({-3, -2, -1}, true);
+    FW_EXPECT_CLOSE(y, ref, 1e-12, 1e-12);
+    Tensor g = fw::randn(ref.sizes(), fw::kDouble);
+    auto gy = fw::autograd::grad({(y * g).sum()}, {x});
+    auto gr = fw::autograd::grad({(ref * g).sum()}, {x});
+    FW_EXPECT_CLOSE(gy[0], gr[0], 1e-12, 1e-12);
+  }
+}
+
 TEST(AdaptivePool, AvgAndMaxMatchTorch) {
   for (const Case& c : load("adaptive_avg_pool3d"))
     check_case(c, {"x"}, [&](const auto& in) {

@@ -790,6 +790,8 @@ Tensor adaptive_avg_pool3d(const Tensor& x, IntArrayRef output_size) {
   DimVec os;
   Pool3d g = adaptive3d_geometry("adaptive_avg_pool3d", x, output_size, os);
   if (g.od * g.oh * g.ow == 0 || g.n == 0) return zeros(adaptive3d_sizes(x, os), TensorOptions(x.dtype()).device(x.device()));
+  if (g.od == 1 && g.oh == 1 && g.ow == 1)  // global average: one pass over each contiguous volume
+    return adaptive_avg_pool2d(x.reshape({g.n, g.c, 1, g.id * g.ih * g.iw}), {1, 1}).reshape(adaptive3d_sizes(x, os));
   Tensor y2 = adaptive_avg_pool2d(slices(x, g), {g.oh, g.ow});
   Tensor y3 = adaptive_avg_pool2d(y2.reshape({g.n * g.c, 1, g.id, g.oh * g.ow}), {g.od, g.oh * g.ow});
   return unslice(y3, g, g.od, g.oh, g.ow);
