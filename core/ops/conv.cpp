@@ -443,23 +443,33 @@ Tensor conv1d_impl(const Tensor& x, const Tensor& w, const Tensor& b, const OpAt
 }
 
 // padding="same"/"valid": symmetric padding, with the odd remainder of "same" after the input.
+// padding="same" (stride 1 only): per spatial dim, half the dilated kernel's extent before the
+// input and the odd remainder after it.
+void same_padding(const char* op, const Tensor& w, const DimVec& stride, const DimVec& dilation, DimVec& before,
+                  DimVec& after) {
+  for (int64_t s : stride) FW_CHECK(s == 1, "[", op, "] padding='same' is not supported for strided convolutions");
+  const size_t nd = stride.size();
+  FW_CHECK(w.dim() == int64_t(nd) + 2, "[", op, "] Expected ", nd + 2, "-dimensional weight, but got weight of size ",
+           w.sizes());
+  for (size_t i = 0; i < nd; i++) {
+    int64_t total = dilation[i] * (w.size(int64_t(2 + i)) - 1);
+    before.push_back(total / 2);
+    after.push_back(total - 2 * (total / 2));
+  }
+}
+
 OpAttrs string_padding_attrs(const char* op, size_t nd, const Tensor& w, IntArrayRef stride, const std::string& padding,
                              IntArrayRef dilation, int64_t groups, const Tensor& b) {
   FW_CHECK(padding == "same" || padding == "valid", "[", op, "] Invalid padding string: '", padding, "'");
   OpAttrs a = conv_attrs(op, nd, stride, 0, dilation, groups, b);
   if (padding == "valid") return a;
-  for (int64_t s : a.ints) FW_CHECK(s == 1, "[", op, "] padding='same' is not supported for strided convolutions");
-  FW_CHECK(w.dim() == int64_t(nd) + 2, "[", op, "] Expected ", nd + 2, "-dimensional weight, but got weight of size ",
-           w.sizes());
-  int64_t extra[2] = {0, 0};
-  for (size_t i = 0; i < nd; i++) {
-    size_t d = i + (nd == 1 ? 1 : 0);
-    int64_t total = a.ints3[d] * (w.size(int64_t(2 + i)) - 1);
-    a.ints2[d] = total / 2;
-    extra[d] = total - 2 * (total / 2);
-  }
-  a.i1 = extra[0];
-  a.i2 = extra[1];
+  DimVec before, after;
+  same_padding(op, w, expand_conv_arg(stride, nd, op, "stride"), expand_conv_arg(dilation, nd, op, "dilation"), before,
+               after);
+  if (nd == 1) before.insert(0, 0), after.insert(0, 0);  // conv1d runs as conv2d over (1, L)
+  a.ints2 = before;
+  a.i1 = after[0];
+  a.i2 = after[1];
   return a;
 }
 
@@ -541,16 +551,9 @@ Tensor detail::conv_padding_mode(int64_t nd, const Tensor& x, const Tensor& w, c
     const char* op = "conv3d";
     FW_CHECK(padding == "same" || padding == "valid", "[", op, "] Invalid padding string: '", padding, "'");
     DimVec s = expand_conv_arg(stride, 3, op, "stride"), d = expand_conv_arg(dilation, 3, op, "dilation");
-    DimVec p{0, 0, 0}, extra{0, 0, 0};
-    if (padding == "same") {
-      for (int64_t v : s) FW_CHECK(v == 1, "[", op, "] padding='same' is not supported for strided convolutions");
-      FW_CHECK(w.dim() == 5, "[", op, "] Expected 5-dimensional weight, but got weight of size ", w.sizes());
-      for (size_t i = 0; i < 3; i++) {
-        int64_t total = d[i] * (w.size(int64_t(2 + i)) - 1);
-        p[i] = total / 2;
-        extra[i] = total - 2 * p[i];
-      }
-    }
+    if (padding == "valid") return conv3d_impl(x, w, b, s, DimVec{0, 0, 0}, DimVec{0, 0, 0}, d, groups);
+    DimVec p, extra;
+    same_padding(op, w, s, d, p, extra);
     return conv3d_impl(x, w, b, s, p, extra, d, groups);
   }
   const char* op = nd == 1 ? "conv1d" : "conv2d";

@@ -27,6 +27,20 @@ int64_t pool_out(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dil
   return out;
 }
 
+// Output o's window along one axis of an average pool: in-bounds taps [lo, hi) and the extent
+// counted with padding (the window clipped at in + pad), PyTorch's count rules.
+struct AvgWindow {
+  int64_t lo, hi, padded;
+};
+inline AvgWindow avg_window(int64_t o, int64_t in, int64_t k, int64_t s, int64_t p) {
+  int64_t a = o * s - p, b = std::min(a + k, in + p);
+  return {std::max<int64_t>(a, 0), std::min(b, in), b - a};
+}
+
+// Output o's adaptive window along one axis: [floor(o * in / out), ceil((o + 1) * in / out)).
+inline int64_t adaptive_lo(int64_t o, int64_t in, int64_t out) { return o * in / out; }
+inline int64_t adaptive_hi(int64_t o, int64_t in, int64_t out) { return ((o + 1) * in + out - 1) / out; }
+
 struct Pool2d {
   int64_t kh, kw, sh, sw, ph, pw, dh = 1, dw = 1;
   int64_t n = 1, c = 0, ih = 0, iw = 0, oh = 0, ow = 0;  // n = 1 for unbatched input
@@ -305,9 +319,9 @@ void avg_pool_kernel(const OpCall& c, Outs& o) {
     // Per output column: the padded and in-bounds widths of its window.
     std::vector<int64_t> wpad(size_t(ow_n), 0), win(size_t(ow_n), 0);
     for (int64_t ow = 0; ow < ow_n; ow++) {
-      int64_t w0 = ow * sw - pw, w1 = std::min(w0 + kw, iw + pw);
-      wpad[size_t(ow)] = w1 - w0;
-      win[size_t(ow)] = std::min(w1, iw) - std::max<int64_t>(w0, 0);
+      AvgWindow w = avg_window(ow, iw, kw, sw, pw);
+      wpad[size_t(ow)] = w.padded;
+      win[size_t(ow)] = w.hi - w.lo;
     }
     parallel_for(0, g.n * g.c, std::max<int64_t>(1, kGrainSize / (oh_n * ow_n * kh * kw)), [&](int64_t b, int64_t e) {
       std::vector<A> acc(size_t(ow_n), A(0));
@@ -315,9 +329,8 @@ void avg_pool_kernel(const OpCall& c, Outs& o) {
         const T* xp = x + p * ih * iw;
         T* yp = y + p * oh_n * ow_n;
         for (int64_t oh = 0; oh < oh_n; oh++) {
-          int64_t h0 = oh * sh - ph, h1 = std::min(h0 + kh, ih + ph);
-          const int64_t hpad = h1 - h0;
-          h0 = std::max<int64_t>(h0, 0), h1 = std::min(h1, ih);
+          const AvgWindow hw = avg_window(oh, ih, kh, sh, ph);
+          const int64_t h0 = hw.lo, h1 = hw.hi, hpad = hw.padded;
           std::fill(acc.begin(), acc.end(), A(0));
           for (int64_t h = h0; h < h1; h++)
             for (int64_t j = 0; j < kw; j++) {
@@ -377,9 +390,9 @@ void adaptive_kernel(const OpCall& c, Outs& o) {
     parallel_for(0, planes, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(ih * iw, 1)), [&](int64_t b, int64_t e) {
       for (int64_t p = b; p < e; p++) {
         for (int64_t i = 0; i < oh; i++) {
-          int64_t h0 = i * ih / oh, h1 = ((i + 1) * ih + oh - 1) / oh;
+          const int64_t h0 = adaptive_lo(i, ih, oh), h1 = adaptive_hi(i, ih, oh);
           for (int64_t j = 0; j < ow; j++) {
-            int64_t w0 = j * iw / ow, w1 = ((j + 1) * iw + ow - 1) / ow;
+            const int64_t w0 = adaptive_lo(j, iw, ow), w1 = adaptive_hi(j, iw, ow);
             const T* xp = x + p * ih * iw;
             double s = 0;
             if (w0 == 0 && w1 == iw) {
@@ -413,9 +426,9 @@ void adaptive_max_kernel(const OpCall& c, Outs& o) {
       for (int64_t p = b; p < e; p++) {
         const T* xp = x + p * ih * iw;
         for (int64_t i = 0; i < oh; i++) {
-          const int64_t h0 = i * ih / oh, h1 = ((i + 1) * ih + oh - 1) / oh;
+          const int64_t h0 = adaptive_lo(i, ih, oh), h1 = adaptive_hi(i, ih, oh);
           for (int64_t j = 0; j < ow; j++) {
-            const int64_t w0 = j * iw / ow, w1 = ((j + 1) * iw + ow - 1) / ow;
+            const int64_t w0 = adaptive_lo(j, iw, ow), w1 = adaptive_hi(j, iw, ow);
             T best = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
                                                           : std::numeric_limits<T>::lowest();
             int64_t bi = h0 * iw + w0;
@@ -475,7 +488,7 @@ Tensor scatter_to_argmax(const Tensor& x, const Tensor& idx, const Tensor& g) {
     Tensor gx = make_tensor(x.sizes(), g.dtype());
     Tensor gc = g.contiguous(), ic = idx.contiguous();
     const int64_t* ip = ic.data_ptr<int64_t>();
-    visit_float(gx.dtype(), "max_pool2d_backward", [&]<class T>() {
+    visit_float(gx.dtype(), "max_pool_backward", [&]<class T>() {
       const T* gp = gc.data_ptr<T>();
       T* out = gx.data_ptr<T>();
       parallel_for(0, planes, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(ih * iw + per, 1)),
@@ -508,10 +521,9 @@ void adaptive_max_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { r[0] = sca
 Tensor avg_pool_matrix(int64_t in, int64_t out, int64_t k, int64_t s, int64_t p, int mode, ScalarType t) {
   std::vector<double> w(size_t(out * in), 0.0);
   for (int64_t o = 0; o < out; o++) {
-    int64_t a = o * s - p, b = std::min(a + k, in + p), padded = b - a;
-    a = std::max<int64_t>(a, 0), b = std::min(b, in);
-    double count = mode == 0 ? double(padded) : mode == 1 ? double(b - a) : 1.0;
-    for (int64_t i = a; i < b; i++) w[size_t(o * in + i)] = 1.0 / count;
+    AvgWindow win = avg_window(o, in, k, s, p);
+    double count = mode == 0 ? double(win.padded) : mode == 1 ? double(win.hi - win.lo) : 1.0;
+    for (int64_t i = win.lo; i < win.hi; i++) w[size_t(o * in + i)] = 1.0 / count;
   }
   return resample_matrix(std::move(w), out, in, t);
 }
@@ -532,7 +544,7 @@ void avg_pool_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
 Tensor adaptive_matrix(int64_t in, int64_t out, ScalarType t) {
   std::vector<double> w(size_t(out * in), 0.0);
   for (int64_t o = 0; o < out; o++) {
-    int64_t a = o * in / out, b = ((o + 1) * in + out - 1) / out;
+    int64_t a = adaptive_lo(o, in, out), b = adaptive_hi(o, in, out);
     for (int64_t i = a; i < b; i++) w[size_t(o * in + i)] = 1.0 / double(b - a);
   }
   return resample_matrix(std::move(w), out, in, t);
@@ -693,7 +705,10 @@ Tensor combine_indices(const Tensor& i2, const Tensor& i3, const Pool3d& g, int6
   return unslice(floor_divide(at, plane) * (g.ih * g.iw) + in_slice, g, od, oh, ow);
 }
 
-std::tuple<Tensor, Tensor> max_pool3d_impl(const Tensor& x, const Pool3d& g, bool ceil_mode, bool indices) {
+std::tuple<Tensor, Tensor> max_pool3d_impl(const Tensor& x, IntArrayRef kernel, IntArrayRef stride,
+                                           IntArrayRef padding, IntArrayRef dilation, bool ceil_mode, bool indices) {
+  Pool3d g = pool3d_geometry("max_pool3d", x, kernel, stride, padding, dilation, ceil_mode);
+  FW_CHECK(x.dtype() != kBool && !x.is_complex(), "[max_pool3d] not implemented for dtype ", dtype_str(x.dtype()));
   Tensor y2, i2, y3, i3;
   if (indices) {
     std::tie(y2, i2) = max_pool2d_with_indices(slices(x, g), {g.k[1], g.k[2]}, {g.s[1], g.s[2]}, {g.p[1], g.p[2]},
@@ -737,9 +752,8 @@ DimVec adaptive3d_sizes(const Tensor& x, const DimVec& os) {
 std::vector<int64_t> avg_counts(int64_t in, int64_t out, int64_t k, int64_t s, int64_t p, bool include_pad) {
   std::vector<int64_t> r;
   for (int64_t o = 0; o < out; o++) {
-    int64_t a = o * s - p, b = std::min(a + k, in + p), padded = b - a;
-    a = std::max<int64_t>(a, 0), b = std::min(b, in);
-    r.push_back(include_pad ? padded : b - a);
+    AvgWindow w = avg_window(o, in, k, s, p);
+    r.push_back(include_pad ? w.padded : w.hi - w.lo);
   }
   return r;
 }
@@ -748,15 +762,11 @@ std::vector<int64_t> avg_counts(int64_t in, int64_t out, int64_t k, int64_t s, i
 
 std::tuple<Tensor, Tensor> max_pool3d_with_indices(const Tensor& x, IntArrayRef kernel, IntArrayRef stride,
                                                    IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
-  Pool3d g = pool3d_geometry("max_pool3d", x, kernel, stride, padding, dilation, ceil_mode);
-  FW_CHECK(x.dtype() != kBool && !x.is_complex(), "[max_pool3d] not implemented for dtype ", dtype_str(x.dtype()));
-  return max_pool3d_impl(x, g, ceil_mode, true);
+  return max_pool3d_impl(x, kernel, stride, padding, dilation, ceil_mode, true);
 }
 Tensor max_pool3d(const Tensor& x, IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
                   bool ceil_mode) {
-  Pool3d g = pool3d_geometry("max_pool3d", x, kernel, stride, padding, dilation, ceil_mode);
-  FW_CHECK(x.dtype() != kBool && !x.is_complex(), "[max_pool3d] not implemented for dtype ", dtype_str(x.dtype()));
-  return std::get<0>(max_pool3d_impl(x, g, ceil_mode, false));
+  return std::get<0>(max_pool3d_impl(x, kernel, stride, padding, dilation, ceil_mode, false));
 }
 
 Tensor avg_pool3d(const Tensor& x, IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
