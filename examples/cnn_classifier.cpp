@@ -130,7 +130,7 @@ int main(int argc, char** argv) {
   fw::optim::Adam opt(net->parameters(), fw::optim::AdamOptions(3e-3));
   // Cosine decay over the whole run, stepped per batch.
   fw::optim::CosineAnnealingLR schedule(opt, epochs * steps_per_epoch, 1e-5);
-  fw::data::DataLoader loader(fw::data::datasets::TensorDataset(train.x, train.y).map(fw::data::transforms::Stack<>()),
+  fw::data::DataLoader loader(fw::data::datasets::LabeledTensorDataset(train.x, train.y).map(fw::data::transforms::Stack<>()),
                               fw::data::DataLoaderOptions().batch_size(batch).shuffle(true).num_workers(1));
   for (int epoch = 1; epoch <= epochs; epoch++) {
     fw::utils::ProgressBar bar(steps_per_epoch, "epoch " + std::to_string(epoch));

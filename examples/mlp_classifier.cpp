@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
   fw::nn::Sequential net(fw::nn::Linear(dim, 128), fw::nn::ReLU(), fw::nn::Dropout(0.1), fw::nn::Linear(128, 128),
                          fw::nn::ReLU(), fw::nn::Linear(128, classes));
   fw::optim::Adam opt(net->parameters(), fw::optim::AdamOptions(1e-3));
-  fw::data::DataLoader loader(fw::data::datasets::TensorDataset(train.x, train.y).map(fw::data::transforms::Stack<>()),
+  fw::data::DataLoader loader(fw::data::datasets::LabeledTensorDataset(train.x, train.y).map(fw::data::transforms::Stack<>()),
                               fw::data::DataLoaderOptions().batch_size(64).shuffle(true).num_workers(1));
   for (int epoch = 1; epoch <= epochs; epoch++) {
     fw::utils::ProgressBar bar(int64_t((train.y.size(0) + 63) / 64), "epoch " + std::to_string(epoch));

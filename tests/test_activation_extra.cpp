@@ -13,6 +13,7 @@
 #include <fw/fw.h>
 
 #include "tests/fixture.h"
+#include "tests/expect_error.h"
 
 namespace nn = fw::nn;
 namespace F = fw::nn::functional;
@@ -60,21 +61,6 @@ Tensor T(const std::string& key) {
 }
 bool has(const std::string& key) { return fixtures().count(key) > 0; }
 
-// The message of the fw::Error fn throws ("" when it does not throw).
-template <class Fn>
-std::string error_of(Fn fn) {
-  try {
-    fn();
-  } catch (const fw::Error& e) {
-    return e.what();
-  }
-  return "";
-}
-#define EXPECT_ERROR(stmt, fragment)                                                     \
-  do {                                                                                   \
-    std::string msg_ = error_of([&] { (void)(stmt); });                                  \
-    EXPECT_NE(msg_.find(fragment), std::string::npos) << "error was: '" << msg_ << "'";  \
-  } while (0)
 
 // fn(x) and d sum(fn(x) * g) / dx against the fixture case `name`.
 void check_case(const std::string& name, const std::function<Tensor(const Tensor&)>& fn) {

@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "fw/fw.h"
+#include "tests/expect_error.h"
 
 namespace F = fw::nn::functional;
 namespace D = fw::data;
@@ -263,9 +264,9 @@ TEST(ApiCompatLosses, CosineSimilarityAndPairwiseDistance) {
 namespace {
 
 // data[i] = {i, 10 i} (float), target[i] = i (long).
-D::datasets::TensorDataset make_dataset(int64_t n) {
+D::datasets::LabeledTensorDataset make_dataset(int64_t n) {
   Tensor idx = fw::arange(n);
-  return D::datasets::TensorDataset(fw::stack({idx.to(fw::kFloat), idx.to(fw::kFloat) * 10}, 1), idx);
+  return D::datasets::LabeledTensorDataset(fw::stack({idx.to(fw::kFloat), idx.to(fw::kFloat) * 10}, 1), idx);
 }
 
 }  // namespace
@@ -288,7 +289,7 @@ TEST(ApiCompatData, Normalize) {
   expect_close(e.data.flatten(), ftensor({1, 0, -0.25f}));
   EXPECT_EQ(e.target.item<int64_t>(), 7);
   Tensor images = fw::arange(8).to(fw::kFloat).reshape({4, 2, 1, 1});
-  auto ds = D::datasets::TensorDataset(images, fw::arange(4))
+  auto ds = D::datasets::LabeledTensorDataset(images, fw::arange(4))
                 .map(D::transforms::Normalize<>({1.0, 2.0}, {2.0, 4.0}))
                 .map(D::transforms::Stack<>());
   auto loader = D::make_data_loader<D::samplers::SequentialSampler>(std::move(ds), 4);
@@ -327,10 +328,67 @@ TEST(ApiCompatData, LambdaTensorLambdaBatchLambda) {
   EXPECT_EQ(got, (std::vector<int64_t>{0 + 1 + 2 + 3, 4 + 5}));
 }
 
+// ---- data: libtorch's TensorDataset, TensorExample and Stack<TensorExample>
+
+static_assert(std::is_same_v<D::example::NoTarget, void>);
+static_assert(std::is_same_v<D::TensorExample, D::Example<Tensor, D::example::NoTarget>>);
+static_assert(std::is_same_v<D::datasets::TensorDataset::ExampleType, D::TensorExample>);
+static_assert(std::is_same_v<D::TensorExample::TargetType, void>);
+static_assert(std::is_convertible_v<Tensor, D::TensorExample>);
+static_assert(std::is_convertible_v<D::TensorExample&, Tensor&>);
+static_assert(std::is_same_v<D::transforms::Stack<D::TensorExample>::OutputBatchType, D::TensorExample>);
+
+TEST(ApiCompatData, TensorDatasetYieldsTensorExamples) {
+  Tensor t = fw::arange(12).to(fw::kFloat).reshape({6, 2});
+  D::datasets::TensorDataset ds(t);
+  EXPECT_EQ(*ds.size(), 6u);
+  EXPECT_TRUE(ds.tensor.is_same(t));
+  D::TensorExample e = ds.get(2);
+  Tensor& as_tensor = e;  // a TensorExample is its data
+  expect_close(as_tensor, ftensor({4, 5}));
+  const D::TensorExample& ce = e;
+  const Tensor& as_const = ce;
+  EXPECT_TRUE(as_const.is_same(e.data));
+  // The list constructor stacks: each tensor is one example.
+  D::datasets::TensorDataset listed(std::vector<Tensor>{ftensor({1, 2}), ftensor({3, 4}), ftensor({5, 6})});
+  EXPECT_EQ(listed.tensor.sizes().vec(), (std::vector<int64_t>{3, 2}));
+  EXPECT_EQ(*listed.size(), 3u);
+  expect_close(listed.get(2).data, ftensor({5, 6}));
+  // Unstacked batches are vectors of TensorExamples; Stack<TensorExample> makes one tensor.
+  auto plain = ds.get_batch({5, 0});
+  static_assert(std::is_same_v<decltype(plain), std::vector<D::TensorExample>>);
+  expect_close(plain[0].data, ftensor({10, 11}));
+  auto loader = D::make_data_loader<D::samplers::SequentialSampler>(
+      D::datasets::TensorDataset(t).map(D::transforms::Stack<D::TensorExample>()), D::DataLoaderOptions().batch_size(4));
+  std::vector<Tensor> batches;
+  for (auto& batch : *loader) {
+    static_assert(std::is_same_v<std::decay_t<decltype(batch)>, D::TensorExample>);
+    Tensor b = batch;
+    batches.push_back(b);
+  }
+  ASSERT_EQ(batches.size(), 2u);
+  expect_close(batches[0], t.narrow(0, 0, 4));
+  expect_close(batches[1], t.narrow(0, 4, 2));
+  // Tensor transforms work on TensorExamples (the target type is NoTarget).
+  auto normalized = D::datasets::TensorDataset(fw::full({2, 1, 1, 1}, 2.0f))
+                        .map(D::transforms::Normalize<D::example::NoTarget>(1.0, 0.5))
+                        .map(D::transforms::Stack<D::TensorExample>());
+  expect_close(normalized.get_batch({0, 1}).data, fw::full({2, 1, 1, 1}, 2.0f));
+  auto doubled = D::datasets::TensorDataset(t).map(
+      D::transforms::TensorLambda<D::example::NoTarget>([](Tensor x) { return x * 2; }));
+  expect_close(doubled.get_batch({1})[0].data, ftensor({4, 6}));
+  // Errors name the dataset and the offending value.
+  EXPECT_ERROR(ds.get(6), "[TensorDataset] index 6 is out of bounds for dataset of size 6");
+  EXPECT_ERROR(D::datasets::TensorDataset(fw::tensor(1.0)), "[TensorDataset] expected a defined tensor with at least one dimension");
+  EXPECT_ERROR(D::datasets::TensorDataset(std::vector<Tensor>{}), "[TensorDataset] expected a non-empty list of tensors");
+  EXPECT_ERROR(D::datasets::TensorDataset(std::vector<Tensor>{ftensor({1, 2}), ftensor({1})}), "[stack]");
+  EXPECT_ERROR(D::transforms::Stack<D::TensorExample>().apply_batch({}), "[Stack] cannot collate an empty batch");
+}
+
 // ---- data: batch types and make_data_loader
 
-using PlainLoader = D::DataLoader<D::datasets::TensorDataset>;
-using StackedLoader = D::DataLoader<D::datasets::MapDataset<D::datasets::TensorDataset, D::transforms::Stack<>>>;
+using PlainLoader = D::DataLoader<D::datasets::LabeledTensorDataset>;
+using StackedLoader = D::DataLoader<D::datasets::MapDataset<D::datasets::LabeledTensorDataset, D::transforms::Stack<>>>;
 static_assert(std::is_same_v<PlainLoader::BatchType, std::vector<D::Example<>>>);
 static_assert(std::is_same_v<decltype(*std::declval<PlainLoader&>().begin()), std::vector<D::Example<>>&>);
 static_assert(std::is_same_v<StackedLoader::BatchType, D::Example<>>);

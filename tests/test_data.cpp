@@ -17,10 +17,10 @@ using fw::Tensor;
 namespace {
 
 // data[i] = {i, 10 i} (float), target[i] = i (long).
-D::datasets::TensorDataset make_dataset(int64_t n) {
+D::datasets::LabeledTensorDataset make_dataset(int64_t n) {
   Tensor idx = fw::arange(n);
   Tensor data = fw::stack({idx.to(fw::kFloat), idx.to(fw::kFloat) * 10}, 1);
-  return D::datasets::TensorDataset(data, idx);
+  return D::datasets::LabeledTensorDataset(data, idx);
 }
 
 template <class Loader>
@@ -61,8 +61,8 @@ TEST(Data, TensorDatasetAndStack) {
   EXPECT_EQ(batch.data.sizes().vec(), (std::vector<int64_t>{2, 2}));
   EXPECT_EQ(batch.target[0].item<int64_t>(), 4);
   EXPECT_THROW(ds.get(5), fw::Error);
-  EXPECT_THROW(D::datasets::TensorDataset(fw::zeros({3, 2}), fw::zeros({4})), fw::Error);
-  D::datasets::TensorDataset only_data(fw::zeros({3, 2}));
+  EXPECT_THROW(D::datasets::LabeledTensorDataset(fw::zeros({3, 2}), fw::zeros({4})), fw::Error);
+  D::datasets::LabeledTensorDataset only_data(fw::zeros({3, 2}));
   auto b2 = D::transforms::Stack<>().apply_batch(only_data.get_batch({0, 1}));
   EXPECT_FALSE(b2.target.defined());
 }

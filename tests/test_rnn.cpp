@@ -12,6 +12,7 @@
 #include <fw/fw.h>
 
 #include "tests/fixture.h"
+#include "tests/expect_error.h"
 
 namespace nn = fw::nn;
 namespace {
@@ -119,22 +120,6 @@ void check_case(const std::string& p, M& m, bool grads = false) {
   }
 }
 
-// The message of the fw::Error fn throws ("" if none).
-template <class F>
-std::string error_of(F&& fn) {
-  try {
-    fn();
-  } catch (const fw::Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-#define EXPECT_ERROR(stmt, fragment)                                                           \
-  do {                                                                                         \
-    std::string msg_ = error_of([&] { stmt; });                                                \
-    EXPECT_NE(msg_.find(fragment), std::string::npos) << "message: '" << msg_ << "'";          \
-  } while (0)
 
 }  // namespace
 

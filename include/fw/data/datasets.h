@@ -78,14 +78,25 @@ MapDataset<Source, Transform> map(Source dataset, Transform transform) {
   return MapDataset<Source, Transform>(std::move(dataset), std::move(transform));
 }
 
-// Tensors indexed along dim 0: example i is {data[i], target[i]} (target may be undefined).
-class TensorDataset : public Dataset<TensorDataset, Example<>> {
+// libtorch's TensorDataset: one tensor indexed along dim 0; example i is the TensorExample
+// tensor[i]. The vector constructor stacks its tensors (each one becomes an example).
+class TensorDataset : public Dataset<TensorDataset, TensorExample> {
+ public:
+  explicit TensorDataset(const std::vector<Tensor>& tensors);
+  explicit TensorDataset(Tensor tensor);
+  TensorExample get(size_t index) override;
+  std::optional<size_t> size() const override { return size_t(tensor.size(0)); }
+
+  Tensor tensor;
+};
+
+// fw's labelled form: example i is {data[i], target[i]} (an Example<>); the target may be
+// undefined, and then every example's target is undefined too.
+class LabeledTensorDataset : public Dataset<LabeledTensorDataset, Example<>> {
  public:
   // Checks that data and target agree in size(0); data must have at least one dim.
-  TensorDataset(Tensor data, Tensor target);
-  explicit TensorDataset(Tensor data) : TensorDataset(std::move(data), Tensor()) {}
-  // One tensor ({data}) or two ({data, target}), as a list.
-  explicit TensorDataset(const std::vector<Tensor>& tensors);
+  LabeledTensorDataset(Tensor data, Tensor target);
+  explicit LabeledTensorDataset(Tensor data) : LabeledTensorDataset(std::move(data), Tensor()) {}
   Example<> get(size_t index) override;
   std::optional<size_t> size() const override { return size_t(data_.size(0)); }
   const Tensor& data() const { return data_; }

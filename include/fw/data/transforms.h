@@ -120,4 +120,13 @@ struct Stack<Example<>> : public Collation<Example<>> {
   }
 };
 
+// Stacks the data of a batch of TensorExamples along a new dim 0.
+template <>
+struct Stack<TensorExample> : public Collation<TensorExample> {
+  TensorExample apply_batch(std::vector<TensorExample> examples) const;
+  TensorExample apply_batch(std::vector<TensorExample> examples) override {
+    return std::as_const(*this).apply_batch(std::move(examples));
+  }
+};
+
 }  // namespace fw::data::transforms
