@@ -111,6 +111,33 @@ Tensor MaxUnpoolImpl<D, Derived>::forward(const Tensor& input, const Tensor& ind
   else if constexpr (D == 2) return functional::max_unpool2d(input, indices, fo);
   else return functional::max_unpool3d(input, indices, fo);
 }
+template <size_t D, class Derived>
+void FractionalMaxPoolImpl<D, Derived>::reset() {
+  _random_samples = this->register_buffer("_random_samples", options._random_samples());
+  FW_CHECK(options.output_size() || options.output_ratio(), "[FractionalMaxPool", D,
+           "d] requires specifying either an output size, or a pooling ratio");
+  FW_CHECK(!(options.output_size() && options.output_ratio()), "[FractionalMaxPool", D,
+           "d] only one of output_size and output_ratio may be specified");
+  if (options.output_ratio()) {
+    for (double r : **options.output_ratio())
+      FW_CHECK(0 < r && r < 1, "[FractionalMaxPool", D, "d] output_ratio must be between 0 and 1 (got ",
+               ArrayRef<double>(*options.output_ratio()), ")");
+  }
+}
+template <size_t D, class Derived>
+void FractionalMaxPoolImpl<D, Derived>::pretty_print(std::ostream& stream) const {
+  stream << "fw::nn::FractionalMaxPool" << D << "d()";
+}
+template <size_t D, class Derived>
+std::tuple<Tensor, Tensor> FractionalMaxPoolImpl<D, Derived>::forward_with_indices(const Tensor& input) {
+  auto fo = options;
+  fo._random_samples(_random_samples);
+  if constexpr (D == 2) return functional::fractional_max_pool2d_with_indices(input, fo);
+  else return functional::fractional_max_pool3d_with_indices(input, fo);
+}
+template class FractionalMaxPoolImpl<2, FractionalMaxPool2dImpl>;
+template class FractionalMaxPoolImpl<3, FractionalMaxPool3dImpl>;
+
 template class MaxUnpoolImpl<1, MaxUnpool1dImpl>;
 template class MaxUnpoolImpl<2, MaxUnpool2dImpl>;
 template class MaxUnpoolImpl<3, MaxUnpool3dImpl>;
@@ -161,6 +188,36 @@ Tensor lp_pool2d(const Tensor& x, const LPPool2dFuncOptions& o) {
   Tensor out = fw::avg_pool2d(x.pow(o.norm_type()), o.kernel_size(), o.stride(), 0, o.ceil_mode());
   int64_t area = (*o.kernel_size())[0] * (*o.kernel_size())[1];
   return (fw::sign(out) * fw::relu(fw::abs(out))).mul(area).pow(1.0 / o.norm_type());
+}
+
+namespace {
+// libtorch's fractional_max_pool{2,3}d_with_indices: the output size from output_ratio when no
+// output_size is given, samples drawn when none are given, then the ATen op.
+template <size_t D>
+std::tuple<Tensor, Tensor> fractional_pool(const char* op, const Tensor& x, const FractionalMaxPoolFuncOptions<D>& o) {
+  FW_CHECK(o.output_size() || o.output_ratio(), "[", op,
+           "] requires specifying either an output_size or an output_ratio");
+  FW_CHECK(x.dim() >= int64_t(D) + 1, "[", op, "] Expected ", D + 1, "D or ", D + 2, "D tensor, but got: ", x.sizes());
+  std::vector<int64_t> out;
+  for (size_t d = 0; d < D; d++) {
+    const int64_t in = x.size(x.dim() - int64_t(D) + int64_t(d));
+    out.push_back(o.output_size() ? (**o.output_size())[d] : int64_t(double(in) * (**o.output_ratio())[d]));
+  }
+  Tensor samples = o._random_samples();
+  if (!samples.defined()) {
+    const int64_t n = x.dim() == int64_t(D) + 2 ? x.size(0) : 1, c = x.size(x.dim() - int64_t(D) - 1);
+    samples = fw::rand({n, c, int64_t(D)}, TensorOptions(x.dtype()).device(x.device()));
+  }
+  if constexpr (D == 2) return fw::fractional_max_pool2d(x, o.kernel_size(), out, samples);
+  else return fw::fractional_max_pool3d(x, o.kernel_size(), out, samples);
+}
+}  // namespace
+
+std::tuple<Tensor, Tensor> fractional_max_pool2d_with_indices(const Tensor& x, const FractionalMaxPool2dFuncOptions& o) {
+  return fractional_pool("fractional_max_pool2d", x, o);
+}
+std::tuple<Tensor, Tensor> fractional_max_pool3d_with_indices(const Tensor& x, const FractionalMaxPool3dFuncOptions& o) {
+  return fractional_pool("fractional_max_pool3d", x, o);
 }
 
 }  // namespace functional

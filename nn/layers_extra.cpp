@@ -87,6 +87,35 @@ std::vector<int64_t> nearest_indices(int64_t in, int64_t out, std::optional<doub
 double cubic1(double x, double a) { return ((a + 2) * x - (a + 3)) * x * x + 1; }
 double cubic2(double x, double a) { return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a; }
 
+// Note [Antialiased interpolate]
+// With antialias, bilinear and bicubic use PyTorch's (and PIL's) resampling filters instead of
+// point interpolation: output o is centred at c = s (o + 1/2) in input coordinates (s the
+// usual source scale), and input j gets weight f((j + 1/2 - c) / max(s, 1)), normalised to sum
+// to 1 over j in [int(c - r + 1/2), int(c + r + 1/2)) within the input, where r = max(s, 1) * 1
+// (bilinear, f the triangle 1 - |x|) or * 2 (bicubic, f Keys' cubic with a = -0.5, not the
+// -0.75 of plain bicubic). Downsampling thus widens the filter to cover every input sample.
+std::vector<double> antialias_weights(bool cubic, int64_t in, int64_t out, std::optional<double> scale, bool align) {
+  std::vector<double> w(size_t(out * in), 0.0);
+  const double s = source_scale(in, out, align, scale), stretch = std::max(s, 1.0);
+  const double support = (cubic ? 2.0 : 1.0) * stretch, inv = 1.0 / stretch;
+  auto filter = [&](double x) {
+    x = std::abs(x);
+    if (!cubic) return x < 1 ? 1 - x : 0.0;
+    constexpr double a = -0.5;
+    return x < 1 ? cubic1(x, a) : x < 2 ? cubic2(x, a) : 0.0;
+  };
+  for (int64_t o = 0; o < out; o++) {
+    const double c = s * (double(o) + 0.5);
+    const int64_t lo = std::max<int64_t>(int64_t(c - support + 0.5), 0);
+    const int64_t hi = std::min<int64_t>(int64_t(c + support + 0.5), in);
+    double total = 0;
+    for (int64_t j = lo; j < hi; j++) total += w[size_t(o * in + j)] = filter((double(j) - c + 0.5) * inv);
+    if (total != 0)
+      for (int64_t j = lo; j < hi; j++) w[size_t(o * in + j)] /= total;
+  }
+  return w;
+}
+
 // The (out, in) matrix resampling one axis in `mode` (linear, cubic or area).
 std::vector<double> resample_weights(const std::string& mode, int64_t in, int64_t out, std::optional<double> scale,
                                      bool align) {
@@ -127,7 +156,8 @@ std::vector<double> resample_weights(const std::string& mode, int64_t in, int64_
 // (the adjoint of the same linear map). A dense matrix costs out * in per axis: right for
 // feature maps, wasteful for large images, where a banded kernel would be the next step.
 Tensor detail::interpolate_separable(const Tensor& x, const std::string& mode, IntArrayRef output_size,
-                                     const std::vector<std::optional<double>>& scales, bool align_corners) {
+                                     const std::vector<std::optional<double>>& scales, bool align_corners,
+                                     bool antialias) {
   const int64_t sd = x.dim() - 2;
   auto need = [&](int64_t d) {
     FW_CHECK(sd == d, "[interpolate] Got ", x.dim(), "D input, but ", mode, " mode needs ", d + 2, "D input");
@@ -138,6 +168,8 @@ Tensor detail::interpolate_separable(const Tensor& x, const std::string& mode, I
   FW_CHECK(int64_t(output_size.size()) == sd && int64_t(scales.size()) == sd, "[interpolate] expected ", sd,
            " output sizes and scales, got ", output_size.size(), " and ", scales.size());
   const bool nearest = mode == "nearest" || mode == "nearest-exact";
+  FW_CHECK(!antialias || mode == "bilinear" || mode == "bicubic",
+           "[interpolate] Anti-alias option is only supported for bilinear and bicubic modes, got mode '", mode, "'");
   if (!nearest)
     FW_CHECK(x.is_floating_point(), "[interpolate] mode '", mode, "' needs a floating point input, got ",
              dtype_str(x.dtype()));
@@ -150,7 +182,8 @@ Tensor detail::interpolate_separable(const Tensor& x, const std::string& mode, I
       y = y.index_select(d, longs_like(nearest_indices(in, out, scales[size_t(i)], mode == "nearest-exact"), x));
       continue;
     }
-    Tensor w = fw::tensor(resample_weights(mode, in, out, scales[size_t(i)], align_corners))
+    Tensor w = fw::tensor(antialias ? antialias_weights(mode == "bicubic", in, out, scales[size_t(i)], align_corners)
+                                    : resample_weights(mode, in, out, scales[size_t(i)], align_corners))
                    .to(x.device(), x.dtype())
                    .reshape({out, in});
     y = fw::matmul(y.transpose(d, -1), w.t()).transpose(d, -1);

@@ -190,8 +190,11 @@ TEST(NnExtraInterpolate, Errors) {
                "[interpolate] size shape must match input shape. Input is 3D, size is 2");
   expect_error([&] { F::interpolate(x5, sized({4, 0, 4})); },
                "[interpolate] Input and output sizes should be greater than 0");
-  expect_error([&] { F::interpolate(x4, sized({3, 3}).mode(fw::kBilinear).antialias(true)); },
-               "[interpolate] antialias=true is not implemented in fw");
+  expect_error([&] { F::interpolate(x4, sized({3, 3}).mode(fw::kNearest).antialias(true)); },
+               "[interpolate] Anti-alias option is only supported for bilinear and bicubic modes (with 4-D input), "
+               "got mode 'nearest' and 4-D input");
+  expect_error([&] { F::interpolate(x5, sized({3, 3, 3}).mode(fw::kTrilinear).antialias(true)); },
+               "[interpolate] Anti-alias option is only supported for bilinear and bicubic modes");
 }
 
 TEST(NnExtraInterpolate, SeparablePathPassesGradcheck) {

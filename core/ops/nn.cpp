@@ -439,7 +439,9 @@ Tensor interpolate(const Tensor& x, const InterpolateFuncOptions& o) {
   std::string mode = mode_name(o.mode());
   FW_CHECK(x.dim() >= 3 && x.dim() <= 5, "[interpolate] expected a 3-D (N, C, W), 4-D (N, C, H, W) or 5-D "
            "(N, C, D, H, W) input, got ", x.dim(), "-D input of size ", x.sizes());
-  FW_CHECK(!o.antialias(), "[interpolate] antialias=true is not implemented in fw");
+  FW_CHECK(!o.antialias() || (x.dim() == 4 && (mode == "bilinear" || mode == "bicubic")),
+           "[interpolate] Anti-alias option is only supported for bilinear and bicubic modes (with 4-D input), got "
+           "mode '", mode, "' and ", x.dim(), "-D input");
   bool interp = mode == "linear" || mode == "bilinear" || mode == "bicubic" || mode == "trilinear";
   FW_CHECK(interp || !o.align_corners().has_value(), "[interpolate] align_corners option can only be set with the "
            "interpolating modes: linear | bilinear | bicubic | trilinear");
@@ -448,8 +450,8 @@ Tensor interpolate(const Tensor& x, const InterpolateFuncOptions& o) {
   interpolate_sizes(x, o, out, sc);
   bool align = o.align_corners().value_or(false);
   int64_t sd = x.dim() - 2;
-  if (sd == 3 || mode == "bicubic" || mode == "trilinear" || mode == "nearest-exact")
-    return detail::interpolate_separable(x, mode, out, sc, align);
+  if (sd == 3 || mode == "bicubic" || mode == "trilinear" || mode == "nearest-exact" || o.antialias())
+    return detail::interpolate_separable(x, mode, out, sc, align, o.antialias());
   if (mode == "nearest")
     return sd == 1 ? upsample_nearest1d(x, out, sc[0]) : upsample_nearest2d(x, out, sc[0], sc[1]);
   if (mode == "area") return sd == 1 ? adaptive_avg_pool1d(x, out) : adaptive_avg_pool2d(x, out);

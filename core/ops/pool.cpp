@@ -1,11 +1,13 @@
 // Pooling: max_pool2d_with_indices, avg_pool2d, adaptive_avg_pool2d, adaptive_max_pool2d (primitives
 // over (N, C, H, W) or unbatched (C, H, W) inputs), their 1-D composites, which view (N, C, L) as
-// (N, C, 1, L), the 3-d composites (Note [3-d pooling]) and max unpooling.
+// (N, C, 1, L), the 3-d composites (Note [3-d pooling]), max unpooling and fractional max pooling
+// (Note [Fractional max pooling]).
 // attrs: ints = {kh, kw, sh, sw}; ints2 = {ph, pw}; ints3 = {dh, dw} (max); flags bit 0 = ceil_mode,
 // bit 1 = count_include_pad (avg) or no indices (max: an empty second output, Note [Max pool
 // without indices]); i0 = divisor_override (avg, 0 = none).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -880,6 +882,128 @@ Tensor max_unpool3d(const Tensor& x, const Tensor& indices, IntArrayRef output_s
            "] stride should be 3 positive integers, got ", stride);
   FW_CHECK(padding.size() == 3, "[", op, "] padding should have 3 elements, got ", padding);
   return max_unpool(op, x, indices, output_size, 3);
+}
+
+// Note [Fractional max pooling]
+// Fractional max pooling (Graham, 2014) as PyTorch places its windows: along a dim of input size
+// `in`, `out` windows of size k start at u_i = int((i + s) a) - int(s a) for i < out - 1 with
+// a = (in - k) / (out - 1), and the last one at in - k, where s is one sample in [0, 1] per
+// (batch, plane, dim), computed in the input's precision (float for float32) as PyTorch does so
+// the starts agree exactly. The sample order is PyTorch's: (W, H) in 2-d, (T, H, W) in 3-d.
+// The kernel below only finds each window's winner (scan in (t, h, w) order; a greater value or
+// any NaN replaces the winner, so the first maximum and the last NaN win) and returns flat
+// indices per plane. The values are x gathered at those indices: gather's backward scatters the
+// gradient to the winners, which is PyTorch's backward, and double backward comes free. Under
+// fw::compile the index kernel reads x's data, so it ends the graph there.
+namespace {
+
+template <class S>
+std::vector<int64_t> fractional_starts(S sample, int64_t in, int64_t out, int64_t k) {
+  std::vector<int64_t> u(size_t(std::max<int64_t>(out, 0)));
+  if (out > 1) {
+    const S alpha = S(in - k) / S(out - 1);
+    for (int64_t i = 0; i < out - 1; i++)
+      u[size_t(i)] = int64_t(int((S(i) + sample) * alpha)) - int64_t(int(sample * alpha));
+  }
+  if (out > 0) u[size_t(out - 1)] = in - k;
+  return u;
+}
+
+std::tuple<Tensor, Tensor> fractional_max_pool(const char* op, int64_t nd, const Tensor& x, IntArrayRef kernel,
+                                               IntArrayRef output_size, const Tensor& samples) {
+  static const char* kDimName[2][3] = {{"height", "width", ""}, {"time", "height", "width"}};
+  FW_CHECK(int64_t(kernel.size()) == nd, "[", op, "] kernel_size must either be a single int or a tuple of ", nd,
+           " ints, got ", kernel);
+  FW_CHECK(int64_t(output_size.size()) == nd, "[", op, "] output_size must either be a single int or a tuple of ",
+           nd, " ints, got ", output_size);
+  FW_CHECK(x.dim() == nd + 1 || x.dim() == nd + 2, "[", op, "] Expected ", nd + 1, "D or ", nd + 2,
+           "D tensor, but got: ", x.sizes());
+  FW_CHECK(x.is_floating_point(), "[", op, "] expected a floating point input, got ", dtype_str(x.dtype()));
+  const bool batched = x.dim() == nd + 2;
+  for (int64_t d = batched ? 1 : 0; d < x.dim(); d++)
+    FW_CHECK(x.size(d) > 0, "[", op, "] Expected input to have non-zero size for non-batch dimensions, but got ",
+             x.sizes(), " with dimension ", d, " being empty.");
+  const int64_t n = batched ? x.size(0) : 1, c = x.size(batched ? 1 : 0);
+  int64_t in[3] = {1, 1, 1}, k[3] = {1, 1, 1}, out[3] = {1, 1, 1};
+  for (int64_t d = 0; d < nd; d++) {
+    const int64_t at = 3 - nd + d;
+    in[at] = x.size(x.dim() - nd + d);
+    k[at] = kernel[size_t(d)];
+    out[at] = output_size[size_t(d)];
+    FW_CHECK(k[at] > 0, "[", op, "] kernel_size must be positive, got ", kernel);
+    FW_CHECK(in[at] <= std::numeric_limits<int>::max(), "[", op, "] input size ", in[at], " is too large");
+    FW_CHECK(out[at] >= 0, "[", op, "] output_size must be non-negative, got ", output_size);
+    FW_CHECK(out[at] + k[at] - 1 <= in[at], "[", op, "] pool ", kDimName[nd - 2][d], " ", k[at],
+             " too large relative to input ", kDimName[nd - 2][d], " ", in[at]);
+  }
+  FW_CHECK(samples.defined() && samples.dim() == 3 && samples.size(0) == n && samples.size(1) == c &&
+               samples.size(2) == nd,
+           "[", op, "] expected _random_samples of shape [", n, ", ", c, ", ", nd, "] (batch, channels, ", nd,
+           "), got ", samples.defined() ? samples.sizes() : IntArrayRef());
+  FW_CHECK(samples.is_floating_point(), "[", op, "] _random_samples must be floating point, got ",
+           dtype_str(samples.dtype()));
+  const ScalarType ct = x.dtype() == kDouble ? kDouble : kFloat;
+  Tensor s = samples.to(Device(kCPU), ct).contiguous();
+  if (s.numel() > 0) {
+    const double lo = s.min().item<double>(), hi = s.max().item<double>();
+    FW_CHECK(lo >= 0 && hi <= 1, "[", op, "] _random_samples must lie in [0, 1], got a value of ",
+             lo < 0 || std::isnan(lo) ? lo : hi);
+  }
+  DimVec osz;
+  for (int64_t d = 0; d < x.dim() - nd; d++) osz.push_back(x.size(d));
+  for (int64_t d = 0; d < nd; d++) osz.push_back(out[3 - nd + d]);
+  const int64_t planes = n * c, in_plane = in[0] * in[1] * in[2], out_plane = out[0] * out[1] * out[2];
+  Tensor idx = empty({planes, out_plane}, kLong);
+  Tensor xc = cast(x.to(Device(kCPU)), ct).contiguous();
+  // The sample of array dim a (0 = T, 1 = H, 2 = W) in the per-plane sample list.
+  const int64_t sample_of[3] = {nd == 3 ? 0 : -1, 1, nd == 3 ? 2 : 0};
+  int64_t* ip = idx.data_ptr<int64_t>();
+  visit_real(ct, op, [&]<class T>() {
+    const T* xp = xc.data_ptr<T>();
+    const T* sp = s.data_ptr<T>();
+    const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, out_plane * k[0] * k[1] * k[2]));
+    parallel_for(0, planes, grain, [&](int64_t b, int64_t e) {
+      for (int64_t p = b; p < e; p++) {
+        std::vector<int64_t> u[3];
+        for (int a = 0; a < 3; a++)
+          u[a] = sample_of[a] < 0 ? std::vector<int64_t>(1, 0) : fractional_starts<T>(sp[p * nd + sample_of[a]], in[a], out[a], k[a]);
+        const T* xq = xp + p * in_plane;
+        int64_t* iq = ip + p * out_plane;
+        for (int64_t ot = 0; ot < out[0]; ot++)
+          for (int64_t oh = 0; oh < out[1]; oh++)
+            for (int64_t ow = 0; ow < out[2]; ow++) {
+              const int64_t t0 = u[0][size_t(ot)], h0 = u[1][size_t(oh)], w0 = u[2][size_t(ow)];
+              int64_t best = (t0 * in[1] + h0) * in[2] + w0;
+              T bv = -std::numeric_limits<T>::infinity();
+              for (int64_t t = t0; t < t0 + k[0]; t++)
+                for (int64_t h = h0; h < h0 + k[1]; h++)
+                  for (int64_t w = w0; w < w0 + k[2]; w++) {
+                    const int64_t at = (t * in[1] + h) * in[2] + w;
+                    const T v = xq[at];
+                    if (v > bv || std::isnan(v)) {
+                      bv = v;
+                      best = at;
+                    }
+                  }
+              *iq++ = best;
+            }
+      }
+    });
+  });
+  Tensor indices = idx.to(x.device()).reshape(osz);
+  Tensor values = x.flatten(x.dim() - nd).gather(x.dim() - nd, indices.flatten(x.dim() - nd)).reshape(osz);
+  return {values, indices};
+}
+
+}  // namespace
+
+std::tuple<Tensor, Tensor> fractional_max_pool2d(const Tensor& x, IntArrayRef kernel_size, IntArrayRef output_size,
+                                                 const Tensor& random_samples) {
+  return fractional_max_pool("fractional_max_pool2d", 2, x, kernel_size, output_size, random_samples);
+}
+std::tuple<Tensor, Tensor> fractional_max_pool3d(const Tensor& x, IntArrayRef kernel_size, IntArrayRef output_size,
+                                                 const Tensor& random_samples) {
+  return fractional_max_pool("fractional_max_pool3d", 3, x, kernel_size, output_size, random_samples);
 }
 
 }  // namespace fw

@@ -397,6 +397,13 @@ std::tuple<Tensor, Tensor> adaptive_max_pool3d(const Tensor& x, IntArrayRef outp
 Tensor max_unpool2d(const Tensor& x, const Tensor& indices, IntArrayRef output_size);
 Tensor max_unpool3d(const Tensor& x, const Tensor& indices, IntArrayRef output_size, IntArrayRef stride,
                     IntArrayRef padding);
+// Fractional max pooling with PyTorch's window placement (Note [Fractional max pooling]):
+// random_samples is (N, C, 2) or (N, C, 3), one value in [0, 1] per batch, plane and dim (1 as N
+// for unbatched input). Returns (values, flat indices within each input plane), as ATen.
+std::tuple<Tensor, Tensor> fractional_max_pool2d(const Tensor& x, IntArrayRef kernel_size, IntArrayRef output_size,
+                                                 const Tensor& random_samples);
+std::tuple<Tensor, Tensor> fractional_max_pool3d(const Tensor& x, IntArrayRef kernel_size, IntArrayRef output_size,
+                                                 const Tensor& random_samples);
 // Resampling kernels behind nn::functional::interpolate; a given scale replaces in/out as the
 // source step, as in libtorch. Inputs are (N, C, W) for 1d and (N, C, H, W) for 2d.
 Tensor upsample_nearest1d(const Tensor& x, IntArrayRef output_size, std::optional<double> scale = std::nullopt);

@@ -276,6 +276,20 @@ struct LPPoolFuncOptions {
 using LPPool1dFuncOptions = LPPoolFuncOptions<1>;
 using LPPool2dFuncOptions = LPPoolFuncOptions<2>;
 
+// Options of fractional max pooling: kernel_size and either output_size or output_ratio (each
+// output size is int(input size * ratio)); _random_samples, (N, C, D) in [0, 1], fixes the window
+// placement (drawn with fw::rand in the input's dtype when undefined).
+template <size_t D>
+struct FractionalMaxPoolFuncOptions {
+  FractionalMaxPoolFuncOptions(ExpandingArray<D> kernel_size) : kernel_size_(kernel_size) {}
+  FW_ARG(ExpandingArray<D>, kernel_size);
+  FW_ARG(std::optional<ExpandingArray<D>>, output_size) = std::nullopt;
+  FW_ARG(std::optional<ExpandingArrayDouble<D>>, output_ratio) = std::nullopt;
+  FW_ARG(Tensor, _random_samples) = Tensor();
+};
+using FractionalMaxPool2dFuncOptions = FractionalMaxPoolFuncOptions<2>;
+using FractionalMaxPool3dFuncOptions = FractionalMaxPoolFuncOptions<3>;
+
 inline Tensor max_pool1d(const Tensor& x, const MaxPool1dFuncOptions& o) {
   return fw::max_pool1d(x, o.kernel_size(), o.stride(), o.padding(), o.dilation(), o.ceil_mode());
 }
@@ -338,6 +352,14 @@ inline Tensor adaptive_max_pool3d(const Tensor& x, const AdaptiveMaxPool3dFuncOp
 Tensor max_unpool1d(const Tensor& x, const Tensor& indices, const MaxUnpool1dFuncOptions& o);
 Tensor max_unpool2d(const Tensor& x, const Tensor& indices, const MaxUnpool2dFuncOptions& o);
 Tensor max_unpool3d(const Tensor& x, const Tensor& indices, const MaxUnpool3dFuncOptions& o);
+std::tuple<Tensor, Tensor> fractional_max_pool2d_with_indices(const Tensor& x, const FractionalMaxPool2dFuncOptions& o);
+std::tuple<Tensor, Tensor> fractional_max_pool3d_with_indices(const Tensor& x, const FractionalMaxPool3dFuncOptions& o);
+inline Tensor fractional_max_pool2d(const Tensor& x, const FractionalMaxPool2dFuncOptions& o) {
+  return std::get<0>(fractional_max_pool2d_with_indices(x, o));
+}
+inline Tensor fractional_max_pool3d(const Tensor& x, const FractionalMaxPool3dFuncOptions& o) {
+  return std::get<0>(fractional_max_pool3d_with_indices(x, o));
+}
 // Power-average pooling: (sum over the window of x^p)^(1/p), as PyTorch's formula over avg_pool.
 Tensor lp_pool1d(const Tensor& x, const LPPool1dFuncOptions& o);
 Tensor lp_pool2d(const Tensor& x, const LPPool2dFuncOptions& o);
@@ -460,13 +482,15 @@ struct InterpolateFuncOptions {
   FW_ARG(bool, antialias) = false;
 };
 // Modes nearest, nearest-exact and area (3-D to 5-D inputs), linear (3-D), bilinear and bicubic
-// (4-D), trilinear (5-D).
+// (4-D, also with antialias), trilinear (5-D).
 Tensor interpolate(const Tensor& x, const InterpolateFuncOptions& o = {});
 namespace detail {
 // interpolate's path for what the resampling kernels do not cover (5-D inputs, bicubic, trilinear,
-// nearest-exact); see Note [Separable interpolate]. `scales` are the source steps' scale factors.
+// nearest-exact, antialias); see Note [Separable interpolate]. `scales` are the source steps'
+// scale factors.
 Tensor interpolate_separable(const Tensor& x, const std::string& mode, IntArrayRef output_size,
-                             const std::vector<std::optional<double>>& scales, bool align_corners);
+                             const std::vector<std::optional<double>>& scales, bool align_corners,
+                             bool antialias = false);
 }  // namespace detail
 
 // libtorch's PixelShuffleFuncOptions (= PixelShuffleOptions): upscale_factor.

@@ -55,6 +55,10 @@ class ExpandingArray {
   std::array<T, D> values_;
 };
 
+// D doubles given as one value or D values (libtorch's ExpandingArrayDouble).
+template <size_t D>
+using ExpandingArrayDouble = ExpandingArray<D, double>;
+
 // Mode tags: fw::kBilinear is a value of type fw::enumtype::kBilinear (as torch::kBilinear).
 namespace enumtype {
 #define FW_ENUM_TAG(Name, str)                                        \

@@ -1,5 +1,5 @@
 // Pooling modules: MaxPool1-3d, AvgPool1-3d, AdaptiveAvgPool1-3d, AdaptiveMaxPool1-3d,
-// MaxUnpool1-3d, LPPool1d/2d (options shared with fw::nn::functional, as in libtorch).
+// MaxUnpool1-3d, LPPool1d/2d, FractionalMaxPool2d/3d (options shared with fw::nn::functional, as in libtorch).
 #pragma once
 #include "fw/nn/functional.h"
 #include "fw/nn/module.h"
@@ -41,6 +41,11 @@ template <size_t D>
 using LPPoolOptions = functional::LPPoolFuncOptions<D>;
 using LPPool1dOptions = LPPoolOptions<1>;
 using LPPool2dOptions = LPPoolOptions<2>;
+
+template <size_t D>
+using FractionalMaxPoolOptions = functional::FractionalMaxPoolFuncOptions<D>;
+using FractionalMaxPool2dOptions = FractionalMaxPoolOptions<2>;
+using FractionalMaxPool3dOptions = FractionalMaxPoolOptions<3>;
 
 // Declares NameImpl (a stateless pooling module over Options with forward = functional::fn) and Name.
 #define FW_POOL_MODULE(Name, Options, KernelArg, fn)                                     \
@@ -113,6 +118,33 @@ class LPPool2dImpl : public LPPoolImpl<2, LPPool2dImpl> {
 FW_MODULE(LPPool2d);
 extern template class LPPoolImpl<1, LPPool1dImpl>;
 extern template class LPPoolImpl<2, LPPool2dImpl>;
+
+// Fractional max pooling over (N, C, H, W) / (N, C, D, H, W) inputs (or unbatched).
+// options._random_samples() becomes the buffer _random_samples; undefined, each call draws samples.
+template <size_t D, class Derived>
+class FractionalMaxPoolImpl : public Cloneable<Derived> {
+ public:
+  FractionalMaxPoolImpl(ExpandingArray<D> kernel) : FractionalMaxPoolImpl(FractionalMaxPoolOptions<D>(kernel)) {}
+  explicit FractionalMaxPoolImpl(const FractionalMaxPoolOptions<D>& options_) : options(options_) { reset(); }
+  void reset() override;
+  void pretty_print(std::ostream& stream) const override;
+  Tensor forward(const Tensor& input) { return std::get<0>(forward_with_indices(input)); }
+  std::tuple<Tensor, Tensor> forward_with_indices(const Tensor& input);
+  FractionalMaxPoolOptions<D> options;
+  Tensor _random_samples;
+};
+class FractionalMaxPool2dImpl : public FractionalMaxPoolImpl<2, FractionalMaxPool2dImpl> {
+ public:
+  using FractionalMaxPoolImpl::FractionalMaxPoolImpl;
+};
+FW_MODULE(FractionalMaxPool2d);
+class FractionalMaxPool3dImpl : public FractionalMaxPoolImpl<3, FractionalMaxPool3dImpl> {
+ public:
+  using FractionalMaxPoolImpl::FractionalMaxPoolImpl;
+};
+FW_MODULE(FractionalMaxPool3d);
+extern template class FractionalMaxPoolImpl<2, FractionalMaxPool2dImpl>;
+extern template class FractionalMaxPoolImpl<3, FractionalMaxPool3dImpl>;
 
 #undef FW_POOL_MODULE
 #undef FW_MAX_POOL_MODULE
