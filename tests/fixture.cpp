@@ -1,6 +1,7 @@
 #include "tests/fixture.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -27,7 +28,11 @@ double parse_double(const std::string& s) {
   if (s == "nan") return NAN;
   if (s == "inf") return INFINITY;
   if (s == "-inf") return -INFINITY;
-  return std::stod(s);
+  // strtod, not stod: subnormal values (gradients far below 1e-308) are valid fixture numbers.
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (end == s.c_str() || *end != '\0') throw std::runtime_error("fixture: bad number '" + s + "'");
+  return v;
 }
 
 fw::Tensor read_tensor(std::istream& is, fw::ScalarType dt) {

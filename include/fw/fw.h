@@ -15,3 +15,4 @@
 #include "fw/fft.h"
 #include "fw/losses.h"
 #include "fw/activations.h"
+#include "fw/ops_extra.h"

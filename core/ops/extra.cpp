@@ -1,0 +1,859 @@
+// libtorch functions beyond the core op list (include/fw/ops_extra.h).
+//
+// Note [Extra ops as composites]
+// None of these is a primitive. Differentiable ones are built from differentiable ops, so their
+// gradients, higher-order gradients and fw::compile traces come from the ops they use:
+// nan-reductions mask with where, kthvalue/quantile read a stable sort, cov/corrcoef/cdist are
+// arithmetic, the shape helpers are views, pads and cats. Where an order statistic needs a scan
+// the ops lack (cummax, cummin), a host kernel computes only the winning indices and the values
+// are a gather, so the gradient is gather's (PyTorch scatters to the same indices). Searching and
+// counting (searchsorted, bincount, histc, unique) are host kernels with integer results and no
+// gradient, as in PyTorch. Host kernels read their input on the CPU in int64 or double (exact
+// for every integer up to 2^53 and every float dtype) or in float for float32 where PyTorch's
+// arithmetic is float (histc), so results agree with PyTorch's bit for bit.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "core/op.h"
+#include "core/parallel.h"
+#include "fw/autograd_function.h"
+#include "fw/ops_extra.h"
+
+namespace fw {
+using namespace detail;
+
+namespace {
+
+int64_t wrap(int64_t d, int64_t n, const char* op) {
+  const int64_t m = std::max<int64_t>(n, 1);
+  FW_CHECK(d >= -m && d < m, "[", op, "] Dimension out of range (expected to be in range of [", -m, ", ", m - 1,
+           "], but got ", d, ")");
+  return d < 0 ? d + m : d;
+}
+
+// t with dim moved last, contiguous on the CPU, as int64 (integral/bool) or double values.
+template <class T>
+std::vector<T> host_values(const Tensor& t) {
+  Tensor c = t.to(Device(kCPU), std::is_same_v<T, double> ? kDouble : kLong).contiguous();
+  const T* p = c.data_ptr<T>();
+  return std::vector<T>(p, p + c.numel());
+}
+
+// Permutation moving `dim` last.
+std::vector<int64_t> dim_last(int64_t nd, int64_t dim) {
+  std::vector<int64_t> p;
+  for (int64_t i = 0; i < nd; i++)
+    if (i != dim) p.push_back(i);
+  p.push_back(dim);
+  return p;
+}
+
+Tensor longs(const std::vector<int64_t>& v, IntArrayRef sizes, Device d) {
+  Tensor t = empty(sizes, kLong);
+  std::copy(v.begin(), v.end(), t.data_ptr<int64_t>());
+  return t.to(d);
+}
+
+}  // namespace
+
+// ---- reductions ignoring NaN
+
+Tensor nansum(const Tensor& t, std::optional<ScalarType> dtype) { return nansum(t, IntArrayRef{}, false, dtype); }
+Tensor nansum(const Tensor& t, IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
+  Tensor x = t.is_floating_point() ? where(t.isnan(), Scalar(0), t) : t;
+  return sum(x, dim, keepdim, dtype);
+}
+Tensor nanmean(const Tensor& t, std::optional<ScalarType> dtype) { return nanmean(t, IntArrayRef{}, false, dtype); }
+Tensor nanmean(const Tensor& t, IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
+  FW_CHECK(t.is_floating_point() || (dtype && is_floating_point(*dtype)),
+           "[nanmean] expected input to have floating point dtype but got ", dtype_str(t.dtype()));
+  Tensor count = t.isnan().logical_not().sum(dim, keepdim);
+  return nansum(t, dim, keepdim, dtype).div(count);
+}
+
+std::tuple<Tensor, Tensor> aminmax(const Tensor& t, std::optional<int64_t> dim, bool keepdim) {
+  if (!dim) {
+    FW_CHECK(t.numel() > 0, "[aminmax] cannot compute aminmax over an empty tensor without a dim");
+    Tensor lo = t.amin(), hi = t.amax();
+    if (keepdim) {
+      DimVec ones(size_t(t.dim()), 1);
+      lo = lo.reshape(ones), hi = hi.reshape(ones);
+    }
+    return {lo, hi};
+  }
+  const int64_t d = *dim;
+  return {t.amin({d}, keepdim), t.amax({d}, keepdim)};
+}
+
+// ---- order statistics
+
+std::tuple<Tensor, Tensor> kthvalue(const Tensor& t, int64_t k, int64_t dim, bool keepdim) {
+  const int64_t d = wrap(dim, t.dim(), "kthvalue");
+  const int64_t n = t.dim() == 0 ? 1 : t.size(d);
+  FW_CHECK(k >= 1 && k <= n, "[kthvalue] selected number k = ", k, " out of range for dimension ", dim,
+           " of size ", n);
+  Tensor x = t.dim() == 0 ? t.reshape({1}) : t;
+  auto [sorted, idx] = sort(x, d);
+  Tensor index = idx.narrow(d, k - 1, 1);
+  Tensor values = x.gather(d, index);
+  if (!keepdim || t.dim() == 0) values = values.squeeze(d), index = index.squeeze(d);
+  if (t.dim() == 0) values = values.reshape({}), index = index.reshape({});
+  return {values, index};
+}
+
+namespace {
+
+// Index of the running extreme along the last dim of rows (ties take the later index, NaN
+// sticks), as PyTorch's cummax/cummin.
+template <bool MAX, class T>
+void running_extreme(const T* x, int64_t* idx, int64_t rows, int64_t n) {
+  parallel_for(0, rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; r++) {
+      const T* xr = x + r * n;
+      int64_t* ir = idx + r * n;
+      int64_t best = 0;
+      for (int64_t i = 0; i < n; i++) {
+        const T v = xr[i], cur = xr[best];
+        bool take;
+        if constexpr (std::is_floating_point_v<T>)
+          take = std::isnan(v) || (!std::isnan(cur) && (MAX ? v >= cur : v <= cur));
+        else
+          take = MAX ? v >= cur : v <= cur;
+        if (take) best = i;
+        ir[i] = best;
+      }
+    }
+  });
+}
+
+template <bool MAX>
+std::tuple<Tensor, Tensor> cum_extreme(const char* op, const Tensor& t, int64_t dim) {
+  const int64_t d = wrap(dim, t.dim(), op);
+  FW_CHECK(t.dtype() != kComplexFloat && t.dtype() != kComplexDouble, "[", op, "] does not support complex input");
+  if (t.dim() == 0) return {t.clone(), zeros({}, kLong).to(t.device())};
+  if (t.numel() == 0) return {t.clone(), empty(t.sizes(), kLong).to(t.device())};
+  auto perm = dim_last(t.dim(), d);
+  Tensor moved = t.permute(perm);
+  const int64_t n = t.size(d), rows = t.numel() / n;
+  std::vector<int64_t> idx(size_t(t.numel()));
+  if (t.is_floating_point()) {
+    auto v = host_values<double>(moved);
+    running_extreme<MAX>(v.data(), idx.data(), rows, n);
+  } else {
+    auto v = host_values<int64_t>(moved);
+    running_extreme<MAX>(v.data(), idx.data(), rows, n);
+  }
+  Tensor index = longs(idx, moved.sizes(), t.device());
+  std::vector<int64_t> inv(perm.size());
+  for (size_t i = 0; i < perm.size(); i++) inv[size_t(perm[i])] = int64_t(i);
+  index = index.permute(inv).contiguous();
+  return {t.gather(d, index), index};
+}
+
+}  // namespace
+
+std::tuple<Tensor, Tensor> cummax(const Tensor& t, int64_t dim) { return cum_extreme<true>("cummax", t, dim); }
+std::tuple<Tensor, Tensor> cummin(const Tensor& t, int64_t dim) { return cum_extreme<false>("cummin", t, dim); }
+
+namespace {
+
+// Note [logcumsumexp]
+// Forward: y_i = log(exp(y_{i-1}) + exp(x_i)) by the running max form, in double. Backward:
+// dL/dx_j = sum_{i>=j} g_i exp(x_j - y_i). Splitting g into positive and negative parts keeps
+// everything in log space: exp(x_j + revlogcumsumexp(log g+ - y)_j) - (the same for g-), with
+// revlogcumsumexp a logcumsumexp of the flipped sequence. The backward recomputes y with
+// logcumsumexp itself instead of saving it, so higher-order gradients see y's dependence on x.
+Tensor logcumsumexp_forward(const Tensor& t, int64_t d) {
+  auto perm = dim_last(t.dim(), d);
+  Tensor moved = t.permute(perm);
+  const int64_t n = t.size(d), rows = n == 0 ? 0 : t.numel() / n;
+  auto v = host_values<double>(moved);
+  parallel_for(0, rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; r++) {
+      double* x = v.data() + r * n;
+      double acc = -std::numeric_limits<double>::infinity();
+      for (int64_t i = 0; i < n; i++) {
+        const double a = acc, c = x[i];
+        const double hi = std::max(a, c), lo = std::min(a, c);
+        if (std::isnan(a) || std::isnan(c))
+          acc = std::numeric_limits<double>::quiet_NaN();
+        else if (hi == -std::numeric_limits<double>::infinity() || (lo == hi && std::isinf(hi)))
+          acc = hi;
+        else
+          acc = hi + std::log1p(std::exp(lo - hi));
+        x[i] = acc;
+      }
+    }
+  });
+  Tensor y = empty(moved.sizes(), kDouble);
+  std::copy(v.begin(), v.end(), y.data_ptr<double>());
+  std::vector<int64_t> inv(perm.size());
+  for (size_t i = 0; i < perm.size(); i++) inv[size_t(perm[i])] = int64_t(i);
+  return y.permute(inv).to(t.device(), t.dtype()).contiguous();
+}
+
+struct LogCumSumExp : autograd::Function<LogCumSumExp> {
+  static Tensor forward(autograd::AutogradContext* ctx, Tensor x, int64_t dim) {
+    ctx->saved_data["dim"] = dim;
+    ctx->save_for_backward({x});
+    return logcumsumexp_forward(x, dim);
+  }
+  static autograd::variable_list backward(autograd::AutogradContext* ctx, autograd::variable_list g) {
+    auto saved = ctx->get_saved_variables();
+    const int64_t dim = ctx->saved_data["dim"].toInt();
+    const Tensor &x = saved[0], &go = g[0];
+    // y again from x, differentiably, so a double backward sees its dependence on x.
+    const Tensor y = logcumsumexp(x, dim);
+    auto rev = [&](const Tensor& s) { return logcumsumexp(s.flip({dim}), dim).flip({dim}); };
+    // The lowest finite value, not -inf, stands for log 0: -inf would meet +inf in the double
+    // backward (x - y at a -inf prefix) and give NaN.
+    const double lowest = x.dtype() == kDouble ? std::numeric_limits<double>::lowest()
+                                               : double(std::numeric_limits<float>::lowest());
+    Tensor log_abs = go.abs().log();
+    Tensor pos = where(go > 0, log_abs, Scalar(lowest)) - y;
+    Tensor neg = where(go < 0, log_abs, Scalar(lowest)) - y;
+    return {(x + rev(pos)).exp() - (x + rev(neg)).exp(), Tensor()};
+  }
+};
+
+}  // namespace
+
+Tensor logcumsumexp(const Tensor& t, int64_t dim) {
+  FW_CHECK(t.is_floating_point(), "[logcumsumexp] expected a floating point input, got ", dtype_str(t.dtype()));
+  const int64_t d = wrap(dim, t.dim(), "logcumsumexp");
+  if (t.dim() == 0) return t.clone();
+  return LogCumSumExp::apply(t, d);
+}
+
+namespace {
+
+Tensor quantile_impl(const char* op, const Tensor& t, const Tensor& q, std::optional<int64_t> dim, bool keepdim,
+                     const std::string& interpolation, bool ignore_nan) {
+  FW_CHECK(t.numel() > 0, "[", op, "] input tensor must be non-empty");
+  FW_CHECK(q.dim() <= 1, "[", op, "] q must be a scalar or 1D tensor, got ", q.dim(), "-D");
+  FW_CHECK(t.dtype() == kFloat || t.dtype() == kDouble, "[", op,
+           "] input tensor must be either float or double dtype, got ", dtype_str(t.dtype()));
+  FW_CHECK(q.dtype() == t.dtype(), "[", op, "] q tensor must be same dtype as the input tensor, got ",
+           dtype_str(q.dtype()), " and ", dtype_str(t.dtype()));
+  FW_CHECK(interpolation == "linear" || interpolation == "lower" || interpolation == "higher" ||
+               interpolation == "nearest" || interpolation == "midpoint",
+           "[", op, "] interpolation must be one of linear, lower, higher, midpoint or nearest. Got ", interpolation);
+  if (q.numel() > 0) {
+    const double lo = q.min().item<double>(), hi = q.max().item<double>();
+    FW_CHECK(lo >= 0 && hi <= 1, "[", op, "] q values must be in the range [0, 1], got ", lo < 0 ? lo : hi);
+  }
+  // Sorted values along the last dim: (..., n), NaN last.
+  Tensor x;
+  DimVec out_shape;
+  if (dim) {
+    const int64_t d = wrap(*dim, t.dim(), op);
+    x = t.dim() == 0 ? t.reshape({1}) : t.permute(dim_last(t.dim(), d));
+    for (int64_t i = 0; i < t.dim(); i++)
+      if (i != d) out_shape.push_back(t.size(i));
+      else if (keepdim) out_shape.push_back(1);
+  } else {
+    x = t.reshape({-1});
+    if (keepdim) out_shape = DimVec(size_t(t.dim()), 1);
+  }
+  Tensor sorted = std::get<0>(sort(x, -1));
+  const int64_t n = sorted.size(-1);
+  Tensor valid = sorted.isnan().logical_not().sum({-1}, true).to(t.dtype());  // (..., 1)
+  Tensor qv = q.reshape({-1});                                               // (nq)
+  // ranks: (..., nq)
+  Tensor last = full({}, double(n - 1), t.dtype());
+  Tensor rank;
+  if (ignore_nan) {
+    rank = qv * (valid - 1);
+    rank = where(valid == 0, last, rank);  // all NaN: the result is NaN
+  } else {
+    rank = where(valid < double(n), last, qv * double(n - 1));
+  }
+  if (interpolation == "lower") rank = floor(rank);
+  else if (interpolation == "higher") rank = ceil(rank);
+  else if (interpolation == "nearest") rank = round(rank);
+  Tensor lo_i = floor(rank).to(kLong), hi_i = ceil(rank).to(kLong);
+  Tensor lo = sorted.gather(-1, lo_i), hi = sorted.gather(-1, hi_i);
+  Tensor r;
+  if (interpolation == "midpoint") r = lerp(lo, hi, 0.5);
+  else if (interpolation == "linear") r = lerp(lo, hi, rank - lo_i.to(t.dtype()));
+  else r = lo;  // lower, higher, nearest: the rank is already integral
+  // r: (..., nq) -> (nq, out_shape...)
+  r = r.reshape({-1, qv.numel()}).t();
+  DimVec shape;
+  if (q.dim() == 1) shape.push_back(q.numel());
+  for (int64_t s : out_shape) shape.push_back(s);
+  return r.reshape(shape);
+}
+
+}  // namespace
+
+Tensor quantile(const Tensor& t, const Tensor& q, std::optional<int64_t> dim, bool keepdim,
+                const std::string& interpolation) {
+  return quantile_impl("quantile", t, q, dim, keepdim, interpolation, false);
+}
+Tensor quantile(const Tensor& t, double q, std::optional<int64_t> dim, bool keepdim,
+                const std::string& interpolation) {
+  return quantile_impl("quantile", t, full({}, q, t.dtype()).to(t.device()), dim, keepdim, interpolation, false);
+}
+Tensor nanquantile(const Tensor& t, const Tensor& q, std::optional<int64_t> dim, bool keepdim,
+                   const std::string& interpolation) {
+  return quantile_impl("nanquantile", t, q, dim, keepdim, interpolation, true);
+}
+Tensor nanquantile(const Tensor& t, double q, std::optional<int64_t> dim, bool keepdim,
+                   const std::string& interpolation) {
+  return quantile_impl("nanquantile", t, full({}, q, t.dtype()).to(t.device()), dim, keepdim, interpolation, true);
+}
+
+// ---- searching and counting
+
+namespace {
+
+// PyTorch's comparisons: a NaN value lands after every element.
+template <class T>
+int64_t lower_pos(const T* s, int64_t n, T v, const int64_t* sorter) {
+  int64_t lo = 0, hi = n;
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    const T m = s[sorter ? sorter[mid] : mid];
+    if (!(m >= v)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+template <class T>
+int64_t upper_pos(const T* s, int64_t n, T v, const int64_t* sorter) {
+  int64_t lo = 0, hi = n;
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    const T m = s[sorter ? sorter[mid] : mid];
+    if (!(m > v)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+}  // namespace
+
+Tensor searchsorted(const Tensor& seq, const Tensor& values, bool out_int32, bool right,
+                    std::optional<std::string> side, const std::optional<Tensor>& sorter) {
+  const char* op = "searchsorted";
+  if (side) {
+    FW_CHECK(*side == "left" || *side == "right", "[", op, "] side can only be 'left' or 'right' but got ", *side);
+    FW_CHECK(!(right && *side == "left"), "[", op, "] side and right can't be set to opposites, got side of left ",
+             "while right was True");
+    right = *side == "right";
+  }
+  FW_CHECK(seq.dim() >= 1, "[", op, "] boundaries tensor should have at least 1 dimension, got a 0-D tensor");
+  bool leading_match = seq.dim() == values.dim() && values.dim() >= 1;
+  for (int64_t i = 0; leading_match && i + 1 < seq.dim(); i++) leading_match = seq.size(i) == values.size(i);
+  FW_CHECK(seq.dim() == 1 || leading_match, "[", op,
+           "] boundaries tensor should be 1 dimension or the first N-1 dimensions of boundaries tensor and input "
+           "value tensor must match, but we got boundaries tensor ", seq.sizes(), " and input value tensor ",
+           values.sizes());
+  FW_CHECK(!seq.is_complex() && !values.is_complex(), "[", op, "] complex tensors are not supported");
+  const int64_t n = seq.size(-1);
+  std::vector<int64_t> sort_idx;
+  if (sorter && sorter->defined()) {
+    FW_CHECK(sorter->dtype() == kLong, "[", op, "] sorter must be a tensor of long dtype but got ",
+             dtype_str(sorter->dtype()));
+    FW_CHECK(sorter->sizes() == seq.sizes(), "[", op, "] boundary and sorter must have the same size, but got ",
+             "boundary tensor ", seq.sizes(), " and sorter tensor ", sorter->sizes());
+    sort_idx = host_values<int64_t>(*sorter);
+    for (int64_t v : sort_idx)
+      FW_CHECK(v >= 0 && v < n, "[", op, "] sorter index out of range: ", v, " for a sequence of length ", n);
+  }
+  const int64_t rows = seq.numel() / std::max<int64_t>(n, 1);
+  const int64_t per_row = seq.dim() == 1 ? values.numel() : values.numel() / std::max<int64_t>(rows, 1);
+  std::vector<int64_t> out(size_t(values.numel()));
+  auto run = [&]<class T>() {
+    auto s = host_values<T>(seq);
+    auto v = host_values<T>(values);
+    parallel_for(0, int64_t(v.size()), 2048, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; i++) {
+        const int64_t row = seq.dim() == 1 ? 0 : i / std::max<int64_t>(per_row, 1);
+        const T* sr = s.data() + row * n;
+        const int64_t* so = sort_idx.empty() ? nullptr : sort_idx.data() + row * n;
+        out[size_t(i)] = right ? upper_pos(sr, n, v[size_t(i)], so) : lower_pos(sr, n, v[size_t(i)], so);
+      }
+    });
+  };
+  if (seq.is_floating_point() || values.is_floating_point()) run.operator()<double>();
+  else run.operator()<int64_t>();
+  Tensor r = longs(out, values.sizes(), values.device());
+  return out_int32 ? r.to(kInt) : r;
+}
+
+Tensor searchsorted(const Tensor& seq, const Scalar& value, bool out_int32, bool right,
+                    std::optional<std::string> side, const std::optional<Tensor>& sorter) {
+  Tensor v = seq.is_floating_point() || value.isFloatingPoint() ? full({}, value.to<double>(), kDouble)
+                                                                   : full({}, value, kLong);
+  FW_CHECK(seq.dim() == 1, "[searchsorted] input value can be a scalar only when boundaries tensor dimension is 1, "
+           "but we got boundaries tensor dim(", seq.dim(), ") and input value's dim(0) numel(1)");
+  return searchsorted(seq, v, out_int32, right, side, sorter);
+}
+
+Tensor bucketize(const Tensor& input, const Tensor& boundaries, bool out_int32, bool right) {
+  FW_CHECK(boundaries.dim() == 1, "[bucketize] boundaries tensor must be 1 dimension, but got dim(",
+           boundaries.dim(), ")");
+  return searchsorted(boundaries, input, out_int32, right);
+}
+Tensor bucketize(const Scalar& input, const Tensor& boundaries, bool out_int32, bool right) {
+  FW_CHECK(boundaries.dim() == 1, "[bucketize] boundaries tensor must be 1 dimension, but got dim(",
+           boundaries.dim(), ")");
+  return searchsorted(boundaries, input, out_int32, right);
+}
+
+Tensor bincount(const Tensor& t, const std::optional<Tensor>& weights, int64_t minlength) {
+  FW_CHECK(minlength >= 0, "[bincount] minlength should be >= 0, got ", minlength);
+  FW_CHECK(t.dim() == 1 && is_integral(t.dtype(), false),
+           "[bincount] only supports 1-d non-negative integral inputs, got a ", t.dim(), "-D ", dtype_str(t.dtype()),
+           " tensor");
+  const bool weighted = weights && weights->defined();
+  if (weighted)
+    FW_CHECK(weights->dim() == 1 && weights->size(0) == t.size(0), "[bincount] weights should be 1-d and have the "
+             "same length as input, got weights of size ", weights->sizes(), " for input of size ", t.sizes());
+  auto v = host_values<int64_t>(t);
+  int64_t len = minlength;
+  for (int64_t x : v) {
+    FW_CHECK(x >= 0, "[bincount] only supports 1-d non-negative integral inputs, got the value ", x);
+    len = std::max(len, x + 1);
+  }
+  if (!weighted) {
+    std::vector<int64_t> c(size_t(len), 0);
+    for (int64_t x : v) c[size_t(x)]++;
+    return longs(c, {len}, t.device());
+  }
+  // As PyTorch: float32 weights give float32 counts, any other weights double.
+  const ScalarType out_t = weights->dtype() == kFloat ? kFloat : kDouble;
+  auto w = host_values<double>(*weights);
+  Tensor r = zeros({len}, out_t);
+  if (out_t == kFloat) {
+    float* p = r.data_ptr<float>();
+    for (size_t i = 0; i < v.size(); i++) p[v[i]] += float(w[i]);
+  } else {
+    double* p = r.data_ptr<double>();
+    for (size_t i = 0; i < v.size(); i++) p[v[i]] += w[i];
+  }
+  return r.to(t.device());
+}
+
+namespace {
+template <class T>
+void histc_into(const Tensor& x, int64_t bins, T lo, T hi, Tensor& out) {
+  Tensor c = x.to(Device(kCPU)).contiguous();
+  const T* p = c.data_ptr<T>();
+  T* h = out.data_ptr<T>();
+  for (int64_t i = 0; i < c.numel(); i++) {
+    const T v = p[i];
+    if (std::isnan(v) || v < lo || v > hi) continue;
+    int64_t pos = int64_t((v - lo) * T(bins) / (hi - lo));
+    if (pos == bins) pos -= 1;
+    h[pos] += T(1);
+  }
+}
+}  // namespace
+
+Tensor histc(const Tensor& t, int64_t bins, const Scalar& min, const Scalar& max) {
+  FW_CHECK(bins > 0, "[histc] bins must be > 0, but got ", bins, " for bins");
+  FW_CHECK(t.dtype() == kFloat || t.dtype() == kDouble, "[histc] input must be float or double, got ",
+           dtype_str(t.dtype()));
+  double lo = min.to<double>(), hi = max.to<double>();
+  if (lo == hi && t.numel() > 0) {
+    Tensor finite = t.masked_select(t.isnan().logical_not());
+    if (finite.numel() > 0) lo = finite.min().item<double>(), hi = finite.max().item<double>();
+  }
+  if (lo == hi) lo -= 1, hi += 1;
+  FW_CHECK(lo < hi, "[histc] max must be larger than min, got min ", lo, " and max ", hi);
+  FW_CHECK(std::isfinite(lo) && std::isfinite(hi), "[histc] range of [", lo, ", ", hi, "] is not finite");
+  Tensor out = zeros({bins}, t.dtype());
+  if (t.dtype() == kFloat) histc_into<float>(t, bins, float(lo), float(hi), out);
+  else histc_into<double>(t, bins, lo, hi, out);
+  return out.to(t.device());
+}
+
+namespace {
+
+// Rows (slices along dim 0 of a (n, m) matrix) compared lexicographically, NaN unequal to all.
+template <class T>
+struct Rows {
+  const T* p;
+  int64_t m;
+  bool less(int64_t a, int64_t b) const {
+    for (int64_t j = 0; j < m; j++) {
+      const T x = p[a * m + j], y = p[b * m + j];
+      if (x < y) return true;
+      if (y < x) return false;
+    }
+    return false;
+  }
+  bool same(int64_t a, int64_t b) const {
+    for (int64_t j = 0; j < m; j++)
+      if (!(p[a * m + j] == p[b * m + j])) return false;
+    return true;
+  }
+};
+
+// Unique rows of the (n, m) view of t (dim moved first): the row index of each output (in
+// output order), the inverse (group of every input row) and counts.
+struct UniqueRows {
+  std::vector<int64_t> pick, inverse, counts;
+};
+
+template <class T>
+UniqueRows unique_rows(const std::vector<T>& v, int64_t n, int64_t m, bool sort_rows, bool consecutive) {
+  Rows<T> r{v.data(), m};
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  std::iota(order.begin(), order.end(), 0);
+  if (sort_rows && !consecutive) {
+    if (m == 1)
+      std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+        const T x = v[size_t(a)], y = v[size_t(b)];
+        if constexpr (std::is_floating_point_v<T>)
+          return !std::isnan(x) && (std::isnan(y) || x < y);  // NaN last, as sort
+        else
+          return x < y;
+      });
+    else
+      std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return r.less(a, b); });
+  }
+  UniqueRows u;
+  u.inverse.assign(size_t(n), 0);
+  for (int64_t i = 0; i < n; i++) {
+    const int64_t row = order[size_t(i)];
+    if (i == 0 || !r.same(order[size_t(i - 1)], row)) {
+      u.pick.push_back(row);
+      u.counts.push_back(0);
+    }
+    u.counts.back()++;
+    u.inverse[size_t(row)] = int64_t(u.pick.size()) - 1;
+  }
+  return u;
+}
+
+// unique over slices along dim (dim = nullopt: over elements of the flattened tensor).
+std::tuple<Tensor, Tensor, Tensor> unique_impl(const char* op, const Tensor& t, std::optional<int64_t> dim,
+                                               bool sort_rows, bool consecutive, bool return_inverse,
+                                               bool return_counts) {
+  FW_CHECK(!t.is_complex(), "[", op, "] complex tensors are not supported");
+  Tensor rows2;
+  int64_t d = 0, n, m;
+  if (dim) {
+    d = wrap(*dim, t.dim(), op);
+    FW_CHECK(t.dim() > 0, "[", op, "] a 0-D tensor has no dim ", *dim);
+    n = t.size(d);
+    FW_CHECK(n > 0 || t.numel() == 0, "[", op, "] Number of zero sized dimensions is more than one");
+    m = n == 0 ? 0 : t.numel() / n;
+    std::vector<int64_t> perm{d};
+    for (int64_t i = 0; i < t.dim(); i++)
+      if (i != d) perm.push_back(i);
+    rows2 = t.permute(perm).reshape({n, m});
+  } else {
+    rows2 = t.reshape({-1});
+    n = t.numel(), m = 1;
+  }
+  UniqueRows u = t.is_floating_point()
+                     ? unique_rows(host_values<double>(rows2), n, m, sort_rows, consecutive)
+                     : unique_rows(host_values<int64_t>(rows2), n, m, sort_rows, consecutive);
+  const int64_t k = int64_t(u.pick.size());
+  Tensor pick = longs(u.pick, {k}, t.device());
+  Tensor values = dim ? t.index_select(d, pick) : rows2.index_select(0, pick);
+  Tensor inverse = return_inverse ? longs(u.inverse, dim ? IntArrayRef{n} : t.sizes(), t.device())
+                                  : empty({0}, kLong).to(t.device());
+  Tensor counts = return_counts ? longs(u.counts, {k}, t.device()) : empty({0}, kLong).to(t.device());
+  return {values, inverse, counts};
+}
+
+}  // namespace
+
+std::tuple<Tensor, Tensor> _unique(const Tensor& t, bool sorted, bool return_inverse) {
+  auto [v, inv, c] = unique_impl("_unique", t, std::nullopt, true, false, return_inverse, false);
+  (void)sorted;  // the CPU result is always sorted, as PyTorch's
+  return {v, inv};
+}
+std::tuple<Tensor, Tensor, Tensor> _unique2(const Tensor& t, bool sorted, bool return_inverse, bool return_counts) {
+  (void)sorted;
+  return unique_impl("_unique2", t, std::nullopt, true, false, return_inverse, return_counts);
+}
+std::tuple<Tensor, Tensor, Tensor> unique_dim(const Tensor& t, int64_t dim, bool sorted, bool return_inverse,
+                                              bool return_counts) {
+  (void)sorted;
+  return unique_impl("unique_dim", t, dim, true, false, return_inverse, return_counts);
+}
+std::tuple<Tensor, Tensor, Tensor> unique_consecutive(const Tensor& t, bool return_inverse, bool return_counts,
+                                                      std::optional<int64_t> dim) {
+  return unique_impl("unique_consecutive", t, dim, false, true, return_inverse, return_counts);
+}
+
+Tensor argwhere(const Tensor& t) { return nonzero(t); }
+
+// ---- construction and shape
+
+std::vector<Tensor> meshgrid(TensorList tensors, const std::string& indexing) {
+  FW_CHECK(indexing == "ij" || indexing == "xy", "[meshgrid] indexing must be one of \"xy\" or \"ij\", but received: ",
+           indexing);
+  FW_CHECK(!tensors.empty(), "[meshgrid] expects a non-empty TensorList");
+  for (size_t i = 0; i < tensors.size(); i++) {
+    FW_CHECK(tensors[i].dim() <= 1, "[meshgrid] Expected 0D or 1D tensor in the tensor list but got: ",
+             tensors[i].sizes());
+    FW_CHECK(tensors[i].dtype() == tensors[0].dtype(), "[meshgrid] expects all tensors to have the same dtype");
+    FW_CHECK(tensors[i].device() == tensors[0].device(), "[meshgrid] expects all tensors to have the same device");
+  }
+  std::vector<Tensor> in(tensors.begin(), tensors.end());
+  const bool swap = indexing == "xy" && in.size() >= 2;
+  if (swap) std::swap(in[0], in[1]);
+  DimVec shape;
+  for (auto& t : in) shape.push_back(t.numel());
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < in.size(); i++) {
+    DimVec view(in.size(), 1);
+    view[i] = -1;
+    out.push_back(in[i].view(view).expand(shape));
+  }
+  if (swap) std::swap(out[0], out[1]);
+  return out;
+}
+
+Tensor cartesian_prod(TensorList tensors) {
+  for (auto& t : tensors)
+    FW_CHECK(t.dim() == 1, "[cartesian_prod] Expect a 1D vector, but got shape ", t.sizes());
+  if (tensors.size() == 1) return tensors[0];
+  std::vector<Tensor> grids = meshgrid(tensors, "ij");
+  for (auto& g : grids) g = g.flatten();
+  return stack(grids, 1);
+}
+
+namespace {
+Tensor tri_indices(const char* op, int64_t row, int64_t col, int64_t offset, const TensorOptions& options,
+                   bool lower) {
+  FW_CHECK(row >= 0, "[", op, "] row must be non-negative, got", row);
+  FW_CHECK(col >= 0, "[", op, "] col must be non-negative, got", col);
+  const ScalarType dt = options.dtype_.value_or(kLong);
+  FW_CHECK(dt == kLong || dt == kInt, "[", op, "] is only implemented for torch.long and torch.int, got ",
+           dtype_str(dt));
+  std::vector<int64_t> rs, cs;
+  for (int64_t i = 0; i < row; i++)
+    for (int64_t j = 0; j < col; j++)
+      if (lower ? j - i <= offset : j - i >= offset) rs.push_back(i), cs.push_back(j);
+  rs.insert(rs.end(), cs.begin(), cs.end());
+  return longs(rs, {2, int64_t(cs.size())}, options.device_).to(dt);
+}
+}  // namespace
+
+Tensor tril_indices(int64_t row, int64_t col, int64_t offset, const TensorOptions& options) {
+  return tri_indices("tril_indices", row, col, offset, options, true);
+}
+Tensor triu_indices(int64_t row, int64_t col, int64_t offset, const TensorOptions& options) {
+  return tri_indices("triu_indices", row, col, offset, options, false);
+}
+
+Tensor kron(const Tensor& a, const Tensor& b) {
+  const int64_t nd = std::max(a.dim(), b.dim());
+  DimVec as(size_t(nd - a.dim()), 1), bs(size_t(nd - b.dim()), 1);
+  for (int64_t s : a.sizes()) as.push_back(s);
+  for (int64_t s : b.sizes()) bs.push_back(s);
+  DimVec av, bv, out;
+  for (int64_t i = 0; i < nd; i++) {
+    av.push_back(as[size_t(i)]), av.push_back(1);
+    bv.push_back(1), bv.push_back(bs[size_t(i)]);
+    out.push_back(as[size_t(i)] * bs[size_t(i)]);
+  }
+  return (a.reshape(av) * b.reshape(bv)).reshape(out);
+}
+
+Tensor rot90(const Tensor& t, int64_t k, IntArrayRef dims) {
+  FW_CHECK(dims.size() == 2, "[rot90] expected total rotation dims == 2, but got dims = ", dims.size());
+  FW_CHECK(t.dim() >= 2, "[rot90] expected total dims >= 2, but got total dims = ", t.dim());
+  const int64_t d0 = wrap(dims[0], t.dim(), "rot90"), d1 = wrap(dims[1], t.dim(), "rot90");
+  FW_CHECK(d0 != d1, "[rot90] expected rotation dims to be different, but got dim0 = ", d0, " and dim1 = ", d1);
+  switch (((k % 4) + 4) % 4) {
+    case 1: return t.flip({d1}).transpose(d0, d1);
+    case 2: return t.flip({d0, d1});
+    case 3: return t.flip({d0}).transpose(d0, d1);
+    default: return t.clone();
+  }
+}
+
+Tensor fliplr(const Tensor& t) {
+  FW_CHECK(t.dim() >= 2, "[fliplr] Input must be >= 2-d, got ", t.dim(), "-d");
+  return t.flip({1});
+}
+Tensor flipud(const Tensor& t) {
+  FW_CHECK(t.dim() >= 1, "[flipud] Input must be >= 1-d, got a 0-d tensor");
+  return t.flip({0});
+}
+
+Tensor atleast_1d(const Tensor& t) { return t.dim() == 0 ? t.reshape({1}) : t; }
+Tensor atleast_2d(const Tensor& t) {
+  if (t.dim() == 0) return t.reshape({1, 1});
+  return t.dim() == 1 ? t.unsqueeze(0) : t;
+}
+Tensor atleast_3d(const Tensor& t) {
+  if (t.dim() == 0) return t.reshape({1, 1, 1});
+  if (t.dim() == 1) return t.unsqueeze(0).unsqueeze(-1);
+  return t.dim() == 2 ? t.unsqueeze(-1) : t;
+}
+Tensor dstack(TensorList ts) {
+  FW_CHECK(!ts.empty(), "[dstack] expects a non-empty TensorList");
+  std::vector<Tensor> v;
+  for (auto& t : ts) v.push_back(atleast_3d(t));
+  return cat(v, 2);
+}
+Tensor column_stack(TensorList ts) {
+  FW_CHECK(!ts.empty(), "[column_stack] expects a non-empty TensorList");
+  std::vector<Tensor> v;
+  for (auto& t : ts) v.push_back(t.dim() <= 1 ? t.reshape({t.numel(), 1}) : t);
+  return cat(v, 1);
+}
+
+Tensor diag_embed(const Tensor& t, int64_t offset, int64_t dim1, int64_t dim2) {
+  const int64_t nd = t.dim() + 1;
+  const int64_t d1 = wrap(dim1, nd, "diag_embed"), d2 = wrap(dim2, nd, "diag_embed");
+  FW_CHECK(d1 != d2, "[diag_embed] diagonal dimensions cannot be identical ", dim1, ", ", dim2);
+  Tensor x = t.dim() == 0 ? t.reshape({1}) : t;
+  const int64_t m = x.size(-1), a = std::abs(offset);
+  Tensor d = x.unsqueeze(-1) * eye(m, TensorOptions(x.dtype()).device(x.device()));  // (..., m, m)
+  if (offset > 0) d = constant_pad_nd(d, {a, 0, 0, a});
+  else if (offset < 0) d = constant_pad_nd(d, {0, a, a, 0});
+  // Move the (row, col) dims to (d1, d2).
+  std::vector<int64_t> perm(size_t(nd), -1);
+  perm[size_t(d1)] = nd - 2, perm[size_t(d2)] = nd - 1;
+  int64_t next = 0;
+  for (auto& p : perm)
+    if (p < 0) p = next++;
+  return d.permute(perm);
+}
+
+Tensor take_along_dim(const Tensor& t, const Tensor& indices, std::optional<int64_t> dim) {
+  FW_CHECK(indices.dtype() == kLong, "[take_along_dim] dtype of indices should be Long but got ",
+           dtype_str(indices.dtype()));
+  if (!dim) return t.reshape({-1}).gather(0, indices.reshape({-1}));
+  const int64_t d = wrap(*dim, t.dim(), "take_along_dim");
+  FW_CHECK(t.dim() == indices.dim(), "[take_along_dim] input and indices should have the same number of dimensions, "
+           "but got ", t.dim(), " dimensions for input, and ", indices.dim(), " dimensions for indices");
+  DimVec ts(t.sizes()), is(indices.sizes());
+  ts[size_t(d)] = 1, is[size_t(d)] = 1;
+  DimVec shape(broadcast_tensors({zeros({}).expand(ts), zeros({}).expand(is)})[0].sizes());
+  DimVec tb = shape, ib = shape;
+  tb[size_t(d)] = t.size(d), ib[size_t(d)] = indices.size(d);
+  return t.expand(tb).gather(d, indices.expand(ib));
+}
+
+Tensor masked_scatter(const Tensor& t, const Tensor& mask, const Tensor& source) {
+  FW_CHECK(mask.dtype() == kBool, "[masked_scatter] only supports boolean masks, but got mask with dtype ",
+           dtype_str(mask.dtype()));
+  FW_CHECK(source.dtype() == t.dtype(), "[masked_scatter] expected self and source to have same dtypes but got ",
+           dtype_str(t.dtype()), " and ", dtype_str(source.dtype()));
+  auto b = broadcast_tensors({t, mask});
+  Tensor x = b[0], m = b[1];
+  Tensor pos = m.reshape({-1}).nonzero().squeeze(1);
+  const int64_t k = pos.numel();
+  FW_CHECK(source.numel() >= k, "[masked_scatter] Number of elements of source < number of ones in mask: ",
+           source.numel(), " < ", k);
+  Tensor flat = x.reshape({-1});
+  return index_put(flat, {std::optional<Tensor>(pos)}, source.reshape({-1}).narrow(0, 0, k)).reshape(x.sizes());
+}
+
+Tensor sgn(const Tensor& t) {
+  if (!t.is_complex()) return sign(t);
+  Tensor a = t.abs();
+  return where(a == 0, zeros_like(t), t / a.to(t.dtype()));
+}
+
+Tensor clone(const Tensor& t) { return t.clone(); }
+
+// ---- statistics and distances
+
+Tensor cov(const Tensor& t, int64_t correction, const std::optional<Tensor>& fweights,
+           const std::optional<Tensor>& aweights) {
+  FW_CHECK(t.dim() <= 2, "[cov] expected input to have two or fewer dimensions but got an input with ", t.dim(),
+           " dimensions");
+  Tensor x = t.dim() < 2 ? t.reshape({1, -1}) : t;
+  if (!x.is_floating_point() && !x.is_complex()) x = x.to(kFloat);
+  const int64_t n = x.size(1);
+  Tensor w;
+  auto check_weights = [&](const Tensor& v, const char* name, bool integral) {
+    FW_CHECK(v.dim() <= 1, "[cov] expected ", name, " to have one or fewer dimensions but got ", name, " with ",
+             v.dim(), " dimensions");
+    FW_CHECK(v.numel() == n, "[cov] expected ", name, " to have the same numel as there are observations in the "
+             "input but got ", v.numel(), " != ", n);
+    if (integral)
+      FW_CHECK(is_integral(v.dtype(), false), "[cov] expected fweights to have integral dtype but got fweights with ",
+               dtype_str(v.dtype()), " dtype");
+    else
+      FW_CHECK(v.is_floating_point(), "[cov] expected aweights to have floating point dtype but got aweights with ",
+               dtype_str(v.dtype()), " dtype");
+    FW_CHECK(v.numel() == 0 || v.min().item<double>() >= 0, "[cov] ", name, " cannot be negative");
+  };
+  if (fweights && fweights->defined()) {
+    check_weights(*fweights, "fweights", true);
+    w = fweights->reshape({-1});
+  }
+  if (aweights && aweights->defined()) {
+    check_weights(*aweights, "aweights", false);
+    w = w.defined() ? w * aweights->reshape({-1}) : aweights->reshape({-1});
+  }
+  Tensor avg, wsum, norm;
+  if (w.defined()) {
+    w = w.to(x.dtype());
+    wsum = w.sum();
+    avg = (x * w).sum({1}) / wsum;
+  } else {
+    wsum = full({}, double(n), x.dtype());
+    avg = x.mean({1});
+  }
+  if (!w.defined()) norm = wsum - double(correction);
+  else if (correction == 0) norm = wsum;
+  else if (!(aweights && aweights->defined())) norm = wsum - double(correction);
+  else norm = wsum - double(correction) * (w * aweights->reshape({-1}).to(x.dtype())).sum() / wsum;
+  norm = clamp_min(norm, 0);
+  Tensor xc = x - avg.unsqueeze(1);
+  Tensor c = matmul(xc, (w.defined() ? xc * w : xc).t()) / norm;
+  return t.dim() < 2 ? c.squeeze() : c;
+}
+
+Tensor corrcoef(const Tensor& t) {
+  FW_CHECK(t.dim() <= 2, "[corrcoef] expected input to have two or fewer dimensions but got an input with ", t.dim(),
+           " dimensions");
+  Tensor c = cov(t);
+  if (c.dim() == 0) return c / c;
+  Tensor s = c.diagonal().sqrt();
+  c = c / s.unsqueeze(1) / s.unsqueeze(0);
+  return c.is_complex() ? c : c.clamp(-1, 1);
+}
+
+Tensor cdist(const Tensor& x1, const Tensor& x2, double p, std::optional<int64_t> compute_mode) {
+  FW_CHECK(x1.dim() >= 2, "[cdist] only supports at least 2D tensors, X1 got: ", x1.dim(), "D");
+  FW_CHECK(x2.dim() >= 2, "[cdist] only supports at least 2D tensors, X2 got: ", x2.dim(), "D");
+  FW_CHECK(x1.size(-1) == x2.size(-1), "[cdist] X1 and X2 must have the same number of columns. X1: ", x1.size(-1),
+           " X2: ", x2.size(-1));
+  FW_CHECK(x1.is_floating_point() && x2.is_floating_point(), "[cdist] only supports floating-point dtypes, X1 got: ",
+           dtype_str(x1.dtype()), ", X2 got: ", dtype_str(x2.dtype()));
+  FW_CHECK(p >= 0, "[cdist] only supports non-negative p values, got ", p);
+  const int64_t mode = compute_mode.value_or(0);
+  FW_CHECK(mode >= 0 && mode <= 2, "[cdist] possible modes: 0, 1, 2, but was: ", mode);
+  const bool grad = GradMode::is_enabled() && (x1.requires_grad() || x2.requires_grad());
+  const int64_t P = x1.size(-2), R = x2.size(-2);
+  if (p == 2 && !grad && (mode == 1 || (mode == 0 && (P > 25 || R > 25)))) {
+    // |a - b|^2 = |a|^2 + |b|^2 - 2 a.b in one batched product, as PyTorch's _euclidean_dist.
+    Tensor n1 = x1.pow(2).sum({-1}, true), n2 = x2.pow(2).sum({-1}, true);
+    Tensor a = cat({x1 * -2, n1, ones_like(n1)}, -1), b = cat({x2, ones_like(n2), n2}, -1);
+    return clamp_min(matmul(a, b.transpose(-1, -2)), 1e-30).sqrt();
+  }
+  Tensor diff = x1.unsqueeze(-2) - x2.unsqueeze(-3);  // (*, P, R, M)
+  if (p == 0) return (diff != 0).sum({-1}).to(diff.dtype());
+  if (std::isinf(p)) return diff.abs().amax({-1});
+  if (p == 2) {
+    // sqrt of the sum of squares with a zero gradient at zero distance (PyTorch's cdist backward).
+    Tensor s = diff.pow(2).sum({-1});
+    Tensor safe = where(s == 0, ones_like(s), s);
+    return where(s == 0, zeros_like(s), safe.sqrt());
+  }
+  if (p == 1) return diff.abs().sum({-1});
+  Tensor s = diff.abs().pow(p).sum({-1});
+  Tensor safe = where(s == 0, ones_like(s), s);
+  return where(s == 0, zeros_like(s), safe.pow(1.0 / p));
+}
+
+}  // namespace fw

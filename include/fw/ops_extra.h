@@ -1,0 +1,121 @@
+// More of libtorch's tensor functions, beyond the core op list (core/ops/extra.cpp): NaN-ignoring
+// reductions, order statistics (kthvalue, quantile, cummax/cummin, logcumsumexp), searching and
+// counting (searchsorted, bucketize, bincount, histc, unique*), shape helpers (meshgrid, kron,
+// rot90, diag_embed, stacking) and statistics (cov, corrcoef, cdist). Differentiable ones are
+// composites of differentiable ops, or a kernel that finds indices followed by a gather, so
+// autograd and fw::compile see only existing primitives (an index kernel ends a compiled graph).
+#pragma once
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "fw/ops.h"
+#include "fw/tensor.h"
+
+namespace fw {
+
+// ---- reductions that ignore NaN (integer inputs: plain sum; nanmean needs floating point)
+Tensor nansum(const Tensor& t, std::optional<ScalarType> dtype = std::nullopt);
+Tensor nansum(const Tensor& t, IntArrayRef dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt);
+Tensor nanmean(const Tensor& t, std::optional<ScalarType> dtype = std::nullopt);
+Tensor nanmean(const Tensor& t, IntArrayRef dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt);
+// (min, max) over all elements, or along dim.
+std::tuple<Tensor, Tensor> aminmax(const Tensor& t, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
+
+// ---- order statistics
+// The k-th smallest (1-based) along dim, with its index; NaN sorts last.
+std::tuple<Tensor, Tensor> kthvalue(const Tensor& t, int64_t k, int64_t dim = -1, bool keepdim = false);
+// Running maximum / minimum along dim with the index of the (last) extreme; NaN propagates.
+std::tuple<Tensor, Tensor> cummax(const Tensor& t, int64_t dim);
+std::tuple<Tensor, Tensor> cummin(const Tensor& t, int64_t dim);
+// log(cumsum(exp(t))) along dim, computed without overflow.
+Tensor logcumsumexp(const Tensor& t, int64_t dim);
+// Quantiles q in [0, 1] over all elements or along dim; interpolation linear, lower, higher,
+// nearest or midpoint. A 1-D q adds a leading dim. quantile gives NaN for a slice holding NaN;
+// nanquantile ignores NaNs.
+Tensor quantile(const Tensor& t, const Tensor& q, std::optional<int64_t> dim = std::nullopt, bool keepdim = false,
+                const std::string& interpolation = "linear");
+Tensor quantile(const Tensor& t, double q, std::optional<int64_t> dim = std::nullopt, bool keepdim = false,
+                const std::string& interpolation = "linear");
+Tensor nanquantile(const Tensor& t, const Tensor& q, std::optional<int64_t> dim = std::nullopt, bool keepdim = false,
+                   const std::string& interpolation = "linear");
+Tensor nanquantile(const Tensor& t, double q, std::optional<int64_t> dim = std::nullopt, bool keepdim = false,
+                   const std::string& interpolation = "linear");
+
+// ---- searching and counting (not differentiable)
+// Insertion indices of values into sorted_sequence (1-D, or with the values' leading dims);
+// right (or side "right") takes the last position among equal elements; sorter sorts an unsorted
+// sequence. NaN sorts last.
+Tensor searchsorted(const Tensor& sorted_sequence, const Tensor& values, bool out_int32 = false, bool right = false,
+                    std::optional<std::string> side = std::nullopt, const std::optional<Tensor>& sorter = std::nullopt);
+Tensor searchsorted(const Tensor& sorted_sequence, const Scalar& value, bool out_int32 = false, bool right = false,
+                    std::optional<std::string> side = std::nullopt, const std::optional<Tensor>& sorter = std::nullopt);
+// Bucket index of each input element for the 1-D boundaries.
+Tensor bucketize(const Tensor& input, const Tensor& boundaries, bool out_int32 = false, bool right = false);
+Tensor bucketize(const Scalar& input, const Tensor& boundaries, bool out_int32 = false, bool right = false);
+// Counts (or summed weights) of each value of a 1-D non-negative integer tensor.
+Tensor bincount(const Tensor& t, const std::optional<Tensor>& weights = std::nullopt, int64_t minlength = 0);
+// Histogram with `bins` equal bins over [min, max] (the data's range when min == max).
+Tensor histc(const Tensor& t, int64_t bins = 100, const Scalar& min = 0, const Scalar& max = 0);
+// Distinct elements (flattened): (values, inverse indices); _unique2 also returns counts. NaNs
+// are distinct from each other, as in PyTorch.
+std::tuple<Tensor, Tensor> _unique(const Tensor& t, bool sorted = true, bool return_inverse = false);
+std::tuple<Tensor, Tensor, Tensor> _unique2(const Tensor& t, bool sorted = true, bool return_inverse = false,
+                                            bool return_counts = false);
+// Distinct slices along dim, sorted lexicographically.
+std::tuple<Tensor, Tensor, Tensor> unique_dim(const Tensor& t, int64_t dim, bool sorted = true,
+                                              bool return_inverse = false, bool return_counts = false);
+// Collapses runs of equal consecutive elements (or slices along dim).
+std::tuple<Tensor, Tensor, Tensor> unique_consecutive(const Tensor& t, bool return_inverse = false,
+                                                      bool return_counts = false,
+                                                      std::optional<int64_t> dim = std::nullopt);
+// Indices of the non-zero elements, (n, ndim) (= nonzero).
+Tensor argwhere(const Tensor& t);
+
+// ---- construction and shape
+// Coordinate grids of 0-D/1-D tensors; indexing "ij" (matrix) or "xy" (Cartesian).
+std::vector<Tensor> meshgrid(TensorList tensors, const std::string& indexing = "ij");
+// Cartesian product of 1-D tensors as rows of a (n, len(tensors)) tensor.
+Tensor cartesian_prod(TensorList tensors);
+// Row and column indices (2, n) of the lower / upper triangle of a row x col matrix.
+Tensor tril_indices(int64_t row, int64_t col, int64_t offset = 0, const TensorOptions& options = kLong);
+Tensor triu_indices(int64_t row, int64_t col, int64_t offset = 0, const TensorOptions& options = kLong);
+// Kronecker product.
+Tensor kron(const Tensor& a, const Tensor& b);
+// Rotation by k quarter turns in the plane of dims (from the first towards the second).
+Tensor rot90(const Tensor& t, int64_t k = 1, IntArrayRef dims = {0, 1});
+Tensor fliplr(const Tensor& t);
+Tensor flipud(const Tensor& t);
+Tensor atleast_1d(const Tensor& t);
+Tensor atleast_2d(const Tensor& t);
+Tensor atleast_3d(const Tensor& t);
+Tensor dstack(TensorList ts);
+Tensor column_stack(TensorList ts);
+// Matrices whose (dim1, dim2) diagonal at offset holds t's last dim.
+Tensor diag_embed(const Tensor& t, int64_t offset = 0, int64_t dim1 = -2, int64_t dim2 = -1);
+// gather with broadcasting of the other dims (no dim: over the flattened tensor).
+Tensor take_along_dim(const Tensor& t, const Tensor& indices, std::optional<int64_t> dim = std::nullopt);
+// t with the masked positions (mask broadcast to t) filled by source's leading elements in order.
+Tensor masked_scatter(const Tensor& t, const Tensor& mask, const Tensor& source);
+// sign for real tensors; x / |x| (0 at 0) for complex ones.
+Tensor sgn(const Tensor& t);
+Tensor clone(const Tensor& t);
+
+// ---- statistics and distances
+// Covariance of the rows (variables) of a 1-D or 2-D tensor over its columns (observations).
+Tensor cov(const Tensor& t, int64_t correction = 1, const std::optional<Tensor>& fweights = std::nullopt,
+           const std::optional<Tensor>& aweights = std::nullopt);
+Tensor corrcoef(const Tensor& t);
+// p-norm distances between the rows of x1 (*, P, M) and x2 (*, R, M): (*, P, R). compute_mode
+// 0 (default) uses the matrix-product form for p = 2 when P or R exceeds 25 and no gradient is
+// needed, 1 always when no gradient is needed, 2 never.
+Tensor cdist(const Tensor& x1, const Tensor& x2, double p = 2, std::optional<int64_t> compute_mode = std::nullopt);
+
+// ---- libtorch spellings of existing functions
+inline size_t elementSize(ScalarType t) { return element_size(t); }
+namespace autograd {
+using fw::GradMode;
+}  // namespace autograd
+
+}  // namespace fw

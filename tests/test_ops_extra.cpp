@@ -1,0 +1,311 @@
+// The ops of include/fw/ops_extra.h against PyTorch 1.13 (tests/fixtures/gen_ops_extra.py):
+// values, integer outputs exactly, gradients of sum(y * g) where PyTorch has them; then
+// gradcheck of the differentiable composites, errors, and a compiled use.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <map>
+#include <sstream>
+
+#include <fw/fw.h>
+#include <fw/jit.h>
+
+#include "tests/expect_error.h"
+#include "tests/fixture.h"
+#include "tests/records.h"
+
+using fw::Tensor;
+using Case = fwtest::RecordCase;
+
+namespace {
+
+using Inputs = std::map<std::string, Tensor>;
+using Fn = std::function<std::vector<Tensor>(const Case&, const Inputs&)>;
+
+std::optional<int64_t> opt_dim(const Case& c) {
+  if (c.none("dim")) return std::nullopt;
+  return c.num("dim");
+}
+
+
+// One entry per fixture kind: the fw call producing y0, y1, ...
+const std::map<std::string, Fn>& table() {
+  static const std::map<std::string, Fn> t = {
+      {"nansum",
+       [](const Case& c, const Inputs& in) {
+         return std::vector<Tensor>{c.none("dim") ? fw::nansum(in.at("x"))
+                                                  : fw::nansum(in.at("x"), c.ints("dim"), c.flag("keepdim"))};
+       }},
+      {"nanmean",
+       [](const Case& c, const Inputs& in) {
+         return std::vector<Tensor>{c.none("dim") ? fw::nanmean(in.at("x"))
+                                                  : fw::nanmean(in.at("x"), c.ints("dim"), c.flag("keepdim"))};
+       }},
+      {"aminmax",
+       [](const Case& c, const Inputs& in) {
+         auto [lo, hi] = fw::aminmax(in.at("x"), opt_dim(c), c.flag("keepdim"));
+         return std::vector<Tensor>{lo, hi};
+       }},
+      {"kthvalue",
+       [](const Case& c, const Inputs& in) {
+         auto [v, i] = fw::kthvalue(in.at("x"), c.num("k"), c.num("dim"), c.flag("keepdim"));
+         return std::vector<Tensor>{v, i};
+       }},
+      {"cummax",
+       [](const Case& c, const Inputs& in) {
+         auto [v, i] = fw::cummax(in.at("x"), c.num("dim"));
+         return std::vector<Tensor>{v, i};
+       }},
+      {"cummin",
+       [](const Case& c, const Inputs& in) {
+         auto [v, i] = fw::cummin(in.at("x"), c.num("dim"));
+         return std::vector<Tensor>{v, i};
+       }},
+      {"logcumsumexp",
+       [](const Case& c, const Inputs& in) { return std::vector<Tensor>{fw::logcumsumexp(in.at("x"), c.num("dim"))}; }},
+      {"quantile",
+       [](const Case& c, const Inputs& in) {
+         const bool nan = c.flag("nan");
+         const std::string interp = c.opt("interpolation");
+         if (c.opt("scalar_q") != "0") {
+           double q = c.real("scalar_q");
+           return std::vector<Tensor>{nan ? fw::nanquantile(in.at("x"), q, opt_dim(c), c.flag("keepdim"), interp)
+                                          : fw::quantile(in.at("x"), q, opt_dim(c), c.flag("keepdim"), interp)};
+         }
+         return std::vector<Tensor>{nan ? fw::nanquantile(in.at("x"), in.at("q"), opt_dim(c), c.flag("keepdim"), interp)
+                                        : fw::quantile(in.at("x"), in.at("q"), opt_dim(c), c.flag("keepdim"), interp)};
+       }},
+      {"searchsorted",
+       [](const Case& c, const Inputs& in) {
+         std::optional<Tensor> sorter;
+         if (in.count("sorter")) sorter = in.at("sorter");
+         return std::vector<Tensor>{
+             fw::searchsorted(in.at("seq"), in.at("v"), false, c.flag("right"), std::nullopt, sorter)};
+       }},
+      {"bucketize",
+       [](const Case& c, const Inputs& in) {
+         return std::vector<Tensor>{fw::bucketize(in.at("x"), in.at("b"), false, c.flag("right"))};
+       }},
+      {"bincount",
+       [](const Case& c, const Inputs& in) {
+         std::optional<Tensor> w;
+         if (in.count("w")) w = in.at("w");
+         return std::vector<Tensor>{fw::bincount(in.at("x"), w, c.num("minlength"))};
+       }},
+      {"histc",
+       [](const Case& c, const Inputs& in) {
+         return std::vector<Tensor>{fw::histc(in.at("x"), c.num("bins"), c.real("min"), c.real("max"))};
+       }},
+      {"unique2",
+       [](const Case&, const Inputs& in) {
+         auto [v, i, n] = fw::_unique2(in.at("x"), true, true, true);
+         return std::vector<Tensor>{v, i, n};
+       }},
+      {"unique_dim",
+       [](const Case& c, const Inputs& in) {
+         auto [v, i, n] = fw::unique_dim(in.at("x"), c.num("dim"), true, true, true);
+         return std::vector<Tensor>{v, i, n};
+       }},
+      {"unique_consecutive",
+       [](const Case& c, const Inputs& in) {
+         auto [v, i, n] = fw::unique_consecutive(in.at("x"), true, true, opt_dim(c));
+         return std::vector<Tensor>{v, i, n};
+       }},
+      {"meshgrid",
+       [](const Case& c, const Inputs& in) {
+         return fw::meshgrid({in.at("a"), in.at("b"), in.at("c")}, c.opt("indexing"));
+       }},
+      {"cartesian_prod",
+       [](const Case&, const Inputs& in) {
+         return std::vector<Tensor>{fw::cartesian_prod({in.at("a"), in.at("b"), in.at("c")})};
+       }},
+      {"tril_indices",
+       [](const Case& c, const Inputs&) {
+         return std::vector<Tensor>{fw::tril_indices(c.num("row"), c.num("col"), c.num("offset")),
+                                    fw::triu_indices(c.num("row"), c.num("col"), c.num("offset"))};
+       }},
+      {"kron", [](const Case&, const Inputs& in) { return std::vector<Tensor>{fw::kron(in.at("a"), in.at("b"))}; }},
+      {"rot90",
+       [](const Case& c, const Inputs& in) {
+         return std::vector<Tensor>{fw::rot90(in.at("x"), c.num("k"), c.ints("dims"))};
+       }},
+      {"diag_embed",
+       [](const Case& c, const Inputs& in) {
+         return std::vector<Tensor>{fw::diag_embed(in.at("x"), c.num("offset"), c.num("dim1"), c.num("dim2"))};
+       }},
+      {"take_along_dim",
+       [](const Case& c, const Inputs& in) {
+         return std::vector<Tensor>{fw::take_along_dim(in.at("x"), in.at("i"), opt_dim(c))};
+       }},
+      {"masked_scatter",
+       [](const Case&, const Inputs& in) {
+         return std::vector<Tensor>{fw::masked_scatter(in.at("x"), in.at("mask").to(fw::kBool), in.at("src"))};
+       }},
+      {"cov",
+       [](const Case& c, const Inputs& in) {
+         std::optional<Tensor> f, a;
+         if (in.count("fw")) f = in.at("fw");
+         if (in.count("aw")) a = in.at("aw");
+         return std::vector<Tensor>{fw::cov(in.at("x"), c.num("correction"), f, a)};
+       }},
+      {"corrcoef", [](const Case&, const Inputs& in) { return std::vector<Tensor>{fw::corrcoef(in.at("x"))}; }},
+      {"cdist",
+       [](const Case& c, const Inputs& in) {
+         return std::vector<Tensor>{fw::cdist(in.at("x1"), in.at("x2"), c.real("p"))};
+       }},
+  };
+  return t;
+}
+
+}  // namespace
+
+TEST(OpsExtra, MatchesPyTorch) {
+  int checked = 0;
+  for (const auto& [kind, fn] : table()) {
+    for (const Case& c : fwtest::load_records("ops_extra.txt", kind)) {
+      if (c.kind != kind) continue;
+      SCOPED_TRACE(c.kind + " " + c.name);
+      Inputs in;
+      std::vector<Tensor> leaves;
+      std::vector<std::string> names;
+      for (const auto& [k, v] : c.t) {
+        if (k[0] == 'y' || k == "g" || k.rfind("grad.", 0) == 0) continue;
+        in[k] = v.clone();
+        if (c.has("grad." + k)) {
+          in[k].requires_grad_(true);
+          leaves.push_back(in[k]), names.push_back(k);
+        }
+      }
+      std::vector<Tensor> ys = fn(c, in);
+      for (size_t i = 0; i < ys.size(); i++) {
+        Tensor want = c.get("y" + std::to_string(i));
+        ASSERT_TRUE(want.defined()) << "fixture has no y" << i;
+        SCOPED_TRACE("y" + std::to_string(i));
+        EXPECT_EQ(ys[i].sizes().vec(), want.sizes().vec());
+        if (want.dtype() == fw::kLong) {
+          EXPECT_TRUE(fw::equal(ys[i].to(fw::kLong), want)) << ys[i] << "\nwant\n" << want;
+        } else {
+          const double tol = want.dtype() == fw::kFloat ? 1e-5 : 1e-10;
+          FW_EXPECT_CLOSE(ys[i], want, tol, tol);
+        }
+      }
+      if (!leaves.empty()) {
+        auto grads = fw::autograd::grad({(ys[0] * c.get("g")).sum()}, leaves);
+        for (size_t i = 0; i < leaves.size(); i++) {
+          SCOPED_TRACE("grad." + names[i]);
+          FW_EXPECT_CLOSE(grads[i], c.get("grad." + names[i]), 1e-9, 1e-9);
+        }
+      }
+      checked++;
+    }
+  }
+  EXPECT_EQ(checked, 73);
+}
+
+TEST(OpsExtra, GradcheckComposites) {
+  using V = std::vector<Tensor>;
+  auto x = fw::randn({3, 5}, fw::kDouble).requires_grad_(true);
+  auto check = [&](const char* name, std::function<Tensor(const Tensor&)> f) {
+    SCOPED_TRACE(name);
+    auto g = [&](const V& in) -> V { return {f(in[0])}; };
+    EXPECT_EQ(fwtest::error_of([&] { EXPECT_TRUE(fw::autograd::gradcheck(g, {x})); }), "") << "gradcheck";
+    EXPECT_EQ(fwtest::error_of([&] { EXPECT_TRUE(fw::autograd::gradgradcheck(g, {x})); }), "") << "gradgradcheck";
+  };
+  check("logcumsumexp", [](const Tensor& t) { return fw::logcumsumexp(t, 1); });
+  check("logcumsumexp dim0", [](const Tensor& t) { return fw::logcumsumexp(t * 3, 0); });
+  check("cummax", [](const Tensor& t) { return std::get<0>(fw::cummax(t, 1)); });
+  check("kthvalue", [](const Tensor& t) { return std::get<0>(fw::kthvalue(t, 2, 1)); });
+  check("quantile", [](const Tensor& t) { return fw::quantile(t, 0.37, 1); });
+  check("nanmean", [](const Tensor& t) { return fw::nanmean(t, {0}); });
+  check("cov", [](const Tensor& t) { return fw::cov(t); });
+  check("corrcoef", [](const Tensor& t) { return fw::corrcoef(t); });
+  check("cdist p2", [](const Tensor& t) { return fw::cdist(t, t.flip({0}) * 0.5 + 1); });
+  check("cdist p3", [](const Tensor& t) { return fw::cdist(t, t.flip({0}) * 0.5 + 1, 3); });
+  check("kron", [](const Tensor& t) { return fw::kron(t, t.narrow(0, 0, 2)); });
+  check("diag_embed", [](const Tensor& t) { return fw::diag_embed(t, 1, 0, 2); });
+  check("masked_scatter", [](const Tensor& t) {
+    return fw::masked_scatter(t, fw::tensor(std::vector<int64_t>{1, 0, 1, 1, 0}).to(fw::kBool), t.flatten() * 2);
+  });
+}
+
+TEST(OpsExtra, EdgeCasesAndSpellings) {
+  // logcumsumexp of -inf runs and of +inf stays finite where PyTorch's is.
+  const double inf = INFINITY;
+  Tensor l = fw::logcumsumexp(fw::tensor(std::vector<double>{-inf, -inf, 0, inf, 1}), 0);
+  FW_EXPECT_CLOSE(l, fw::tensor(std::vector<double>{-inf, -inf, 0, inf, inf}), 0, 0);
+  // Scalar searchsorted / bucketize, int32 output, side.
+  Tensor seq = fw::tensor(std::vector<int64_t>{1, 3, 5, 7});
+  EXPECT_EQ(fw::searchsorted(seq, fw::Scalar(int64_t(5))).item<int64_t>(), 2);
+  EXPECT_EQ(fw::searchsorted(seq, fw::Scalar(int64_t(5)), false, false, "right").item<int64_t>(), 3);
+  EXPECT_EQ(fw::bucketize(fw::Scalar(6.5), fw::tensor(std::vector<double>{1, 3, 5, 7}), true).dtype(), fw::kInt);
+  // _unique without counts gives empty extras; unique of an empty tensor.
+  auto [u, inv] = fw::_unique(fw::tensor(std::vector<int64_t>{4, 2, 4}), true, true);
+  EXPECT_TRUE(fw::equal(u, fw::tensor(std::vector<int64_t>{2, 4})));
+  EXPECT_TRUE(fw::equal(inv, fw::tensor(std::vector<int64_t>{1, 0, 1})));
+  EXPECT_EQ(std::get<0>(fw::_unique2(fw::empty({0}))).numel(), 0);
+  // NaNs sort last and are distinct from each other (PyTorch 2's CPU result; 1.13's is scrambled).
+  auto [nv, ni, nc] = fw::_unique2(fw::tensor(std::vector<double>{2, NAN, 1, 2, NAN, -1}), true, true, true);
+  FW_EXPECT_CLOSE(nv, fw::tensor(std::vector<double>{-1, 1, 2, NAN, NAN}), 0, 0);
+  EXPECT_TRUE(fw::equal(ni, fw::tensor(std::vector<int64_t>{2, 3, 1, 2, 4, 0})));
+  EXPECT_TRUE(fw::equal(nc, fw::tensor(std::vector<int64_t>{1, 1, 2, 1, 1})));
+  // atleast / stacks / flips.
+  EXPECT_EQ(fw::atleast_3d(fw::ones({4})).sizes().vec(), (std::vector<int64_t>{1, 4, 1}));
+  EXPECT_EQ(fw::dstack({fw::ones({2, 3}), fw::ones({2, 3})}).sizes().vec(), (std::vector<int64_t>{2, 3, 2}));
+  EXPECT_EQ(fw::column_stack({fw::ones({3}), fw::ones({3, 2})}).sizes().vec(), (std::vector<int64_t>{3, 3}));
+  Tensor m = fw::arange(6).reshape({2, 3});
+  EXPECT_TRUE(fw::equal(fw::fliplr(m), m.flip({1})));
+  EXPECT_TRUE(fw::equal(fw::flipud(m), m.flip({0})));
+  EXPECT_TRUE(fw::equal(fw::argwhere(m > 3), fw::nonzero(m > 3)));
+  EXPECT_TRUE(fw::equal(fw::sgn(fw::tensor(std::vector<double>{-2, 0, 3})), fw::tensor(std::vector<double>{-1, 0, 1})));
+  EXPECT_EQ(fw::elementSize(fw::kDouble), 8u);
+  EXPECT_EQ(fw::autograd::GradMode::is_enabled(), true);
+  // histc of constant data widens the range by one on each side.
+  FW_EXPECT_CLOSE(fw::histc(fw::full({3}, 2.0), 4), fw::tensor(std::vector<float>{0, 0, 3, 0}), 0, 0);
+}
+
+TEST(OpsExtra, Errors) {
+  Tensor x = fw::randn({3, 4});
+  EXPECT_ERROR(fw::kthvalue(x, 5, 1), "[kthvalue] selected number k = 5 out of range for dimension 1 of size 4");
+  EXPECT_ERROR(fw::quantile(x, 1.5), "[quantile] q values must be in the range [0, 1], got 1.5");
+  EXPECT_ERROR(fw::quantile(x, 0.5, 1, false, "cubic"), "[quantile] interpolation must be one of linear");
+  EXPECT_ERROR(fw::quantile(x.to(fw::kLong), 0.5), "[quantile] input tensor must be either float or double dtype");
+  EXPECT_ERROR(fw::nanmean(fw::ones({2}, fw::kLong)), "[nanmean] expected input to have floating point dtype");
+  EXPECT_ERROR(fw::searchsorted(fw::ones({2, 3}), fw::ones({3, 3})),
+               "[searchsorted] boundaries tensor should be 1 dimension or the first N-1 dimensions");
+  EXPECT_ERROR(fw::searchsorted(fw::ones({3}), fw::ones({2}), false, true, "left"),
+               "[searchsorted] side and right can't be set to opposites");
+  EXPECT_ERROR(fw::bincount(fw::tensor(std::vector<int64_t>{1, -2})),
+               "[bincount] only supports 1-d non-negative integral inputs, got the value -2");
+  EXPECT_ERROR(fw::bincount(fw::ones({2})), "[bincount] only supports 1-d non-negative integral inputs");
+  EXPECT_ERROR(fw::histc(x, 0), "[histc] bins must be > 0, but got 0");
+  EXPECT_ERROR(fw::histc(x, 5, 2, 1), "[histc] max must be larger than min");
+  EXPECT_ERROR(fw::meshgrid({fw::ones({2, 2})}), "[meshgrid] Expected 0D or 1D tensor in the tensor list but got: [2, 2]");
+  EXPECT_ERROR(fw::meshgrid({fw::ones({2})}, "yx"), "[meshgrid] indexing must be one of");
+  EXPECT_ERROR(fw::rot90(x, 1, {0, 0}), "[rot90] expected rotation dims to be different");
+  EXPECT_ERROR(fw::rot90(fw::ones({3}), 1), "[rot90] expected total dims >= 2, but got total dims = 1");
+  EXPECT_ERROR(fw::diag_embed(x, 0, 1, 1), "[diag_embed] diagonal dimensions cannot be identical");
+  EXPECT_ERROR(fw::masked_scatter(x, x > 0, fw::ones({0})), "[masked_scatter] Number of elements of source < number of ones in mask");
+  EXPECT_ERROR(fw::masked_scatter(x, fw::ones({3, 4}, fw::kLong), x), "[masked_scatter] only supports boolean masks");
+  EXPECT_ERROR(fw::cov(fw::ones({2, 2, 2})), "[cov] expected input to have two or fewer dimensions");
+  EXPECT_ERROR(fw::cdist(x, fw::ones({2, 5})), "[cdist] X1 and X2 must have the same number of columns. X1: 4 X2: 5");
+  EXPECT_ERROR(fw::cdist(x, x, -1), "[cdist] only supports non-negative p values");
+  EXPECT_ERROR(fw::take_along_dim(x, fw::zeros({3}, fw::kLong), 0), "[take_along_dim] input and indices should have the same number of dimensions");
+  EXPECT_ERROR(fw::tril_indices(-1, 3), "[tril_indices] row must be non-negative");
+  EXPECT_ERROR(fw::cummax(x, 2), "[cummax] Dimension out of range");
+}
+
+TEST(OpsExtra, UnderCompile) {
+  auto f = [](const Tensor& x) {
+    Tensor q = fw::quantile(x, 0.25, 1, true);
+    return fw::nansum(fw::logcumsumexp(x - q, 1) * std::get<0>(fw::cummax(x, 0)), {1});
+  };
+  auto compiled = fw::compile(f);
+  Tensor x = fw::randn({4, 6});
+  Tensor xe = x.clone().requires_grad_(true), xc = x.clone().requires_grad_(true);
+  Tensor ye = f(xe), yc = compiled(xc);
+  FW_EXPECT_CLOSE(yc, ye, 1e-5, 1e-5);
+  ye.sum().backward();
+  yc.sum().backward();
+  FW_EXPECT_CLOSE(xc.grad(), xe.grad(), 1e-5, 1e-5);
+}
