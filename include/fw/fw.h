@@ -16,3 +16,4 @@
 #include "fw/losses.h"
 #include "fw/activations.h"
 #include "fw/ops_extra.h"
+#include "fw/linalg.h"

@@ -1,0 +1,119 @@
+// Linear-algebra decompositions and norms with libtorch's names, signatures and semantics
+// (PyTorch 1.13): fw::linalg::{inv, det, slogdet, solve, cholesky, qr, eigh, eigvalsh, svd,
+// svdvals, matrix_norm, vector_norm, norm, matrix_rank, pinv, matrix_power, cross} and the
+// torch:: aliases fw::{inverse, det, slogdet, logdet, cholesky, svd}. CPU, float32 and float64,
+// batched over leading dims ((*, n, n) or (*, m, n)); every differentiable one has a backward
+// made of fw ops, so higher-order gradients work (Note [Linear algebra through Eigen] in
+// core/ops/decomp.cpp).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "fw/ops.h"
+#include "fw/tensor.h"
+
+namespace fw {
+
+namespace linalg {
+
+// An optional list of dims that also takes {0, 1}, a single int, a vector or std::nullopt
+// (libtorch's OptionalIntArrayRef). It owns its dims.
+class OptionalIntArrayRef {
+ public:
+  OptionalIntArrayRef() = default;
+  OptionalIntArrayRef(std::nullopt_t) {}
+  OptionalIntArrayRef(std::initializer_list<int64_t> d) : has_(true), dims_(d) {}
+  OptionalIntArrayRef(IntArrayRef d) : has_(true), dims_(d.begin(), d.end()) {}
+  OptionalIntArrayRef(const std::vector<int64_t>& d) : has_(true), dims_(d) {}
+  OptionalIntArrayRef(int64_t d) : has_(true), dims_{d} {}
+  OptionalIntArrayRef(int d) : has_(true), dims_{d} {}
+  bool has_value() const { return has_; }
+  explicit operator bool() const { return has_; }
+  IntArrayRef value() const { return dims_; }
+  IntArrayRef operator*() const { return dims_; }
+  const std::vector<int64_t>* operator->() const { return &dims_; }
+
+ private:
+  bool has_ = false;
+  std::vector<int64_t> dims_;
+};
+
+// Inverse of each square matrix; raises for a singular one.
+Tensor inv(const Tensor& A);
+// Determinant of each square matrix (0 for a singular one).
+Tensor det(const Tensor& A);
+// (sign, log|det|) of each square matrix; a singular one gives (0, -inf).
+std::tuple<Tensor, Tensor> slogdet(const Tensor& A);
+// X with A X = B (left = false: X A = B); B is (*, n, k) or, for left, a vector (*, n) (when B is 1-D
+// or A.shape[:-1]); batch dims broadcast.
+Tensor solve(const Tensor& A, const Tensor& B, bool left = true);
+// Lower L with A = L L^T (upper: U with A = U^T U); reads only that triangle of A.
+Tensor cholesky(const Tensor& A, bool upper = false);
+// (Q, R) with A = Q R; mode "reduced" (Q: m x k, R: k x n), "complete" (Q: m x m) or "r" (Q empty).
+std::tuple<Tensor, Tensor> qr(const Tensor& A, const std::string& mode = "reduced");
+// (eigenvalues ascending, eigenvectors as columns) of each symmetric matrix, from its UPLO triangle.
+std::tuple<Tensor, Tensor> eigh(const Tensor& A, const std::string& UPLO = "L");
+// The eigenvalues of eigh.
+Tensor eigvalsh(const Tensor& A, const std::string& UPLO = "L");
+// (U, S, Vh) with A = U diag(S) Vh, S descending; full_matrices: U m x m and Vh n x n.
+std::tuple<Tensor, Tensor, Tensor> svd(const Tensor& A, bool full_matrices = true);
+// The singular values of each matrix, descending.
+Tensor svdvals(const Tensor& A);
+// Matrix norm over the two dims: ord "fro", "nuc", or 1, -1, 2, -2, inf, -inf.
+Tensor matrix_norm(const Tensor& A, const Scalar& ord, IntArrayRef dim = {-2, -1}, bool keepdim = false,
+                   std::optional<ScalarType> dtype = std::nullopt);
+Tensor matrix_norm(const Tensor& A, const std::string& ord = "fro", IntArrayRef dim = {-2, -1}, bool keepdim = false,
+                   std::optional<ScalarType> dtype = std::nullopt);
+template <size_t N>
+Tensor matrix_norm(const Tensor& A, const char (&ord)[N], IntArrayRef dim = {-2, -1}, bool keepdim = false,
+                   std::optional<ScalarType> dtype = std::nullopt) {
+  return matrix_norm(A, std::string(ord), dim, keepdim, dtype);
+}
+// Vector ord-norm over dim (all elements when absent).
+Tensor vector_norm(const Tensor& x, const Scalar& ord = 2, OptionalIntArrayRef dim = std::nullopt, bool keepdim = false,
+                   std::optional<ScalarType> dtype = std::nullopt);
+// Vector norm, or matrix norm when ord is given and dim has 2 entries (or is absent for a 2-D input).
+Tensor norm(const Tensor& A, const std::optional<Scalar>& ord = std::nullopt, OptionalIntArrayRef dim = std::nullopt,
+            bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt);
+// Matrix norm with a string ord ("fro", "nuc") over dim (a 2-D input's dims when absent).
+Tensor norm(const Tensor& A, const std::string& ord, OptionalIntArrayRef dim = std::nullopt, bool keepdim = false,
+            std::optional<ScalarType> dtype = std::nullopt);
+// A string literal ord picks the string overload (not the Scalar one).
+template <size_t N>
+Tensor norm(const Tensor& A, const char (&ord)[N], OptionalIntArrayRef dim = std::nullopt, bool keepdim = false,
+            std::optional<ScalarType> dtype = std::nullopt) {
+  return norm(A, std::string(ord), std::move(dim), keepdim, dtype);
+}
+// Number of singular values (hermitian: |eigenvalues|) above max(atol, rtol * largest); int64.
+Tensor matrix_rank(const Tensor& A, std::optional<double> atol = std::nullopt, std::optional<double> rtol = std::nullopt,
+                   bool hermitian = false);
+// Same with atol = tol, rtol = 0.
+Tensor matrix_rank(const Tensor& A, double tol, bool hermitian = false);
+// Moore-Penrose pseudo-inverse, singular values at or below max(atol, rtol * largest) dropped.
+Tensor pinv(const Tensor& A, std::optional<double> atol = std::nullopt, std::optional<double> rtol = std::nullopt,
+            bool hermitian = false);
+// Same with atol = 0, rtol = rcond.
+Tensor pinv(const Tensor& A, double rcond, bool hermitian = false);
+// A^n for square A (n < 0: inv(A)^-n, n == 0: identity).
+Tensor matrix_power(const Tensor& A, int64_t n);
+// Cross product of 3-vectors along dim (inputs broadcast).
+Tensor cross(const Tensor& input, const Tensor& other, int64_t dim = -1);
+
+}  // namespace linalg
+
+// torch:: aliases.
+Tensor inverse(const Tensor& A);
+Tensor det(const Tensor& A);
+std::tuple<Tensor, Tensor> slogdet(const Tensor& A);
+// log(det(A)): nan for a negative determinant, -inf for a singular matrix.
+Tensor logdet(const Tensor& A);
+Tensor cholesky(const Tensor& A, bool upper = false);
+// (U, S, V) (V, not Vh); some: reduced; compute_uv false: U, V are zeros of m x m and n x n.
+std::tuple<Tensor, Tensor, Tensor> svd(const Tensor& A, bool some = true, bool compute_uv = true);
+
+}  // namespace fw
