@@ -129,6 +129,18 @@ std::string read_file(const std::string& p) {
   return ss.str();
 }
 
+// The text of the headers every kernel includes, for the cache keys: a kernel compiled against
+// an older functors.h (another formula for the same functor name) must not be reused.
+const std::string& prelude_text(const std::string& inc) {
+  static std::mutex mu;
+  static std::map<std::string, std::string> memo;
+  std::lock_guard<std::mutex> l(mu);
+  auto it = memo.find(inc);
+  if (it != memo.end()) return it->second;
+  return memo[inc] = read_file(inc + "/codegen/kernel_prelude.h") + read_file(inc + "/core/functors.h") +
+                     read_file(inc + "/core/vec_math.h") + read_file(inc + "/core/parallel.h");
+}
+
 // The precompiled kernel prelude for the current cache dir and compiler (built on first use;
 // "" when it cannot be built, and kernels then compile from the plain headers). Note [Kernel
 // cache]: the .gch sits in a directory searched before the real headers, so GCC uses it when it
@@ -138,9 +150,7 @@ std::string pch_dir() {
   static std::map<std::string, std::string> done;  // cache dir -> pch dir
   std::lock_guard<std::mutex> l(mu);
   std::string inc = include_dir(), cache = cache_dir();
-  std::string salt = compiler() + compiler_version() + kCodeFlags + inc + read_file(inc + "/codegen/kernel_prelude.h") +
-                     read_file(inc + "/core/functors.h") + read_file(inc + "/core/vec_math.h") +
-                     read_file(inc + "/core/parallel.h");
+  std::string salt = compiler() + compiler_version() + kCodeFlags + inc + prelude_text(inc);
   char key[40];
   std::snprintf(key, sizeof key, "%016llx", (unsigned long long)fnv1a(salt));
   std::string dir = cache + "/pch_" + key, gch = dir + "/codegen/kernel_prelude.h.gch";
@@ -181,9 +191,22 @@ std::string cache_dir() {
 }
 
 std::string kernel_key(const std::string& source) {
-  std::string salt = compiler() + "\n" + compiler_version() + "\n" + kFlags + "\n" + FW_VERSION_STRING + "\n" + include_dir();
+  static std::mutex mu;
+  static std::map<std::string, uint64_t> salts;  // include dir -> hash of everything but the source
+  const std::string inc = include_dir();
+  uint64_t h;
+  {
+    std::lock_guard<std::mutex> l(mu);
+    auto it = salts.find(inc);
+    if (it == salts.end()) {
+      std::string salt = compiler() + "\n" + compiler_version() + "\n" + kFlags + "\n" + FW_VERSION_STRING + "\n" +
+                         inc + "\n" + prelude_text(inc);
+      it = salts.emplace(inc, fnv1a(salt)).first;
+    }
+    h = it->second;
+  }
   char buf[40];
-  std::snprintf(buf, sizeof buf, "%016llx", (unsigned long long)fnv1a(source, fnv1a(salt)));
+  std::snprintf(buf, sizeof buf, "%016llx", (unsigned long long)fnv1a(source, h));
   return buf;
 }
 

@@ -2,8 +2,10 @@
 // object with the host compiler and loaded with dlopen.
 //
 // Note [Kernel cache]
-// A library is named by a 64-bit hash of (source, compiler command, flags, fw version), so a
-// change to any of them is a different file. Lookup order: the in-memory map (one dlopen per
+// A library is named by a 64-bit hash of (source, compiler command, flags, fw version, the text
+// of the headers every kernel includes: the prelude, core/functors.h, vec_math.h, parallel.h), so
+// a change to any of them is a different file; a functor whose formula changed between two builds
+// of the same fw version is not served from a kernel compiled against the old one. Lookup order: the in-memory map (one dlopen per
 // process), then $FW_CACHE_DIR (default ~/.cache/fw) on disk, then the compiler. Files are written
 // under a unique temporary name and renamed into place, so concurrent processes compiling the
 // same graph never see a torn file (the last rename wins with identical content). Every library
