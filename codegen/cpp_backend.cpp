@@ -108,6 +108,7 @@ std::string functor_object(const Node& n) {
   if (f == "Hardtanh") return "fw::fn::Hardtanh{" + dbl(a.f0) + ", " + dbl(a.f1) + "}";
   if (f == "Softplus") return "fw::fn::Softplus{" + dbl(a.f0) + ", " + dbl(a.f1) + "}";
   if (f == "Logit") return "fw::fn::Logit{" + dbl(a.f0) + "}";
+  if (f == "Polygamma") return "fw::fn::Polygamma{" + dbl(double(a.i0)) + "}";
   if (f == "NanToNum") return "fw::fn::NanToNum{" + dbl(a.f0) + ", " + dbl(a.f1) + ", " + dbl(a.f2) + "}";
   if (f == "Addcmul" || f == "Addcdiv") return "fw::fn::" + f + "{" + dbl(a.f0) + "}";
   if (f == "ClampScalar") {
@@ -118,7 +119,7 @@ std::string functor_object(const Node& n) {
   static const std::set<std::string> plain = {
       "Exp", "Exp2", "Expm1", "Log", "Log2", "Log10", "Log1p", "Sqrt", "Rsqrt", "Neg", "Sign", "Floor",
       "Ceil", "Round", "Trunc", "Frac", "Reciprocal", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh",
-      "Cosh", "Tanh", "Sigmoid", "Erf", "Erfc", "Relu", "Gelu", "GeluTanh", "Silu", "Mish", "LogSigmoid",
+      "Cosh", "Tanh", "Sigmoid", "Erf", "Erfc", "Lgamma", "Digamma", "Erfinv", "Relu", "Gelu", "GeluTanh", "Silu", "Mish", "LogSigmoid",
       "Hardsigmoid", "Hardswish", "IsNan", "IsInf", "IsPosInf", "IsNegInf", "IsFinite", "Signbit",
       "LogicalNot", "BitwiseNot", "Mul", "Div", "Atan2", "Hypot", "Copysign", "Xlogy", "Pow", "Maximum",
       "Minimum", "Fmax", "Fmin", "Eq", "Ne", "Lt", "Le", "Gt", "Ge", "LogicalAnd", "LogicalOr",

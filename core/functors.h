@@ -90,7 +90,143 @@ FW_FN1(LogSigmoid, std::min(x, T(0)) - std::log1p(std::exp(-std::abs(x))))
 FW_FN1(Hardsigmoid, std::min(std::max(x + T(3), T(0)), T(6)) / T(6))
 FW_FN1(Hardswish, x * std::min(std::max(x + T(3), T(0)), T(6)) / T(6))
 FW_FN1(Conj, x)
+FW_FN1(Lgamma, std::lgamma(x))
 #undef FW_FN1
+
+// Note [Gamma-family functors]
+// digamma, polygamma and erfinv are evaluated in double (and rounded once for float), from
+// textbook series: digamma by the recurrence psi(x) = psi(x + 1) - 1/x up to x >= 10, then its
+// asymptotic expansion ln x - 1/(2x) - sum B_2k / (2k x^2k) (seven terms), with the reflection
+// psi(1 - x) - pi / tan(pi x) below 0; trigamma as PyTorch evaluates it (below); polygamma(n >= 2,
+// x) = (-1)^(n+1) n! zeta(n + 1, x) with the Hurwitz zeta by Euler-Maclaurin summation (nine
+// direct terms, twelve Bernoulli terms);
+// erfinv from Giles' single-precision approximation polished by two Newton steps on erf.
+// Poles and domains follow PyTorch: psi(+0) = -inf, psi(-0) = +inf, NaN at negative integers,
+// polygamma +inf at non-positive integers, erfinv(+-1) = +-inf and NaN outside [-1, 1].
+FW_HD inline double digamma_f64(double x) {
+  const double pi = 3.14159265358979323846;
+  if (x == 0) return std::signbit(x) ? std::numeric_limits<double>::infinity()
+                                     : -std::numeric_limits<double>::infinity();
+  if (std::isnan(x)) return x;
+  if (x < 0) {
+    if (x == std::trunc(x)) return std::numeric_limits<double>::quiet_NaN();
+    double ip;
+    const double frac = std::modf(x, &ip);  // tan(pi * frac) is accurate where tan(pi * x) is not
+    return digamma_f64(1 - x) - pi / std::tan(pi * frac);
+  }
+  if (std::isinf(x)) return x;
+  double acc = 0;
+  while (x < 10) acc -= 1 / x, x += 1;
+  const double z = 1 / (x * x);
+  const double tail =
+      z * (1.0 / 12 - z * (1.0 / 120 - z * (1.0 / 252 - z * (1.0 / 240 - z * (1.0 / 132 - z * (691.0 / 32760 - z / 12))))));
+  return acc + std::log(x) - 0.5 / x - tail;
+}
+
+// Hurwitz zeta(s, q) for s > 1.
+FW_HD inline double hurwitz_zeta_f64(double s, double q) {
+  if (std::isnan(s) || std::isnan(q)) return std::numeric_limits<double>::quiet_NaN();
+  if (s == 1) return std::numeric_limits<double>::infinity();
+  if (s < 1) return std::numeric_limits<double>::quiet_NaN();
+  if (q == std::numeric_limits<double>::infinity()) return std::numeric_limits<double>::quiet_NaN();  // as PyTorch
+  if (q <= 0) {
+    if (q == std::floor(q)) return std::numeric_limits<double>::infinity();
+    if (s != std::floor(s)) return std::numeric_limits<double>::quiet_NaN();  // q^-s undefined
+  }
+  // Direct terms up to a >= 9 (nine at least); a q below -1e6 would take millions of them, so
+  // it gives NaN instead.
+  if (q < -1e6) return std::numeric_limits<double>::quiet_NaN();
+  double sum = 0, a = q;
+  for (int k = 0; k < 9 || a <= 9; k++, a += 1) {
+    const double term = std::pow(a, -s);
+    sum += term;
+    if (std::abs(term / sum) < 1e-17) return sum;
+  }
+  // Euler-Maclaurin tail at a: a^(1-s)/(s-1) + a^-s/2 + sum_j B_2j/(2j)! s(s+1)..(s+2j-2) a^(-s-2j+1).
+  static const double fact_over_bernoulli[12] = {
+      12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9, 7.47242496e10,
+      -2.950130727918164224e12, 1.1646782814350067249e14, -4.5979787224074726105e15, 1.8152105401943546773e17,
+      -7.1661652561756670113e18};  // (2j)! / B_2j for j = 1..12
+  sum += std::pow(a, 1 - s) / (s - 1) + 0.5 * std::pow(a, -s);
+  double rising = s, inv_pow = std::pow(a, -s - 1);
+  for (int j = 0; j < 12; j++) {
+    const double term = rising * inv_pow / fact_over_bernoulli[j];
+    sum += term;
+    if (std::abs(term / sum) < 1e-17) break;
+    rising *= (s + 2 * j + 1) * (s + 2 * j + 2);
+    inv_pow /= a * a;
+  }
+  return sum;
+}
+
+FW_HD inline double erfinv_f64(double y) {
+  if (std::isnan(y) || y < -1 || y > 1) return std::numeric_limits<double>::quiet_NaN();
+  if (y == 1) return std::numeric_limits<double>::infinity();
+  if (y == -1) return -std::numeric_limits<double>::infinity();
+  double w = -std::log((1 - y) * (1 + y)), x;
+  if (w < 5) {
+    w -= 2.5;
+    double p = 2.81022636e-08;
+    p = 3.43273939e-07 + p * w;
+    p = -3.5233877e-06 + p * w;
+    p = -4.39150654e-06 + p * w;
+    p = 0.00021858087 + p * w;
+    p = -0.00125372503 + p * w;
+    p = -0.00417768164 + p * w;
+    p = 0.246640727 + p * w;
+    p = 1.50140941 + p * w;
+    x = p * y;
+  } else {
+    w = std::sqrt(w) - 3;
+    double p = -0.000200214257;
+    p = 0.000100950558 + p * w;
+    p = 0.00134934322 + p * w;
+    p = -0.00367342844 + p * w;
+    p = 0.00573950773 + p * w;
+    p = -0.0076224613 + p * w;
+    p = 0.00943887047 + p * w;
+    p = 1.00167406 + p * w;
+    p = 2.83297682 + p * w;
+    x = p * y;
+  }
+  const double two_over_sqrt_pi = 1.12837916709551257390;
+  for (int i = 0; i < 2; i++) x -= (std::erf(x) - y) / (two_over_sqrt_pi * std::exp(-x * x));
+  return x;
+}
+
+struct Digamma {
+  template <class T> FW_HD T operator()(T x) const { return T(digamma_f64(double(x))); }
+};
+struct Erfinv {
+  template <class T> FW_HD T operator()(T x) const { return T(erfinv_f64(double(x))); }
+};
+// trigamma = polygamma(1, x) the way PyTorch computes it (so values agree to rounding, including
+// its large finite values at the poles): reflection below 1/2, six recurrence steps, then the
+// asymptotic series 1/x + 1/(2x^2) + sum B_2k / x^(2k+1) to k = 3.
+FW_HD inline double trigamma_f64(double x) {
+  const double pi = 3.14159265358979323846;
+  double sign = 1, acc = 0;
+  if (x < 0.5) {
+    sign = -1;
+    const double s = std::sin(pi * x);
+    acc -= pi * pi / (s * s);
+    x = 1 - x;
+  }
+  for (int i = 0; i < 6; i++) acc += 1 / (x * x), x += 1;
+  const double ixx = 1 / (x * x);
+  acc += (1 + 1 / (2 * x) + ixx * (1.0 / 6 - ixx * (1.0 / 30 - ixx * (1.0 / 42)))) / x;
+  return sign * acc;
+}
+
+struct Polygamma {  // n >= 0
+  double n;
+  template <class T> FW_HD T operator()(T x) const {
+    if (n == 0) return T(digamma_f64(double(x)));
+    if (n == 1) return T(trigamma_f64(double(x)));
+    const double sign = std::fmod(n, 2.0) == 1 ? 1.0 : -1.0;
+    return T(sign * std::exp(std::lgamma(n + 1)) * hurwitz_zeta_f64(n + 1, double(x)));
+  }
+};
 
 struct Abs {
   template <class T> FW_HD T operator()(T x) const {

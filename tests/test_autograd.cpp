@@ -43,8 +43,16 @@ TEST(Autograd, UnaryOpsPassGradcheck) {
            {"atan", fw::atan, -2, 2}, {"sinh", fw::sinh, -2, 2}, {"cosh", fw::cosh, -2, 2}, {"tanh", fw::tanh, -2, 2},
            {"sigmoid", fw::sigmoid, -3, 3}, {"erf", fw::erf, -2, 2}, {"erfc", fw::erfc, -2, 2}, {"relu", fw::relu, 0.1, 2},
            {"silu", fw::silu, -3, 3}, {"mish", fw::mish, -3, 3}, {"log_sigmoid", fw::log_sigmoid, -3, 3},
-           {"square", fw::square, -2, 2}}) {
+           {"square", fw::square, -2, 2}, {"lgamma", fw::lgamma, 0.3, 4}, {"digamma", fw::digamma, 0.3, 4},
+           {"erfinv", fw::erfinv, -0.8, 0.8}}) {
     check_unary(u.n, u.f, u.lo, u.hi);
+  }
+}
+
+TEST(Autograd, PolygammaPassesGradcheck) {
+  for (int64_t n : {0, 1, 2}) {
+    Tensor x = leaf({2, 3}, 0.4, 4);
+    check("polygamma", [n](const variable_list& v) { return variable_list{fw::polygamma(n, v[0])}; }, {x});
   }
 }
 

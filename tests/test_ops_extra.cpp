@@ -309,3 +309,66 @@ TEST(OpsExtra, UnderCompile) {
   yc.sum().backward();
   FW_EXPECT_CLOSE(xc.grad(), xe.grad(), 1e-5, 1e-5);
 }
+
+TEST(OpsExtra, TensorMethods) {
+  Tensor x = fw::randn({4, 5}, fw::kDouble);
+  EXPECT_TRUE(fw::equal(x.nansum({1}), fw::nansum(x, {1})));
+  EXPECT_TRUE(fw::equal(std::get<1>(x.kthvalue(2)), std::get<1>(fw::kthvalue(x, 2))));
+  EXPECT_TRUE(fw::equal(std::get<0>(x.cummax(1)), std::get<0>(fw::cummax(x, 1))));
+  EXPECT_TRUE(fw::equal(x.quantile(0.5, 0), fw::quantile(x, 0.5, 0)));
+  EXPECT_TRUE(fw::equal(x.rot90(), fw::rot90(x)));
+  EXPECT_TRUE(fw::equal(x.diag_embed(), fw::diag_embed(x)));
+  EXPECT_TRUE(fw::equal(x.cov(), fw::cov(x)));
+  EXPECT_TRUE(fw::equal(x.logcumsumexp(0), fw::logcumsumexp(x, 0)));
+  EXPECT_TRUE(fw::equal(x.sgn(), x.sign()));
+  Tensor sq = fw::randn({3, 3}, fw::kDouble) + fw::eye(3, fw::kDouble) * 4;
+  FW_EXPECT_CLOSE(sq.inverse().matmul(sq), fw::eye(3, fw::kDouble), 1e-12, 1e-12);
+  FW_EXPECT_CLOSE(sq.det(), fw::det(sq), 1e-12, 1e-12);
+  FW_EXPECT_CLOSE(sq.matrix_power(2), sq.matmul(sq), 1e-12, 1e-12);
+  FW_EXPECT_CLOSE(x.matmul(x.pinverse()).matmul(x), x, 1e-10, 1e-10);  // Moore-Penrose: A A+ A = A
+}
+
+TEST(OpsExtra, LogAddExpAndIndexFill) {
+  Tensor a = fw::tensor(std::vector<double>{0, 1000, -INFINITY, INFINITY, -3});
+  Tensor b = fw::tensor(std::vector<double>{1, 1000, -INFINITY, 1, 2});
+  FW_EXPECT_CLOSE(fw::logaddexp(a, b),
+                  fw::tensor(std::vector<double>{std::log(1 + std::exp(1.0)), 1000 + std::log(2.0), -INFINITY, INFINITY,
+                                                 2 + std::log1p(std::exp(-5.0))}),
+                  1e-14, 1e-14);
+  FW_EXPECT_CLOSE(fw::logaddexp2(a.narrow(0, 0, 2), b.narrow(0, 0, 2)),
+                  fw::tensor(std::vector<double>{std::log2(1 + 2.0), 1001}), 1e-14, 1e-14);
+  auto f = [](const std::vector<Tensor>& v) -> std::vector<Tensor> { return {fw::logaddexp(v[0], v[1])}; };
+  EXPECT_TRUE(fw::autograd::gradcheck(f, {fw::randn({4}, fw::kDouble).requires_grad_(true),
+                                          fw::randn({4}, fw::kDouble).requires_grad_(true)}));
+  Tensor m = fw::arange(12).reshape({3, 4}).to(fw::kFloat);
+  Tensor filled = m.index_fill(1, fw::tensor(std::vector<int64_t>{0, -1}), -5);
+  EXPECT_TRUE(fw::equal(filled.select(1, 0), fw::full({3}, -5.0f)));
+  EXPECT_TRUE(fw::equal(filled.select(1, 3), fw::full({3}, -5.0f)));
+  EXPECT_TRUE(fw::equal(filled.select(1, 1), m.select(1, 1)));
+  EXPECT_ERROR(m.index_fill(0, fw::tensor(std::vector<int64_t>{3}), 0), "[index_fill] index 3 is out of bounds for dimension 0 with size 3");
+}
+
+TEST(OpsExtra, MemoryFormats) {
+  Tensor x = fw::randn({2, 3, 4, 5});
+  Tensor cl = x.contiguous(fw::MemoryFormat::ChannelsLast);
+  EXPECT_TRUE(cl.is_contiguous(fw::MemoryFormat::ChannelsLast));
+  EXPECT_FALSE(cl.is_contiguous());
+  EXPECT_EQ(cl.strides().vec(), (std::vector<int64_t>{60, 1, 15, 3}));
+  EXPECT_TRUE(fw::equal(cl, x));
+  EXPECT_EQ(cl.suggest_memory_format(), fw::MemoryFormat::ChannelsLast);
+  EXPECT_EQ(x.suggest_memory_format(), fw::MemoryFormat::Contiguous);
+  EXPECT_TRUE(cl.contiguous(fw::MemoryFormat::ChannelsLast).is_same(cl));
+  Tensor back = cl.contiguous(fw::MemoryFormat::Contiguous);
+  EXPECT_TRUE(back.is_contiguous());
+  EXPECT_TRUE(fw::equal(back, x));
+  Tensor copy = cl.clone(fw::MemoryFormat::ChannelsLast);
+  EXPECT_FALSE(copy.is_same(cl));
+  EXPECT_TRUE(copy.is_contiguous(fw::MemoryFormat::ChannelsLast));
+  // Layers accept channels-last inputs.
+  Tensor w = fw::randn({6, 3, 3, 3});
+  FW_EXPECT_CLOSE(fw::conv2d(cl, w), fw::conv2d(x, w), 1e-5, 1e-5);
+  Tensor x5 = fw::randn({1, 2, 3, 4, 5});
+  EXPECT_TRUE(x5.contiguous(fw::MemoryFormat::ChannelsLast3d).is_contiguous(fw::MemoryFormat::ChannelsLast3d));
+  EXPECT_ERROR(fw::randn({2, 3}).contiguous(fw::MemoryFormat::ChannelsLast),
+               "[contiguous] required rank 4 tensor to use channels_last format");
+}

@@ -19,6 +19,7 @@
 #include "core/op.h"
 #include "core/parallel.h"
 #include "fw/autograd_function.h"
+#include "fw/linalg.h"
 #include "fw/ops_extra.h"
 
 namespace fw {
@@ -762,6 +763,169 @@ Tensor sgn(const Tensor& t) {
 }
 
 Tensor clone(const Tensor& t) { return t.clone(); }
+
+Tensor logaddexp(const Tensor& a, const Tensor& b) {
+  Tensor m = maximum(a, b);
+  Tensor r = m + log1p(exp(-(a - b).abs()));
+  return where(a.eq(b).logical_and(a.isinf()), m, r);  // both -inf (or both +inf): no inf - inf
+}
+Tensor logaddexp2(const Tensor& a, const Tensor& b) {
+  Tensor m = maximum(a, b);
+  Tensor r = m + log1p(exp2(-(a - b).abs())) / std::log(2.0);
+  return where(a.eq(b).logical_and(a.isinf()), m, r);
+}
+
+Tensor index_fill(const Tensor& t, int64_t dim, const Tensor& index, const Scalar& value) {
+  const int64_t d = wrap(dim, t.dim(), "index_fill");
+  FW_CHECK(index.dtype() == kLong, "[index_fill] Expected dtype int64 for index, got ", dtype_str(index.dtype()));
+  FW_CHECK(index.dim() <= 1, "[index_fill] Index has to be a vector/scalar, got a ", index.dim(), "-D index");
+  const int64_t n = t.dim() == 0 ? 1 : t.size(d);
+  Tensor idx = index.reshape({-1});
+  if (idx.numel() > 0) {
+    const int64_t lo = idx.min().item<int64_t>(), hi = idx.max().item<int64_t>();
+    FW_CHECK(lo >= -n && hi < n, "[index_fill] index ", lo < -n ? lo : hi, " is out of bounds for dimension ", d,
+             " with size ", n);
+  }
+  Tensor mask = index_put(zeros({n}, TensorOptions(kBool).device(t.device())), {std::optional<Tensor>(idx)},
+                          full({}, true, TensorOptions(kBool).device(t.device())));
+  DimVec shape(size_t(std::max<int64_t>(t.dim(), 1)), 1);
+  shape[size_t(d)] = n;
+  return t.masked_fill(mask.reshape(shape).reshape(t.dim() == 0 ? IntArrayRef{} : IntArrayRef(shape)), value);
+}
+
+// ---- Tensor methods (declared in fw/tensor.h)
+
+Tensor Tensor::nansum(std::optional<ScalarType> dtype) const { return fw::nansum(*this, dtype); }
+Tensor Tensor::nansum(IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) const {
+  return fw::nansum(*this, dim, keepdim, dtype);
+}
+Tensor Tensor::nanmean(std::optional<ScalarType> dtype) const { return fw::nanmean(*this, dtype); }
+Tensor Tensor::nanmean(IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) const {
+  return fw::nanmean(*this, dim, keepdim, dtype);
+}
+std::tuple<Tensor, Tensor> Tensor::aminmax(std::optional<int64_t> dim, bool keepdim) const {
+  return fw::aminmax(*this, dim, keepdim);
+}
+std::tuple<Tensor, Tensor> Tensor::kthvalue(int64_t k, int64_t dim, bool keepdim) const {
+  return fw::kthvalue(*this, k, dim, keepdim);
+}
+std::tuple<Tensor, Tensor> Tensor::cummax(int64_t dim) const { return fw::cummax(*this, dim); }
+std::tuple<Tensor, Tensor> Tensor::cummin(int64_t dim) const { return fw::cummin(*this, dim); }
+Tensor Tensor::logcumsumexp(int64_t dim) const { return fw::logcumsumexp(*this, dim); }
+Tensor Tensor::quantile(double q, std::optional<int64_t> dim, bool keepdim, const std::string& interpolation) const {
+  return fw::quantile(*this, q, dim, keepdim, interpolation);
+}
+Tensor Tensor::quantile(const Tensor& q, std::optional<int64_t> dim, bool keepdim,
+                        const std::string& interpolation) const {
+  return fw::quantile(*this, q, dim, keepdim, interpolation);
+}
+Tensor Tensor::nanquantile(double q, std::optional<int64_t> dim, bool keepdim,
+                           const std::string& interpolation) const {
+  return fw::nanquantile(*this, q, dim, keepdim, interpolation);
+}
+Tensor Tensor::nanquantile(const Tensor& q, std::optional<int64_t> dim, bool keepdim,
+                           const std::string& interpolation) const {
+  return fw::nanquantile(*this, q, dim, keepdim, interpolation);
+}
+Tensor Tensor::bincount(const std::optional<Tensor>& weights, int64_t minlength) const {
+  return fw::bincount(*this, weights, minlength);
+}
+Tensor Tensor::histc(int64_t bins, const Scalar& min, const Scalar& max) const {
+  return fw::histc(*this, bins, min, max);
+}
+std::tuple<Tensor, Tensor, Tensor> Tensor::unique_consecutive(bool return_inverse, bool return_counts,
+                                                              std::optional<int64_t> dim) const {
+  return fw::unique_consecutive(*this, return_inverse, return_counts, dim);
+}
+Tensor Tensor::argwhere() const { return fw::argwhere(*this); }
+Tensor Tensor::kron(const Tensor& other) const { return fw::kron(*this, other); }
+Tensor Tensor::rot90(int64_t k, IntArrayRef dims) const { return fw::rot90(*this, k, dims); }
+Tensor Tensor::fliplr() const { return fw::fliplr(*this); }
+Tensor Tensor::flipud() const { return fw::flipud(*this); }
+Tensor Tensor::diag_embed(int64_t offset, int64_t dim1, int64_t dim2) const {
+  return fw::diag_embed(*this, offset, dim1, dim2);
+}
+Tensor Tensor::take_along_dim(const Tensor& indices, std::optional<int64_t> dim) const {
+  return fw::take_along_dim(*this, indices, dim);
+}
+Tensor Tensor::masked_scatter(const Tensor& mask, const Tensor& source) const {
+  return fw::masked_scatter(*this, mask, source);
+}
+Tensor Tensor::sgn() const { return fw::sgn(*this); }
+Tensor Tensor::cov(int64_t correction, const std::optional<Tensor>& fweights,
+                   const std::optional<Tensor>& aweights) const {
+  return fw::cov(*this, correction, fweights, aweights);
+}
+Tensor Tensor::corrcoef() const { return fw::corrcoef(*this); }
+Tensor Tensor::xlogy(const Tensor& other) const { return fw::xlogy(*this, other); }
+Tensor Tensor::logaddexp(const Tensor& other) const { return fw::logaddexp(*this, other); }
+Tensor Tensor::logaddexp2(const Tensor& other) const { return fw::logaddexp2(*this, other); }
+Tensor Tensor::index_fill(int64_t dim, const Tensor& index, const Scalar& value) const {
+  return fw::index_fill(*this, dim, index, value);
+}
+Tensor Tensor::inverse() const { return fw::inverse(*this); }
+Tensor Tensor::det() const { return fw::det(*this); }
+Tensor Tensor::logdet() const { return fw::logdet(*this); }
+std::tuple<Tensor, Tensor> Tensor::slogdet() const { return fw::slogdet(*this); }
+Tensor Tensor::cholesky(bool upper) const { return fw::cholesky(*this, upper); }
+std::tuple<Tensor, Tensor, Tensor> Tensor::svd(bool some, bool compute_uv) const {
+  return fw::svd(*this, some, compute_uv);
+}
+Tensor Tensor::pinverse(double rcond) const { return fw::linalg::pinv(*this, rcond); }
+Tensor Tensor::matrix_power(int64_t n) const { return fw::linalg::matrix_power(*this, n); }
+
+// Note [Memory formats]
+// fw tensors are strided, so channels-last is just a stride order: an (N, C, H, W) tensor whose
+// strides are those of a row-major (N, H, W, C) buffer (C fastest). contiguous(ChannelsLast)
+// permutes to NHWC, copies and permutes back; kernels that need row-major NCHW copy as they
+// would for any other non-contiguous input.
+namespace {
+std::vector<int64_t> channels_last_order(int64_t nd) {
+  std::vector<int64_t> o{0};
+  for (int64_t i = 2; i < nd; i++) o.push_back(i);
+  o.push_back(1);
+  return o;  // dims from outermost to innermost in memory
+}
+int64_t format_rank(MemoryFormat f) { return f == MemoryFormat::ChannelsLast ? 4 : 5; }
+}  // namespace
+
+bool Tensor::is_contiguous(MemoryFormat format) const {
+  if (format == MemoryFormat::Contiguous || format == MemoryFormat::Preserve) return is_contiguous();
+  if (dim() != format_rank(format)) return false;
+  int64_t expected = 1;
+  auto order = channels_last_order(dim());
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    if (size(*it) != 1 && stride(*it) != expected) return false;
+    expected *= size(*it);
+  }
+  return true;
+}
+
+Tensor Tensor::contiguous(MemoryFormat format) const {
+  if (format == MemoryFormat::Contiguous || format == MemoryFormat::Preserve) return contiguous();
+  FW_CHECK(dim() == format_rank(format), "[contiguous] required rank ", format_rank(format), " tensor to use ",
+           format == MemoryFormat::ChannelsLast ? "channels_last" : "channels_last_3d", " format, got a ", dim(),
+           "-D tensor");
+  if (is_contiguous(format)) return *this;
+  auto order = channels_last_order(dim());
+  std::vector<int64_t> back(order.size());
+  for (size_t i = 0; i < order.size(); i++) back[size_t(order[i])] = int64_t(i);
+  return permute(order).contiguous().permute(back);
+}
+
+Tensor Tensor::clone(MemoryFormat format) const {
+  if (format == MemoryFormat::Preserve) return clone();
+  if (format == MemoryFormat::Contiguous) return is_contiguous() ? clone() : contiguous();
+  return is_contiguous(format) ? clone().contiguous(format) : contiguous(format);
+}
+
+MemoryFormat Tensor::suggest_memory_format() const {
+  if (!is_contiguous() && (dim() == 4 || dim() == 5)) {
+    MemoryFormat f = dim() == 4 ? MemoryFormat::ChannelsLast : MemoryFormat::ChannelsLast3d;
+    if (is_contiguous(f)) return f;
+  }
+  return MemoryFormat::Contiguous;
+}
 
 // ---- statistics and distances
 

@@ -34,6 +34,7 @@ template <> fn::LeakyRelu make_fn(const OpAttrs& a) { return {a.f0}; }
 template <> fn::Hardtanh make_fn(const OpAttrs& a) { return {a.f0, a.f1}; }
 template <> fn::Softplus make_fn(const OpAttrs& a) { return {a.f0, a.f1}; }
 template <> fn::Logit make_fn(const OpAttrs& a) { return {a.f0}; }
+template <> fn::Polygamma make_fn(const OpAttrs& a) { return {double(a.i0)}; }
 template <> fn::NanToNum make_fn(const OpAttrs& a) { return {a.f0, a.f1, a.f2}; }
 template <> fn::ClampScalar make_fn(const OpAttrs& a) {
   return {a.s0.toDouble(), a.s1.toDouble(), bool(a.flags & 1), bool(a.flags & 2)};
@@ -398,6 +399,26 @@ FW_DEFINE_OP(erf) {
   def_unary<fn::Erf, UK::Float>(d, "Erf");
   d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * fw::exp(-x * x) * M_2_SQRTPI); };
 }
+// Note [Gamma-family functors] in core/functors.h. Each derivative is the next function of the
+// family, so higher-order gradients exist: lgamma' = digamma, digamma' = polygamma(1),
+// polygamma(n)' = polygamma(n + 1), erfinv' = sqrt(pi) / 2 exp(erfinv^2).
+FW_DEFINE_OP(lgamma) {
+  def_unary<fn::Lgamma, UK::Float>(d, "Lgamma");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * fw::digamma(x)); };
+}
+FW_DEFINE_OP(digamma) {
+  def_unary<fn::Digamma, UK::Float>(d, "Digamma");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * fw::polygamma(1, x)); };
+}
+FW_DEFINE_OP(polygamma) {
+  def_unary<fn::Polygamma, UK::Float>(d, "Polygamma");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * fw::polygamma(c.a.i0 + 1, x)); };
+}
+FW_DEFINE_OP(erfinv) {
+  def_unary<fn::Erfinv, UK::Float>(d, "Erfinv");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * fw::exp(y * y) * (std::sqrt(M_PI) / 2)); };
+  d.vjp_uses_out = true;
+}
 FW_DEFINE_OP(erfc) {
   def_unary<fn::Erfc, UK::Float>(d, "Erfc");
   d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * fw::exp(-x * x) * -M_2_SQRTPI); };
@@ -538,8 +559,24 @@ FW_UNARY_PUBLIC(floor) FW_UNARY_PUBLIC(ceil) FW_UNARY_PUBLIC(round) FW_UNARY_PUB
 FW_UNARY_PUBLIC(frac) FW_UNARY_PUBLIC(reciprocal) FW_UNARY_PUBLIC(sin) FW_UNARY_PUBLIC(cos)
 FW_UNARY_PUBLIC(tan) FW_UNARY_PUBLIC(asin) FW_UNARY_PUBLIC(acos) FW_UNARY_PUBLIC(atan)
 FW_UNARY_PUBLIC(sinh) FW_UNARY_PUBLIC(cosh) FW_UNARY_PUBLIC(tanh) FW_UNARY_PUBLIC(sigmoid)
-FW_UNARY_PUBLIC(erf) FW_UNARY_PUBLIC(erfc) FW_UNARY_PUBLIC(relu)
+FW_UNARY_PUBLIC(erf) FW_UNARY_PUBLIC(erfc) FW_UNARY_PUBLIC(relu) FW_UNARY_PUBLIC(lgamma)
+FW_UNARY_PUBLIC(digamma) FW_UNARY_PUBLIC(erfinv)
 #undef FW_UNARY_PUBLIC
+
+Tensor polygamma(int64_t n, const Tensor& t) {
+  FW_CHECK(n >= 0, "[polygamma] polygamma(n, x) does not support negative n, got n = ", n);
+  OpAttrs a;
+  a.i0 = n;
+  return dispatch1(OpId::polygamma, {t}, a);
+}
+Tensor Tensor::polygamma(int64_t n) const { return fw::polygamma(n, *this); }
+Tensor& Tensor::polygamma_(int64_t n) {
+  FW_CHECK(n >= 0, "[polygamma] polygamma(n, x) does not support negative n, got n = ", n);
+  OpAttrs a;
+  a.i0 = n;
+  dispatch_into(OpId::polygamma, {*this}, a, *this);
+  return *this;
+}
 
 Tensor square(const Tensor& t) { return t.dtype() == kBool ? mul(t.to(kLong), t.to(kLong)) : mul(t, t); }
 Tensor& square_(Tensor& t) { return t.mul_(t); }

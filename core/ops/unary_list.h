@@ -15,4 +15,6 @@
   X(isnan, Elementwise) X(isinf, Elementwise) X(isposinf, Elementwise)                     \
   X(isneginf, Elementwise) X(isfinite, Elementwise) X(signbit, Elementwise)                \
   X(nan_to_num, Elementwise) X(logical_not, Elementwise) X(bitwise_not, Elementwise)       \
-  X(conj, Elementwise) X(angle, Elementwise) X(real, View) X(imag, View)
+  X(conj, Elementwise) X(angle, Elementwise) X(real, View) X(imag, View)                  \
+  X(lgamma, Elementwise) X(digamma, Elementwise) X(polygamma, Elementwise)                \
+  X(erfinv, Elementwise)

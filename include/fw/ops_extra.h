@@ -101,6 +101,11 @@ Tensor masked_scatter(const Tensor& t, const Tensor& mask, const Tensor& source)
 // sign for real tensors; x / |x| (0 at 0) for complex ones.
 Tensor sgn(const Tensor& t);
 Tensor clone(const Tensor& t);
+// log(exp(a) + exp(b)) and log2(2^a + 2^b), without overflow.
+Tensor logaddexp(const Tensor& a, const Tensor& b);
+Tensor logaddexp2(const Tensor& a, const Tensor& b);
+// t with the slices at `index` along dim set to value.
+Tensor index_fill(const Tensor& t, int64_t dim, const Tensor& index, const Scalar& value);
 
 // ---- statistics and distances
 // Covariance of the rows (variables) of a 1-D or 2-D tensor over its columns (observations).

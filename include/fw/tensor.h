@@ -24,6 +24,9 @@ using std::nullopt;
 using std::optional;
 
 class Tensor;
+
+// libtorch's memory formats. Preserve keeps the input's layout (clone); Contiguous is row-major.
+enum class MemoryFormat { Contiguous, Preserve, ChannelsLast, ChannelsLast3d };
 using TensorList = ArrayRef<Tensor>;
 namespace autograd { struct Node; }
 namespace indexing { struct TensorIndex; }
@@ -357,8 +360,10 @@ class Tensor {
   FW_UNARY_METHOD(sin) FW_UNARY_METHOD(cos) FW_UNARY_METHOD(tan) FW_UNARY_METHOD(asin)
   FW_UNARY_METHOD(acos) FW_UNARY_METHOD(atan) FW_UNARY_METHOD(sinh) FW_UNARY_METHOD(cosh)
   FW_UNARY_METHOD(tanh) FW_UNARY_METHOD(sigmoid) FW_UNARY_METHOD(erf) FW_UNARY_METHOD(erfc)
-  FW_UNARY_METHOD(relu)
+  FW_UNARY_METHOD(relu) FW_UNARY_METHOD(lgamma) FW_UNARY_METHOD(digamma) FW_UNARY_METHOD(erfinv)
 #undef FW_UNARY_METHOD
+  Tensor polygamma(int64_t n) const;
+  Tensor& polygamma_(int64_t n);
   Tensor logit(std::optional<double> eps = std::nullopt) const;
   Tensor isnan() const;
   Tensor isinf() const;
@@ -425,6 +430,59 @@ class Tensor {
   Tensor outer(const Tensor& o) const;
   Tensor softmax(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
   Tensor log_softmax(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
+
+  // ---- more of libtorch's methods: the functions of fw/ops_extra.h and fw/linalg.h
+  // (defined in core/ops/extra.cpp)
+  Tensor nansum(std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor nansum(IntArrayRef dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor nanmean(std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor nanmean(IntArrayRef dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt) const;
+  std::tuple<Tensor, Tensor> aminmax(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
+  std::tuple<Tensor, Tensor> kthvalue(int64_t k, int64_t dim = -1, bool keepdim = false) const;
+  std::tuple<Tensor, Tensor> cummax(int64_t dim) const;
+  std::tuple<Tensor, Tensor> cummin(int64_t dim) const;
+  Tensor logcumsumexp(int64_t dim) const;
+  Tensor quantile(double q, std::optional<int64_t> dim = std::nullopt, bool keepdim = false,
+                  const std::string& interpolation = "linear") const;
+  Tensor quantile(const Tensor& q, std::optional<int64_t> dim = std::nullopt, bool keepdim = false,
+                  const std::string& interpolation = "linear") const;
+  Tensor nanquantile(double q, std::optional<int64_t> dim = std::nullopt, bool keepdim = false,
+                     const std::string& interpolation = "linear") const;
+  Tensor nanquantile(const Tensor& q, std::optional<int64_t> dim = std::nullopt, bool keepdim = false,
+                     const std::string& interpolation = "linear") const;
+  Tensor bincount(const std::optional<Tensor>& weights = std::nullopt, int64_t minlength = 0) const;
+  Tensor histc(int64_t bins = 100, const Scalar& min = 0, const Scalar& max = 0) const;
+  std::tuple<Tensor, Tensor, Tensor> unique_consecutive(bool return_inverse = false, bool return_counts = false,
+                                                        std::optional<int64_t> dim = std::nullopt) const;
+  Tensor argwhere() const;
+  Tensor kron(const Tensor& other) const;
+  Tensor rot90(int64_t k = 1, IntArrayRef dims = {0, 1}) const;
+  Tensor fliplr() const;
+  Tensor flipud() const;
+  Tensor diag_embed(int64_t offset = 0, int64_t dim1 = -2, int64_t dim2 = -1) const;
+  Tensor take_along_dim(const Tensor& indices, std::optional<int64_t> dim = std::nullopt) const;
+  Tensor masked_scatter(const Tensor& mask, const Tensor& source) const;
+  Tensor sgn() const;
+  Tensor cov(int64_t correction = 1, const std::optional<Tensor>& fweights = std::nullopt,
+             const std::optional<Tensor>& aweights = std::nullopt) const;
+  Tensor corrcoef() const;
+  Tensor xlogy(const Tensor& other) const;
+  Tensor logaddexp(const Tensor& other) const;
+  Tensor logaddexp2(const Tensor& other) const;
+  Tensor index_fill(int64_t dim, const Tensor& index, const Scalar& value) const;
+  Tensor inverse() const;
+  Tensor det() const;
+  Tensor logdet() const;
+  std::tuple<Tensor, Tensor> slogdet() const;
+  Tensor cholesky(bool upper = false) const;
+  std::tuple<Tensor, Tensor, Tensor> svd(bool some = true, bool compute_uv = true) const;
+  Tensor pinverse(double rcond = 1e-15) const;
+  Tensor matrix_power(int64_t n) const;
+  // Memory formats: channels-last is NHWC (NDHWC) storage of an NCHW (NCDHW) tensor.
+  bool is_contiguous(MemoryFormat format) const;
+  Tensor contiguous(MemoryFormat format) const;
+  Tensor clone(MemoryFormat format) const;
+  MemoryFormat suggest_memory_format() const;
 
  private:
   intrusive_ptr<TensorImpl> impl_;

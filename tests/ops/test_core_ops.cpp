@@ -64,6 +64,14 @@ UNARY_ENTRY(tanh, NO_EXTRA, 0)
 UNARY_ENTRY(sigmoid, COMPLEX_ERR(sigmoid), 0)
 UNARY_ENTRY(erf, COMPLEX_ERR(erf), 0)
 UNARY_ENTRY(erfc, COMPLEX_ERR(erfc), 0)
+UNARY_ENTRY(lgamma, COMPLEX_ERR(lgamma), 0)
+UNARY_ENTRY(digamma, COMPLEX_ERR(digamma), 0)
+UNARY_ENTRY(erfinv, COMPLEX_ERR(erfinv), 0)
+FW_OP_TEST(polygamma) {
+  t.run = [](const FixCase& c) { return V{fw::polygamma(c.args[0].i, c.in[0])}; };
+  t.error([] { fw::polygamma(-1, fw::ones({2})); }, "[polygamma] polygamma(n, x) does not support negative n, got n = -1");
+  t.error([] { fw::polygamma(1, fw::ones({2}, fw::kComplexFloat)); }, "not implemented for dtype complex64");
+}
 UNARY_ENTRY(relu, COMPLEX_ERR(relu), 0)
 UNARY_ENTRY(silu, COMPLEX_ERR(silu), 0)
 UNARY_ENTRY(mish, COMPLEX_ERR(mish), 0)
