@@ -191,6 +191,190 @@ Tensor detail::interpolate_separable(const Tensor& x, const std::string& mode, I
   return y.contiguous();
 }
 
+// ---- grid_sample, affine_grid, gumbel_softmax
+
+// Note [grid_sample]
+// A composite. Per spatial dim, each output point's grid value in [-1, 1] is unnormalised to an
+// input coordinate (align_corners: -1 and 1 are the centres of the corner pixels; otherwise their
+// outer edges) and passed through the padding rule: border clamps into [0, size - 1]; reflection
+// reflects about the edges (the corner centres with align_corners, the outer edges without) and
+// then clamps; zeros leaves it and masks taps outside the input. The input is then gathered at
+// the 2^d neighbours (bilinear / trilinear), at the nearest point (rounding half to even, as
+// nearbyint) or at the 4 x 4 neighbourhood (bicubic, cubic convolution A = -0.75, each tap's
+// index through the padding rule on its own, as PyTorch). Gradients: input through gather (a
+// scatter-add to the taps), grid through the tap weights and the padding rule; clamping has zero
+// gradient at and beyond the bounds, as in PyTorch's backward.
+namespace {
+
+Tensor unnormalize(const Tensor& g, int64_t size, bool align) {
+  return align ? (g + 1) * (double(size - 1) / 2) : ((g + 1) * double(size) - 1) / 2;
+}
+
+// Clamp into [0, size - 1] with zero gradient at and beyond the bounds.
+Tensor clip(const Tensor& x, int64_t size) {
+  const double hi = double(size - 1);
+  return where(x <= 0, zeros_like(x), where(x >= hi, full_like(x, hi), x));
+}
+
+Tensor reflect(const Tensor& x, double twice_lo, double twice_hi) {
+  if (twice_lo == twice_hi) return zeros_like(x);
+  const double lo = twice_lo / 2, span = (twice_hi - twice_lo) / 2;
+  Tensor in = (x - lo).abs();
+  Tensor extra = fw::fmod(in, span);
+  Tensor even = fw::remainder(fw::floor(in / span), 2).eq(0);
+  return where(even, extra + lo, (span - extra) + lo);
+}
+
+// pad: 0 zeros, 1 border, 2 reflection.
+Tensor pad_coordinate(const Tensor& x, int64_t size, int pad, bool align) {
+  if (pad == 0) return x;
+  if (pad == 1) return clip(x, size);
+  return clip(align ? reflect(x, 0, 2.0 * double(size - 1)) : reflect(x, -1, 2.0 * double(size) - 1), size);
+}
+
+}  // namespace
+
+Tensor grid_sample(const Tensor& input, const Tensor& grid, const GridSampleFuncOptions& o) {
+  const std::string mode = mode_name(o.mode()), padding = mode_name(o.padding_mode());
+  const bool align = o.align_corners().value_or(false);
+  FW_CHECK(input.defined() && grid.defined(), "[grid_sample] input and grid must be defined");
+  FW_CHECK(input.dim() == 4 || input.dim() == 5, "[grid_sample] expected 4-D or 5-D input, got ", input.dim(),
+           "-D input of size ", input.sizes());
+  FW_CHECK(grid.dim() == input.dim(), "[grid_sample] grid and input should have the same number of dimensions, "
+           "but got input with sizes ", input.sizes(), " and grid with sizes ", grid.sizes());
+  const int64_t d = input.dim() - 2;
+  FW_CHECK(grid.size(0) == input.size(0), "[grid_sample] expected grid and input to have same batch size, but got "
+           "input with sizes ", input.sizes(), " and grid with sizes ", grid.sizes());
+  FW_CHECK(grid.size(-1) == d, "[grid_sample] expected grid to have size ", d, " in last dimension, but got grid with "
+           "sizes ", grid.sizes());
+  FW_CHECK(input.is_floating_point() && input.dtype() == grid.dtype(), "[grid_sample] expected input and grid to have "
+           "the same floating point dtype, but input has ", dtype_str(input.dtype()), " and grid has ",
+           dtype_str(grid.dtype()));
+  FW_CHECK(mode != "bicubic" || d == 2, "[grid_sample] bicubic interpolation only supports 4D input");
+  for (int64_t k = 2; k < input.dim(); k++)
+    FW_CHECK(input.size(k) > 0, "[grid_sample] expected input to have non-empty spatial dimensions, but input has "
+             "sizes ", input.sizes(), " with dimension ", k, " being empty");
+  const int pad = padding == "zeros" ? 0 : padding == "border" ? 1 : 2;
+  const int64_t n = input.size(0), c = input.size(1);
+  std::vector<int64_t> in_size, out_size{n, c};
+  int64_t points = 1, volume = 1;
+  for (int64_t k = 0; k < d; k++) {
+    in_size.push_back(input.size(2 + k));
+    volume *= input.size(2 + k);
+    out_size.push_back(grid.size(1 + k));
+    points *= grid.size(1 + k);
+  }
+  Tensor flat = input.reshape({n, c, volume});
+  Tensor g = grid.reshape({n, points, d});
+  // Input coordinate along spatial dim k (0 = outermost): grid component d - 1 - k.
+  std::vector<Tensor> coord;
+  for (int64_t k = 0; k < d; k++) coord.push_back(unnormalize(g.select(2, d - 1 - k), in_size[size_t(k)], align));
+  auto gather_at = [&](const std::vector<Tensor>& idx, const Tensor& weight) {
+    // idx: integral-valued coordinates per dim (any range); taps outside read 0.
+    Tensor valid, lin;
+    for (int64_t k = 0; k < d; k++) {
+      const Tensor& i = idx[size_t(k)];
+      Tensor ok = (i >= 0).logical_and(i <= double(in_size[size_t(k)] - 1));
+      valid = valid.defined() ? valid.logical_and(ok) : ok;
+      Tensor ic = i.clamp(0, double(in_size[size_t(k)] - 1)).to(kLong);
+      lin = lin.defined() ? lin * in_size[size_t(k)] + ic : ic;
+    }
+    Tensor v = flat.gather(2, lin.unsqueeze(1).expand({n, c, points}));
+    return v * where(valid, weight, zeros_like(weight)).unsqueeze(1);
+  };
+  Tensor out;
+  if (mode == "nearest") {
+    std::vector<Tensor> idx;
+    for (int64_t k = 0; k < d; k++)
+      idx.push_back(fw::round(pad_coordinate(coord[size_t(k)], in_size[size_t(k)], pad, align)).detach());
+    out = gather_at(idx, ones_like(idx[0]));
+  } else if (mode == "bilinear") {
+    std::vector<Tensor> x, lo, frac;
+    for (int64_t k = 0; k < d; k++) {
+      x.push_back(pad_coordinate(coord[size_t(k)], in_size[size_t(k)], pad, align));
+      lo.push_back(fw::floor(x.back().detach()));
+      frac.push_back(x.back() - lo.back());
+    }
+    for (int64_t corner = 0; corner < (int64_t(1) << d); corner++) {
+      std::vector<Tensor> idx;
+      Tensor w;
+      for (int64_t k = 0; k < d; k++) {
+        const bool up = (corner >> (d - 1 - k)) & 1;
+        idx.push_back(up ? lo[size_t(k)] + 1 : lo[size_t(k)]);
+        Tensor wk = up ? frac[size_t(k)] : 1 - frac[size_t(k)];
+        w = w.defined() ? w * wk : wk;
+      }
+      Tensor v = gather_at(idx, w);
+      out = out.defined() ? out + v : v;
+    }
+  } else {  // bicubic, 2-D
+    constexpr double A = -0.75;
+    auto cubic1 = [&](const Tensor& t) { return ((t * (A + 2) - (A + 3)) * t * t) + 1; };
+    auto cubic2 = [&](const Tensor& t) { return ((t * A - 5 * A) * t + 8 * A) * t - 4 * A; };
+    std::vector<Tensor> lo, w[2];
+    for (int64_t k = 0; k < 2; k++) {
+      lo.push_back(fw::floor(coord[size_t(k)].detach()));
+      Tensor t = coord[size_t(k)] - lo.back();
+      w[k] = {cubic2(t + 1), cubic1(t), cubic1(1 - t), cubic2(2 - t)};
+    }
+    for (int64_t i = 0; i < 4; i++)
+      for (int64_t j = 0; j < 4; j++) {
+        std::vector<Tensor> idx;
+        idx.push_back(fw::trunc(pad_coordinate(lo[0] + double(i - 1), in_size[0], pad, align)));
+        idx.push_back(fw::trunc(pad_coordinate(lo[1] + double(j - 1), in_size[1], pad, align)));
+        Tensor v = gather_at(idx, w[0][size_t(i)] * w[1][size_t(j)]);
+        out = out.defined() ? out + v : v;
+      }
+  }
+  return out.reshape(out_size);
+}
+
+Tensor affine_grid(const Tensor& theta, IntArrayRef size, bool align_corners) {
+  FW_CHECK(theta.is_floating_point(), "[affine_grid] Expected theta to have floating point type, but got ",
+           dtype_str(theta.dtype()));
+  FW_CHECK(size.size() == 4 || size.size() == 5, "[affine_grid] only supports 4D and 5D sizes, for 2D and 3D affine "
+           "transforms, respectively. Got size ", size);
+  const int64_t d = int64_t(size.size()) - 2, n = size[0];
+  FW_CHECK(theta.dim() == 3 && theta.size(0) == n && theta.size(1) == d && theta.size(2) == d + 1,
+           "[affine_grid] Expected a batch of ", d, "D affine matrices of shape Nx", d, "x", d + 1, " for size ", size,
+           ". Got ", theta.sizes(), ".");
+  for (int64_t s : size) FW_CHECK(s > 0, "[affine_grid] expected a non-empty size, got ", size);
+  auto steps = [&](int64_t m) {
+    if (m <= 1) return zeros({m}, TensorOptions(theta.dtype()).device(theta.device()));
+    Tensor r = linspace(-1, 1, m, TensorOptions(theta.dtype()).device(theta.device()));
+    return align_corners ? r : r * (double(m - 1) / double(m));
+  };
+  // Base grid (*spatial, d + 1): (x, y[, z], 1), x along the last (width) dim.
+  std::vector<int64_t> spatial(size.begin() + 2, size.end());
+  std::vector<Tensor> comps;
+  for (int64_t k = 0; k < d; k++) {
+    const int64_t dim = d - 1 - k;  // x varies along the last spatial dim
+    std::vector<int64_t> view(size_t(d), 1);
+    view[size_t(dim)] = spatial[size_t(dim)];
+    comps.push_back(steps(spatial[size_t(dim)]).reshape(view).expand(spatial));
+  }
+  comps.push_back(ones(spatial, TensorOptions(theta.dtype()).device(theta.device())));
+  Tensor base = stack(comps, -1).reshape({1, -1, d + 1});  // (1, P, d + 1)
+  std::vector<int64_t> out{n};
+  out.insert(out.end(), spatial.begin(), spatial.end());
+  out.push_back(d);
+  return matmul(base, theta.transpose(1, 2)).reshape(out);
+}
+
+Tensor gumbel_softmax(const Tensor& logits, const GumbelSoftmaxFuncOptions& o) {
+  FW_CHECK(logits.is_floating_point(), "[gumbel_softmax] expected floating point logits, got ",
+           dtype_str(logits.dtype()));
+  FW_CHECK(o.tau() > 0, "[gumbel_softmax] tau must be positive, got ", o.tau());
+  // Gumbel(0, 1) noise -log(E), E ~ Exp(1) = -log(U) with U in (0, 1).
+  Tensor u = rand_like(logits).clamp(std::numeric_limits<float>::min(), 1.0 - 1e-7);
+  Tensor gumbels = -fw::log(-fw::log(u));
+  Tensor soft = fw::softmax((logits + gumbels) / o.tau(), o.dim());
+  if (!o.hard()) return soft;
+  Tensor index = std::get<1>(soft.max(o.dim(), true));
+  Tensor hard = zeros_like(soft).scatter(o.dim(), index, 1.0);
+  return hard - soft.detach() + soft;
+}
+
 // ---- pixel shuffle
 
 namespace {

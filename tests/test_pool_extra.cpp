@@ -219,3 +219,62 @@ TEST(FractionalAndAntialias, UnderCompile) {
   yc.sum().backward();
   FW_EXPECT_CLOSE(xc.grad(), xe.grad(), 1e-5, 1e-5);
 }
+
+TEST(GridSample, MatchesPyTorch) {
+  int n = 0;
+  for (const Case& c : load("grid_sample")) {
+    SCOPED_TRACE(c.name);
+    F::GridSampleFuncOptions o;
+    const std::string mode = c.opt("mode"), padding = c.opt("padding");
+    if (mode == "nearest") o.mode(fw::kNearest);
+    else if (mode == "bicubic") o.mode(fw::kBicubic);
+    if (padding == "border") o.padding_mode(fw::kBorder);
+    else if (padding == "reflection") o.padding_mode(fw::kReflection);
+    o.align_corners(c.flag("align"));
+    Tensor x = c.get("x").clone().requires_grad_(true), grid = c.get("grid").clone().requires_grad_(true);
+    Tensor y = F::grid_sample(x, grid, o);
+    FW_EXPECT_CLOSE(y, c.get("y"), 1e-10, 1e-10);
+    // nearest does not differentiate through the grid: its gradient is unused (PyTorch: zeros).
+    auto g = fw::autograd::grad({(y * c.get("g")).sum()}, {x, grid}, {}, std::nullopt, false, true);
+    FW_EXPECT_CLOSE(g[0], c.get("grad.x"), 1e-10, 1e-10);
+    FW_EXPECT_CLOSE(g[1].defined() ? g[1] : fw::zeros_like(grid), c.get("grad.grid"), 1e-9, 1e-9);
+    n++;
+  }
+  EXPECT_EQ(n, 22);
+}
+
+TEST(GridSample, AffineGridMatchesPyTorch) {
+  for (const Case& c : load("affine_grid")) {
+    SCOPED_TRACE(c.name);
+    auto size = c.ints("size");
+    check_values_and_grad(c, [&](const Tensor& theta) { return F::affine_grid(theta, size, c.flag("align")); });
+  }
+}
+
+TEST(GridSample, IdentityWarpAndErrors) {
+  // The identity affine grid samples the input back exactly (bilinear, align_corners either way).
+  Tensor x = fw::randn({2, 3, 5, 7}, fw::kDouble);
+  Tensor theta = fw::tensor(std::vector<double>{1, 0, 0, 0, 1, 0}).reshape({1, 2, 3}).expand({2, 2, 3});
+  for (bool align : {false, true}) {
+    Tensor grid = F::affine_grid(theta, {2, 3, 5, 7}, align);
+    FW_EXPECT_CLOSE(F::grid_sample(x, grid, F::GridSampleFuncOptions().align_corners(align)), x, 1e-12, 1e-12);
+  }
+  // gumbel_softmax: a distribution per row; hard gives one-hot rows whose gradient is the soft one's.
+  Tensor logits = fw::randn({4, 6}).requires_grad_(true);
+  Tensor soft = F::gumbel_softmax(logits, F::GumbelSoftmaxFuncOptions().tau(0.5));
+  FW_EXPECT_CLOSE(soft.sum(1), fw::ones({4}), 1e-5, 1e-5);
+  Tensor hard = F::gumbel_softmax(logits, F::GumbelSoftmaxFuncOptions().hard(true));
+  FW_EXPECT_CLOSE(hard.sum(1), fw::ones({4}), 0, 0);
+  EXPECT_TRUE(fw::equal(hard.eq(1).sum(1), fw::ones({4}, fw::kLong)));
+  hard.select(1, 0).sum().backward();
+  EXPECT_TRUE(logits.grad().defined());
+  EXPECT_ERROR(F::grid_sample(fw::randn({1, 1, 2, 2, 2}), fw::zeros({1, 1, 1, 1, 3}),
+                              F::GridSampleFuncOptions().mode(fw::kBicubic)),
+               "[grid_sample] bicubic interpolation only supports 4D input");
+  EXPECT_ERROR(F::grid_sample(fw::randn({1, 1, 2, 2}), fw::zeros({2, 1, 1, 2})),
+               "[grid_sample] expected grid and input to have same batch size");
+  EXPECT_ERROR(F::grid_sample(fw::randn({1, 1, 2, 2}), fw::zeros({1, 1, 1, 3})),
+               "[grid_sample] expected grid to have size 2 in last dimension");
+  EXPECT_ERROR(F::affine_grid(fw::zeros({1, 2, 2}), {1, 1, 3, 3}),
+               "[affine_grid] Expected a batch of 2D affine matrices of shape Nx2x3 for size [1, 1, 3, 3]. Got [1, 2, 2].");
+}

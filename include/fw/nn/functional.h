@@ -493,6 +493,29 @@ Tensor interpolate_separable(const Tensor& x, const std::string& mode, IntArrayR
                              bool antialias = false);
 }  // namespace detail
 
+// Samples input (N, C, H, W) or (N, C, D, H, W) at grid (N, Ho, Wo, 2) or (N, Do, Ho, Wo, 3), whose
+// last dim holds (x, y[, z]) in [-1, 1]; modes bilinear (trilinear for 5-D), nearest and bicubic
+// (4-D), padding zeros, border or reflection. See Note [grid_sample] in nn/layers_extra.cpp.
+struct GridSampleFuncOptions {
+  using mode_t = std::variant<enumtype::kBilinear, enumtype::kNearest, enumtype::kBicubic>;
+  using padding_mode_t = std::variant<enumtype::kZeros, enumtype::kBorder, enumtype::kReflection>;
+  FW_ARG(mode_t, mode) = enumtype::kBilinear();
+  FW_ARG(padding_mode_t, padding_mode) = enumtype::kZeros();
+  FW_ARG(std::optional<bool>, align_corners) = std::nullopt;
+};
+Tensor grid_sample(const Tensor& input, const Tensor& grid, const GridSampleFuncOptions& o = {});
+// The sampling grid of the affine maps theta (N, 2, 3) or (N, 3, 4) over an output of `size`
+// (N, C, H, W) or (N, C, D, H, W): (N, H, W, 2) or (N, D, H, W, 3).
+Tensor affine_grid(const Tensor& theta, IntArrayRef size, bool align_corners = false);
+// Gumbel-softmax samples of logits: softmax((logits + Gumbel noise) / tau); hard gives one-hot
+// values with the soft sample's gradient (straight-through).
+struct GumbelSoftmaxFuncOptions {
+  FW_ARG(double, tau) = 1.0;
+  FW_ARG(bool, hard) = false;
+  FW_ARG(int64_t, dim) = -1;
+};
+Tensor gumbel_softmax(const Tensor& logits, const GumbelSoftmaxFuncOptions& o = {});
+
 // libtorch's PixelShuffleFuncOptions (= PixelShuffleOptions): upscale_factor.
 struct PixelShuffleFuncOptions {
   PixelShuffleFuncOptions(int64_t upscale_factor) : upscale_factor_(upscale_factor) {}

@@ -84,6 +84,9 @@ FW_ENUM_TAG(kMean, "mean")
 FW_ENUM_TAG(kSum, "sum")
 FW_ENUM_TAG(kMax, "max")
 FW_ENUM_TAG(kBatchMean, "batchmean")
+FW_ENUM_TAG(kZeros, "zeros")  // padding_mode of convolutions and grid_sample
+FW_ENUM_TAG(kBorder, "border")
+FW_ENUM_TAG(kReflection, "reflection")
 #undef FW_ENUM_TAG
 }  // namespace enumtype
 
@@ -105,6 +108,9 @@ inline constexpr enumtype::kMean kMean{};
 inline constexpr enumtype::kSum kSum{};
 inline constexpr enumtype::kMax kMax{};
 inline constexpr enumtype::kBatchMean kBatchMean{};
+inline constexpr enumtype::kZeros kZeros{};
+inline constexpr enumtype::kBorder kBorder{};
+inline constexpr enumtype::kReflection kReflection{};
 
 // The name of the tag a variant of mode tags holds ("bilinear", ...).
 template <class... Tags>

@@ -8,17 +8,6 @@
 #include "fw/nn/module.h"
 #include "fw/nn/options.h"
 
-namespace fw {
-namespace enumtype {
-// Zero padding, the default padding_mode of convolutions.
-struct kZeros {
-  static constexpr const char* name() { return "zeros"; }
-  bool operator==(const kZeros&) const { return true; }
-};
-}  // namespace enumtype
-inline constexpr enumtype::kZeros kZeros{};
-}  // namespace fw
-
 namespace fw::nn {
 
 namespace detail {
