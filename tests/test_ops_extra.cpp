@@ -154,6 +154,62 @@ const std::map<std::string, Fn>& table() {
        [](const Case& c, const Inputs& in) {
          return std::vector<Tensor>{fw::cdist(in.at("x1"), in.at("x2"), c.real("p"))};
        }},
+      {"msort", [](const Case&, const Inputs& in) { return std::vector<Tensor>{fw::msort(in.at("x"))}; }},
+      {"nanmedian",
+       [](const Case& c, const Inputs& in) {
+         auto [v, i] = fw::nanmedian(in.at("x"), c.num("dim"), c.flag("keepdim"));
+         return std::vector<Tensor>{v, i};
+       }},
+      {"diff",
+       [](const Case& c, const Inputs& in) {
+         std::optional<Tensor> pre, app;
+         if (in.count("pre")) pre = in.at("pre");
+         if (in.count("app")) app = in.at("app");
+         return std::vector<Tensor>{fw::diff(in.at("x"), c.num("n"), c.num("dim"), pre, app)};
+       }},
+      {"trapezoid",
+       [](const Case& c, const Inputs& in) {
+         if (in.count("xs"))
+           return std::vector<Tensor>{fw::trapezoid(in.at("fy"), in.at("xs")), fw::cumulative_trapezoid(in.at("fy"), in.at("xs"))};
+         return std::vector<Tensor>{fw::trapz(in.at("fy"), c.real("dx")), fw::cumulative_trapezoid(in.at("fy"), c.real("dx"))};
+       }},
+      {"heaviside",
+       [](const Case&, const Inputs& in) { return std::vector<Tensor>{fw::heaviside(in.at("x"), in.at("v"))}; }},
+      {"block_diag",
+       [](const Case&, const Inputs& in) {
+         return std::vector<Tensor>{fw::block_diag({in.at("a"), in.at("b"), in.at("c")})};
+       }},
+      {"vander",
+       [](const Case& c, const Inputs& in) {
+         return std::vector<Tensor>{fw::vander(in.at("x"), c.num("N"), c.flag("increasing"))};
+       }},
+      {"tensordot",
+       [](const Case& c, const Inputs& in) {
+         return std::vector<Tensor>{fw::tensordot(in.at("a"), in.at("b"), c.ints("da"), c.ints("db"))};
+       }},
+      {"inner", [](const Case&, const Inputs& in) { return std::vector<Tensor>{fw::inner(in.at("a"), in.at("b"))}; }},
+      {"chain_matmul",
+       [](const Case&, const Inputs& in) {
+         return std::vector<Tensor>{fw::chain_matmul({in.at("a"), in.at("b"), in.at("c")})};
+       }},
+      {"addmv",
+       [](const Case&, const Inputs& in) {
+         return std::vector<Tensor>{fw::addmv(in.at("t"), in.at("m"), in.at("v"), 0.5, 2.0)};
+       }},
+      {"addr",
+       [](const Case&, const Inputs& in) {
+         return std::vector<Tensor>{fw::addr(in.at("t"), in.at("a"), in.at("b"), 2.0, -1.0)};
+       }},
+      {"ldexp", [](const Case&, const Inputs& in) { return std::vector<Tensor>{fw::ldexp(in.at("x"), in.at("e"))}; }},
+      {"sinc", [](const Case&, const Inputs& in) { return std::vector<Tensor>{fw::sinc(in.at("x"))}; }},
+      {"float_power",
+       [](const Case& c, const Inputs& in) {
+         return std::vector<Tensor>{fw::float_power(in.at("x"), c.real("exponent"))};
+       }},
+      {"gcd",
+       [](const Case&, const Inputs& in) {
+         return std::vector<Tensor>{fw::gcd(in.at("a"), in.at("b")), fw::lcm(in.at("a"), in.at("b"))};
+       }},
   };
   return t;
 }
@@ -200,7 +256,7 @@ TEST(OpsExtra, MatchesPyTorch) {
       checked++;
     }
   }
-  EXPECT_EQ(checked, 73);
+  EXPECT_EQ(checked, 93);
 }
 
 TEST(OpsExtra, GradcheckComposites) {
@@ -259,6 +315,13 @@ TEST(OpsExtra, EdgeCasesAndSpellings) {
   EXPECT_TRUE(fw::equal(fw::argwhere(m > 3), fw::nonzero(m > 3)));
   EXPECT_TRUE(fw::equal(fw::sgn(fw::tensor(std::vector<double>{-2, 0, 3})), fw::tensor(std::vector<double>{-1, 0, 1})));
   EXPECT_EQ(fw::elementSize(fw::kDouble), 8u);
+  EXPECT_EQ(fw::result_type(fw::ones({3}), fw::ones({}, fw::kDouble)), fw::kFloat);  // 0-D does not promote
+  EXPECT_EQ(fw::result_type(fw::ones({3}, fw::kLong), fw::ones({}, fw::kDouble)), fw::kDouble);  // higher category
+  EXPECT_EQ(fw::result_type(fw::ones({3}), fw::ones({2}, fw::kDouble)), fw::kDouble);
+  EXPECT_FALSE(fw::can_cast(fw::kDouble, fw::kLong));
+  EXPECT_TRUE(fw::can_cast(fw::kLong, fw::kDouble));
+  EXPECT_FALSE(fw::can_cast(fw::kLong, fw::kBool));
+  EXPECT_EQ(fw::block_diag({}).sizes().vec(), (std::vector<int64_t>{1, 0}));
   EXPECT_EQ(fw::autograd::GradMode::is_enabled(), true);
   // histc of constant data widens the range by one on each side.
   FW_EXPECT_CLOSE(fw::histc(fw::full({3}, 2.0), 4), fw::tensor(std::vector<float>{0, 0, 3, 0}), 0, 0);

@@ -793,6 +793,245 @@ Tensor index_fill(const Tensor& t, int64_t dim, const Tensor& index, const Scala
   return t.masked_fill(mask.reshape(shape).reshape(t.dim() == 0 ? IntArrayRef{} : IntArrayRef(shape)), value);
 }
 
+// ---- more composites
+
+Tensor msort(const Tensor& t) { return std::get<0>(sort(t, 0)); }
+
+Tensor nanmedian(const Tensor& t) {
+  FW_CHECK(t.numel() > 0, "[nanmedian] cannot compute the median of an empty tensor");
+  return std::get<0>(nanmedian(t.reshape({-1}), 0));
+}
+std::tuple<Tensor, Tensor> nanmedian(const Tensor& t, int64_t dim, bool keepdim) {
+  const int64_t d = wrap(dim, t.dim(), "nanmedian");
+  Tensor x = t.dim() == 0 ? t.reshape({1}) : t;
+  FW_CHECK(x.size(d) > 0, "[nanmedian] cannot compute the median along an empty dimension");
+  if (!x.is_floating_point()) {
+    auto [v, i] = median(x, d, keepdim && t.dim() > 0);
+    return {t.dim() == 0 ? v.reshape({}) : v, t.dim() == 0 ? i.reshape({}) : i};
+  }
+  Tensor idx = std::get<1>(sort(x, d));  // NaN last
+  // The lower middle of the non-NaN values; index 0 when all are NaN (the value is then NaN).
+  Tensor valid = x.isnan().logical_not().sum({d}, true);
+  Tensor k = div((valid - 1).clamp_min(0), 2, "floor");
+  Tensor index = idx.gather(d, k);
+  Tensor values = x.gather(d, index);
+  if (!keepdim || t.dim() == 0) values = values.squeeze(d), index = index.squeeze(d);
+  return {values, index};
+}
+
+Tensor diff(const Tensor& t, int64_t n, int64_t dim, const std::optional<Tensor>& prepend,
+            const std::optional<Tensor>& append) {
+  FW_CHECK(t.dim() >= 1, "[diff] expects input to be at least one-dimensional");
+  FW_CHECK(n >= 0, "[diff] order must be non-negative but got ", n);
+  const int64_t d = wrap(dim, t.dim(), "diff");
+  std::vector<Tensor> parts;
+  if (prepend && prepend->defined()) parts.push_back(*prepend);
+  parts.push_back(t);
+  if (append && append->defined()) parts.push_back(*append);
+  Tensor x = parts.size() > 1 ? cat(parts, d) : t;
+  for (int64_t i = 0; i < n && x.size(d) > 0; i++) {
+    const int64_t m = x.size(d) - 1;
+    x = x.dtype() == kBool ? x.narrow(d, 1, m).logical_xor(x.narrow(d, 0, m)) : x.narrow(d, 1, m) - x.narrow(d, 0, m);
+  }
+  return x;
+}
+
+namespace {
+// Per-interval widths along dim for sample points x (1-D, or shaped like y).
+Tensor trapezoid_widths(const Tensor& y, const Tensor& x, int64_t d, const char* op) {
+  if (x.dim() == 1) {
+    FW_CHECK(x.size(0) == y.size(d), "[", op, "] There must be one `x` value for each sample point, got ", x.size(0),
+             " x values and ", y.size(d), " samples");
+    DimVec shape(size_t(y.dim()), 1);
+    shape[size_t(d)] = x.size(0) - 1;
+    Tensor dx = x.narrow(0, 1, x.size(0) - 1) - x.narrow(0, 0, x.size(0) - 1);
+    return dx.reshape(shape);
+  }
+  const int64_t xd = wrap(d - y.dim() + x.dim(), x.dim(), op);
+  return x.narrow(xd, 1, x.size(xd) - 1) - x.narrow(xd, 0, x.size(xd) - 1);
+}
+Tensor trapezoid_terms(const Tensor& y, int64_t d) {
+  const int64_t m = y.size(d) - 1;
+  return (y.narrow(d, 1, m) + y.narrow(d, 0, m)) / 2;
+}
+}  // namespace
+
+Tensor trapezoid(const Tensor& y, double dx, int64_t dim) {
+  const int64_t d = wrap(dim, y.dim(), "trapezoid");
+  if (y.size(d) == 0) return sum(y, {d});
+  return sum(trapezoid_terms(y, d), {d}) * dx;
+}
+Tensor trapezoid(const Tensor& y, const Tensor& x, int64_t dim) {
+  const int64_t d = wrap(dim, y.dim(), "trapezoid");
+  if (y.size(d) == 0) return sum(y, {d});
+  return sum(trapezoid_terms(y, d) * trapezoid_widths(y, x, d, "trapezoid"), {d});
+}
+Tensor trapz(const Tensor& y, double dx, int64_t dim) { return trapezoid(y, dx, dim); }
+Tensor trapz(const Tensor& y, const Tensor& x, int64_t dim) { return trapezoid(y, x, dim); }
+Tensor cumulative_trapezoid(const Tensor& y, double dx, int64_t dim) {
+  const int64_t d = wrap(dim, y.dim(), "cumulative_trapezoid");
+  if (y.size(d) == 0) return y.narrow(d, 0, 0);
+  return cumsum(trapezoid_terms(y, d) * dx, d);
+}
+Tensor cumulative_trapezoid(const Tensor& y, const Tensor& x, int64_t dim) {
+  const int64_t d = wrap(dim, y.dim(), "cumulative_trapezoid");
+  if (y.size(d) == 0) return y.narrow(d, 0, 0);
+  return cumsum(trapezoid_terms(y, d) * trapezoid_widths(y, x, d, "cumulative_trapezoid"), d);
+}
+
+Tensor heaviside(const Tensor& t, const Tensor& values) {
+  FW_CHECK(!t.is_complex() && !values.is_complex(), "[heaviside] is not yet implemented for complex tensors");
+  FW_CHECK(t.dtype() == values.dtype(), "[heaviside] is not yet implemented for tensors with different dtypes, got ",
+           dtype_str(t.dtype()), " and ", dtype_str(values.dtype()));
+  Tensor zero = zeros({}, t.dtype()), one = ones({}, t.dtype());
+  return where(t.eq(0), values, where(t > 0, one, zero)).to(t.dtype());
+}
+
+Tensor block_diag(TensorList tensors) {
+  if (tensors.empty()) return empty({1, 0});
+  ScalarType dt = tensors[0].dtype();
+  for (auto& t : tensors) {
+    FW_CHECK(t.dim() <= 2, "[block_diag] Input tensors must have 2 or fewer dimensions. Input has ", t.dim(),
+             " dimensions");
+    dt = promote_types(dt, t.dtype());
+  }
+  std::vector<Tensor> m;
+  int64_t rows = 0, cols = 0;
+  for (auto& t : tensors) {
+    m.push_back(t.dim() == 2 ? t : t.reshape({1, t.numel()}));
+    rows += m.back().size(0), cols += m.back().size(1);
+  }
+  std::vector<Tensor> bands;
+  int64_t c0 = 0;
+  for (auto& b : m) {
+    const int64_t w = b.size(1);
+    bands.push_back(constant_pad_nd(b.to(dt), {c0, cols - c0 - w}));
+    c0 += w;
+  }
+  return cat(bands, 0);
+}
+
+Tensor vander(const Tensor& x, std::optional<int64_t> N, bool increasing) {
+  FW_CHECK(x.dim() == 1, "[vander] x must be a one-dimensional tensor, got ", x.dim(), "-D");
+  const int64_t n = N.value_or(x.size(0));
+  FW_CHECK(n >= 0, "[vander] N must be non-negative, got ", n);
+  ScalarType dt = x.dtype() == kBool || (is_integral(x.dtype(), false)) ? kLong : x.dtype();
+  if (n == 0) return empty({x.size(0), 0}, dt);
+  std::vector<Tensor> cols;
+  cols.push_back(ones({x.size(0)}, TensorOptions(dt).device(x.device())));
+  for (int64_t i = 1; i < n; i++) cols.push_back(cols.back() * x.to(dt));
+  Tensor r = stack(cols, 1);
+  return increasing ? r : r.flip({1});
+}
+
+Tensor inner(const Tensor& a, const Tensor& b) {
+  if (a.dim() == 0 || b.dim() == 0) return a * b;
+  FW_CHECK(a.size(-1) == b.size(-1), "[inner] inner() the last dimension must match on both input tensors but got "
+           "shapes ", a.sizes(), " and ", b.sizes());
+  return tensordot(a, b, {-1}, {-1});
+}
+
+Tensor tensordot(const Tensor& a, const Tensor& b, IntArrayRef dims_a, IntArrayRef dims_b) {
+  FW_CHECK(dims_a.size() == dims_b.size(), "[tensordot] both dimension lists should have same length, got ",
+           dims_a.size(), " and ", dims_b.size());
+  std::vector<bool> ca(size_t(a.dim()), false), cb(size_t(b.dim()), false);
+  std::vector<int64_t> pa, pb;
+  int64_t k = 1;
+  for (size_t i = 0; i < dims_a.size(); i++) {
+    const int64_t da = wrap(dims_a[i], a.dim(), "tensordot"), db = wrap(dims_b[i], b.dim(), "tensordot");
+    FW_CHECK(a.size(da) == b.size(db), "[tensordot] contracted dimensions need to match, but first has size ",
+             a.size(da), " in dim ", da, " and second has size ", b.size(db), " in dim ", db);
+    ca[size_t(da)] = cb[size_t(db)] = true;
+    k *= a.size(da);
+  }
+  std::vector<int64_t> out, perm_a, perm_b;
+  int64_t m = 1, n = 1;
+  for (int64_t i = 0; i < a.dim(); i++)
+    if (!ca[size_t(i)]) perm_a.push_back(i), out.push_back(a.size(i)), m *= a.size(i);
+  for (size_t i = 0; i < dims_a.size(); i++) perm_a.push_back(wrap(dims_a[i], a.dim(), "tensordot"));
+  for (size_t i = 0; i < dims_b.size(); i++) perm_b.push_back(wrap(dims_b[i], b.dim(), "tensordot"));
+  for (int64_t i = 0; i < b.dim(); i++)
+    if (!cb[size_t(i)]) perm_b.push_back(i), out.push_back(b.size(i)), n *= b.size(i);
+  return mm(a.permute(perm_a).reshape({m, k}), b.permute(perm_b).reshape({k, n})).reshape(out);
+}
+
+Tensor chain_matmul(TensorList matrices) {
+  FW_CHECK(!matrices.empty(), "[chain_matmul] chain_matmul(): Expected one or more matrices");
+  for (auto& m : matrices)
+    FW_CHECK(m.dim() == 2, "[chain_matmul] Tensor dimension is ", m.dim(), ", expected 2 instead.");
+  if (matrices.size() == 1) return matrices[0].clone();
+  Tensor r = matrices[0];
+  for (size_t i = 1; i < matrices.size(); i++) r = mm(r, matrices[i]);
+  return r;
+}
+
+Tensor addmv(const Tensor& t, const Tensor& mat, const Tensor& vec, const Scalar& beta, const Scalar& alpha) {
+  FW_CHECK(mat.dim() == 2 && vec.dim() == 1, "[addmv] vector + matrix @ vector expected, got ", t.dim(), ", ",
+           mat.dim(), ", ", vec.dim());
+  Tensor p = mv(mat, vec) * alpha;
+  return beta.toDouble() == 0 ? p + zeros_like(t).expand_as(p) : t * beta + p;
+}
+Tensor addr(const Tensor& t, const Tensor& v1, const Tensor& v2, const Scalar& beta, const Scalar& alpha) {
+  FW_CHECK(v1.dim() == 1 && v2.dim() == 1, "[addr] addr: Expected 1-D arguments vec1 and vec2, but got ", v1.dim(),
+           "-D and ", v2.dim(), "-D");
+  Tensor p = outer(v1, v2) * alpha;
+  return beta.toDouble() == 0 ? p + zeros_like(t).expand_as(p) : t * beta + p;
+}
+
+Tensor ldexp(const Tensor& t, const Tensor& other) { return t * pow(full({}, 2.0, t.is_floating_point() ? t.dtype() : kFloat), other); }
+Tensor float_power(const Tensor& t, const Tensor& exponent) {
+  const ScalarType dt = t.is_complex() || exponent.is_complex() ? kComplexDouble : kDouble;
+  return pow(t.to(dt), exponent.to(dt));
+}
+Tensor float_power(const Tensor& t, const Scalar& exponent) {
+  const ScalarType dt = t.is_complex() || exponent.isComplex() ? kComplexDouble : kDouble;
+  return pow(t.to(dt), exponent);
+}
+Tensor sinc(const Tensor& t) {
+  Tensor x = t.is_floating_point() || t.is_complex() ? t : t.to(kFloat);
+  Tensor px = x * M_PI;
+  Tensor safe = where(x.eq(0), ones_like(px), px);
+  return where(x.eq(0), ones_like(px), sin(safe) / safe);
+}
+Tensor deg2rad(const Tensor& t) { return (t.is_floating_point() ? t : t.to(kFloat)) * (M_PI / 180); }
+Tensor rad2deg(const Tensor& t) { return (t.is_floating_point() ? t : t.to(kFloat)) * (180 / M_PI); }
+
+namespace {
+Tensor gcd_lcm(const char* op, const Tensor& a, const Tensor& b, bool lcm) {
+  FW_CHECK(is_integral(a.dtype(), false) && is_integral(b.dtype(), false), "[", op,
+           "] expects integer tensors, got ", dtype_str(a.dtype()), " and ", dtype_str(b.dtype()));
+  auto bt = broadcast_tensors({a, b});
+  auto va = host_values<int64_t>(bt[0]), vb = host_values<int64_t>(bt[1]);
+  std::vector<int64_t> r(va.size());
+  for (size_t i = 0; i < va.size(); i++) {
+    // std::gcd/lcm on |values| (PyTorch's results are non-negative).
+    uint64_t x = va[i] < 0 ? uint64_t(0) - uint64_t(va[i]) : uint64_t(va[i]);
+    uint64_t y = vb[i] < 0 ? uint64_t(0) - uint64_t(vb[i]) : uint64_t(vb[i]);
+    uint64_t g = std::gcd(x, y);
+    r[i] = int64_t(lcm ? (g == 0 ? 0 : x / g * y) : g);
+  }
+  return longs(r, bt[0].sizes(), a.device()).to(promote_types(a.dtype(), b.dtype()));
+}
+}  // namespace
+
+Tensor gcd(const Tensor& a, const Tensor& b) { return gcd_lcm("gcd", a, b, false); }
+Tensor lcm(const Tensor& a, const Tensor& b) { return gcd_lcm("lcm", a, b, true); }
+
+ScalarType result_type(const Tensor& a, const Tensor& b) {
+  // One element each, keeping whether each is 0-D (a 0-D tensor does not promote a dimensioned
+  // one within its category).
+  auto probe = [](const Tensor& t) { return t.dim() == 0 ? t.new_zeros({}) : t.new_zeros({1}); };
+  return (probe(a) + probe(b)).dtype();
+}
+
+bool can_cast(ScalarType from, ScalarType to) {
+  // PyTorch: no complex -> real, no float -> integral, no non-bool -> bool.
+  if (is_complex(from) && !is_complex(to)) return false;
+  if (is_floating_point(from) && is_integral(to, true)) return false;
+  if (from != kBool && to == kBool) return false;
+  return true;
+}
+
 // ---- Tensor methods (declared in fw/tensor.h)
 
 Tensor Tensor::nansum(std::optional<ScalarType> dtype) const { return fw::nansum(*this, dtype); }

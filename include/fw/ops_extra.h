@@ -117,6 +117,53 @@ Tensor corrcoef(const Tensor& t);
 // needed, 1 always when no gradient is needed, 2 never.
 Tensor cdist(const Tensor& x1, const Tensor& x2, double p = 2, std::optional<int64_t> compute_mode = std::nullopt);
 
+// ---- more composites
+// Sorted along dim 0.
+Tensor msort(const Tensor& t);
+// Median ignoring NaNs (NaN only when all are NaN); the lower of the two middle values.
+Tensor nanmedian(const Tensor& t);
+std::tuple<Tensor, Tensor> nanmedian(const Tensor& t, int64_t dim, bool keepdim = false);
+// n-th forward difference along dim, after concatenating prepend and append.
+Tensor diff(const Tensor& t, int64_t n = 1, int64_t dim = -1, const std::optional<Tensor>& prepend = std::nullopt,
+            const std::optional<Tensor>& append = std::nullopt);
+// Trapezoid rule along dim with spacing dx or sample points x; cumulative_trapezoid keeps the
+// running integral.
+Tensor trapezoid(const Tensor& y, double dx = 1, int64_t dim = -1);
+Tensor trapezoid(const Tensor& y, const Tensor& x, int64_t dim = -1);
+Tensor trapz(const Tensor& y, double dx = 1, int64_t dim = -1);
+Tensor trapz(const Tensor& y, const Tensor& x, int64_t dim = -1);
+Tensor cumulative_trapezoid(const Tensor& y, double dx = 1, int64_t dim = -1);
+Tensor cumulative_trapezoid(const Tensor& y, const Tensor& x, int64_t dim = -1);
+// 0 where t < 0, values where t == 0, 1 where t > 0.
+Tensor heaviside(const Tensor& t, const Tensor& values);
+// Block-diagonal matrix of 0-D, 1-D or 2-D tensors.
+Tensor block_diag(TensorList tensors);
+// Vandermonde matrix of a 1-D x: columns x^(N-1), ..., x^0 (increasing: x^0 first).
+Tensor vander(const Tensor& x, std::optional<int64_t> N = std::nullopt, bool increasing = false);
+// Sum over the last dims of a and b (inner), over given dim pairs (tensordot).
+Tensor inner(const Tensor& a, const Tensor& b);
+Tensor tensordot(const Tensor& a, const Tensor& b, IntArrayRef dims_a, IntArrayRef dims_b);
+// Products of a chain of matrices.
+Tensor chain_matmul(TensorList matrices);
+// beta * t + alpha * (mat @ vec) and beta * t + alpha * outer(v1, v2).
+Tensor addmv(const Tensor& t, const Tensor& mat, const Tensor& vec, const Scalar& beta = 1, const Scalar& alpha = 1);
+Tensor addr(const Tensor& t, const Tensor& v1, const Tensor& v2, const Scalar& beta = 1, const Scalar& alpha = 1);
+// t * 2^other.
+Tensor ldexp(const Tensor& t, const Tensor& other);
+// pow in double precision (complex128 for complex).
+Tensor float_power(const Tensor& t, const Tensor& exponent);
+Tensor float_power(const Tensor& t, const Scalar& exponent);
+// sin(pi x) / (pi x), 1 at 0.
+Tensor sinc(const Tensor& t);
+Tensor deg2rad(const Tensor& t);
+Tensor rad2deg(const Tensor& t);
+// Greatest common divisor / least common multiple of integer tensors (non-negative results).
+Tensor gcd(const Tensor& a, const Tensor& b);
+Tensor lcm(const Tensor& a, const Tensor& b);
+// The dtype of a binary op's result, and whether `from` casts to `to` under PyTorch's rules.
+ScalarType result_type(const Tensor& a, const Tensor& b);
+bool can_cast(ScalarType from, ScalarType to);
+
 // ---- libtorch spellings of existing functions
 inline size_t elementSize(ScalarType t) { return element_size(t); }
 namespace autograd {
