@@ -155,6 +155,11 @@ const std::map<std::string, Fn>& table() {
          return std::vector<Tensor>{fw::cdist(in.at("x1"), in.at("x2"), c.real("p"))};
        }},
       {"msort", [](const Case&, const Inputs& in) { return std::vector<Tensor>{fw::msort(in.at("x"))}; }},
+      {"scatter_reduce",
+       [](const Case& c, const Inputs& in) {
+         return std::vector<Tensor>{
+             in.at("x").scatter_reduce(c.num("dim"), in.at("i"), in.at("src"), c.opt("reduce"), c.flag("include_self"))};
+       }},
       {"nanmedian",
        [](const Case& c, const Inputs& in) {
          auto [v, i] = fw::nanmedian(in.at("x"), c.num("dim"), c.flag("keepdim"));
@@ -256,7 +261,7 @@ TEST(OpsExtra, MatchesPyTorch) {
       checked++;
     }
   }
-  EXPECT_EQ(checked, 93);
+  EXPECT_EQ(checked, 104);
 }
 
 TEST(OpsExtra, GradcheckComposites) {
@@ -279,6 +284,11 @@ TEST(OpsExtra, GradcheckComposites) {
   check("cdist p2", [](const Tensor& t) { return fw::cdist(t, t.flip({0}) * 0.5 + 1); });
   check("cdist p3", [](const Tensor& t) { return fw::cdist(t, t.flip({0}) * 0.5 + 1, 3); });
   check("kron", [](const Tensor& t) { return fw::kron(t, t.narrow(0, 0, 2)); });
+  // scatter_reduce with a src wider than the index (its extra columns get no gradient).
+  Tensor idx = fw::tensor(std::vector<int64_t>{2, 0, 2, 1, 0, 0, 1, 2}).reshape({2, 4});
+  for (const char* red : {"sum", "mean", "prod", "amax", "amin"})
+    for (bool inc : {true, false})
+      check(red, [&](const Tensor& t) { return fw::scatter_reduce(t.narrow(0, 0, 3) * 2, 0, idx, t.narrow(0, 1, 2), red, inc); });
   check("diag_embed", [](const Tensor& t) { return fw::diag_embed(t, 1, 0, 2); });
   check("masked_scatter", [](const Tensor& t) {
     return fw::masked_scatter(t, fw::tensor(std::vector<int64_t>{1, 0, 1, 1, 0}).to(fw::kBool), t.flatten() * 2);
@@ -356,6 +366,12 @@ TEST(OpsExtra, Errors) {
   EXPECT_ERROR(fw::take_along_dim(x, fw::zeros({3}, fw::kLong), 0), "[take_along_dim] input and indices should have the same number of dimensions");
   EXPECT_ERROR(fw::tril_indices(-1, 3), "[tril_indices] row must be non-negative");
   EXPECT_ERROR(fw::cummax(x, 2), "[cummax] Dimension out of range");
+  EXPECT_ERROR(fw::scatter_reduce(x, 0, fw::zeros({3, 4}, fw::kLong), x, "max"),
+               "[scatter_reduce] reduce argument must be either sum, prod, mean, amax or amin, got max");
+  EXPECT_ERROR(fw::scatter_reduce(x, 0, fw::full({1, 1}, 3, fw::kLong), x, "sum"),
+               "[scatter_reduce] index 3 is out of bounds for dimension 0 with size 3");
+  EXPECT_ERROR(fw::poisson(fw::full({2}, -1.0)), "[poisson] rates must be finite and non-negative, got -1");
+  EXPECT_ERROR(fw::empty({2}).geometric_(1.5), "[geometric_] expects p to be in (0, 1)");
 }
 
 TEST(OpsExtra, UnderCompile) {
@@ -371,6 +387,30 @@ TEST(OpsExtra, UnderCompile) {
   ye.sum().backward();
   yc.sum().backward();
   FW_EXPECT_CLOSE(xc.grad(), xe.grad(), 1e-5, 1e-5);
+}
+
+TEST(OpsExtra, Samplers) {
+  // Moments of 20000 draws (loose bounds: 5+ standard errors).
+  fw::manual_seed(3);
+  Tensor e = fw::empty({20000}, fw::kDouble).exponential_(2.0);
+  EXPECT_NEAR(e.mean().item<double>(), 0.5, 0.02);
+  EXPECT_GE(e.min().item<double>(), 0.0);
+  Tensor g = fw::empty({20000}, fw::kDouble).geometric_(0.25);
+  EXPECT_NEAR(g.mean().item<double>(), 4.0, 0.15);
+  EXPECT_GE(g.min().item<double>(), 1.0);
+  EXPECT_TRUE(fw::equal(g, g.round()));
+  Tensor c = fw::empty({20000}, fw::kDouble).cauchy_(1.0, 2.0);
+  EXPECT_NEAR(fw::median(c).item<double>(), 1.0, 0.1);
+  Tensor l = fw::empty({20000}, fw::kDouble).log_normal_(0.0, 0.5);
+  EXPECT_NEAR(fw::log(l).std().item<double>(), 0.5, 0.02);
+  Tensor p = fw::poisson(fw::full({20000}, 3.5, fw::kDouble));
+  EXPECT_NEAR(p.mean().item<double>(), 3.5, 0.1);
+  EXPECT_NEAR(p.var().item<double>(), 3.5, 0.25);
+  EXPECT_TRUE(fw::equal(fw::poisson(fw::zeros({3})), fw::zeros({3})));
+  fw::manual_seed(9);
+  Tensor p1 = fw::poisson(fw::full({5}, 10.0));
+  fw::manual_seed(9);
+  EXPECT_TRUE(fw::equal(p1, fw::poisson(fw::full({5}, 10.0))));  // reproducible under manual_seed
 }
 
 TEST(OpsExtra, TensorMethods) {

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <random>
 
 #include "core/op.h"
 #include "core/parallel.h"
@@ -1030,6 +1031,200 @@ bool can_cast(ScalarType from, ScalarType to) {
   if (is_floating_point(from) && is_integral(to, true)) return false;
   if (from != kBool && to == kBool) return false;
   return true;
+}
+
+// ---- scatter_reduce
+
+namespace {
+
+// Note [scatter_reduce]
+// sum and mean are composites of scatter / scatter_add (their gradients come from those ops).
+// prod, amax and amin run a host kernel over the index's elements (values in double, or int64
+// for integer tensors) inside an autograd::Function whose backward is PyTorch's: amax/amin split
+// the gradient evenly among the elements equal to the result (self counted among them wherever
+// it equals the result, even without include_self, as PyTorch does); prod gives each element the product of the others at its position (with one
+// zero there, only the zero gets a gradient: the product of the rest; with more, none).
+template <class T>
+void scatter_reduce_kernel(T* out, IntArrayRef out_strides, const int64_t* idx, const T* src, IntArrayRef isizes,
+                           IntArrayRef src_strides, int64_t dim, int op, bool include_self, std::vector<char>& seen) {
+  const int64_t nd = int64_t(isizes.size());
+  std::vector<int64_t> pos(size_t(nd), 0);
+  int64_t n = 1;
+  for (int64_t s : isizes) n *= s;
+  for (int64_t e = 0; e < n; e++) {
+    int64_t o = 0, so = 0;
+    for (int64_t d = 0; d < nd; d++) {
+      so += pos[size_t(d)] * src_strides[size_t(d)];
+      o += (d == dim ? idx[e] : pos[size_t(d)]) * out_strides[size_t(d)];
+    }
+    const T v = src[so];
+    T& r = out[o];
+    if (!include_self && !seen[size_t(o)]) {
+      r = v;
+      seen[size_t(o)] = 1;
+    } else if (op == 0) {
+      r = r * v;
+    } else if (op == 1) {
+      if constexpr (std::is_floating_point_v<T>) r = (std::isnan(r) || std::isnan(v)) ? T(NAN) : std::max(r, v);
+      else r = std::max(r, v);
+    } else {
+      if constexpr (std::is_floating_point_v<T>) r = (std::isnan(r) || std::isnan(v)) ? T(NAN) : std::min(r, v);
+      else r = std::min(r, v);
+    }
+    for (int64_t d = nd - 1; d >= 0; d--) {
+      if (++pos[size_t(d)] < isizes[size_t(d)]) break;
+      pos[size_t(d)] = 0;
+    }
+  }
+}
+
+// op: 0 prod, 1 amax, 2 amin.
+Tensor scatter_reduce_values(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, int op,
+                             bool include_self) {
+  const bool fl = self.is_floating_point();
+  Tensor out = self.to(Device(kCPU), fl ? kDouble : kLong).contiguous().clone();
+  Tensor s = src.to(Device(kCPU), fl ? kDouble : kLong).contiguous();
+  Tensor idx = index.to(Device(kCPU)).contiguous();
+  std::vector<char> seen(size_t(out.numel()), 0);
+  if (fl)
+    scatter_reduce_kernel<double>(out.data_ptr<double>(), out.strides(), idx.data_ptr<int64_t>(), s.data_ptr<double>(),
+                                  idx.sizes(), s.strides(), dim, op, include_self, seen);
+  else
+    scatter_reduce_kernel<int64_t>(out.data_ptr<int64_t>(), out.strides(), idx.data_ptr<int64_t>(),
+                                   s.data_ptr<int64_t>(), idx.sizes(), s.strides(), dim, op, include_self, seen);
+  return out.to(self.device(), self.dtype());
+}
+
+struct ScatterReduceFn : autograd::Function<ScatterReduceFn> {
+  static Tensor forward(autograd::AutogradContext* ctx, Tensor self, int64_t dim, Tensor index, Tensor src, int64_t op,
+                        bool include_self) {
+    Tensor out = scatter_reduce_values(self, dim, index, src, int(op), include_self);
+    ctx->saved_data["dim"] = dim;
+    ctx->saved_data["op"] = op;
+    ctx->saved_data["include_self"] = include_self;
+    ctx->save_for_backward({self, index, src, out});
+    return out;
+  }
+  static autograd::variable_list backward(autograd::AutogradContext* ctx, autograd::variable_list g) {
+    auto v = ctx->get_saved_variables();
+    const Tensor &self = v[0], &index = v[1], &src = v[2], &out = v[3], &go = g[0];
+    const int64_t dim = ctx->saved_data["dim"].toInt(), op = ctx->saved_data["op"].toInt();
+    const bool include_self = ctx->saved_data["include_self"].toBool();
+    Tensor touched = zeros_like(self, kBool).scatter(dim, index, full({}, true, kBool).expand(index.sizes()));
+    Tensor self_in = include_self ? ones_like(self, kBool) : touched.logical_not();  // self takes part
+    Tensor src_n = src.narrow(0, 0, index.size(0));
+    for (int64_t d = 1; d < index.dim(); d++) src_n = src_n.narrow(d, 0, index.size(d));
+    Tensor gs, gsrc;
+    if (op == 0) {
+      // Zeros at each position (self's counted when it takes part) and the product of the rest.
+      Tensor self_zero = self.eq(0).logical_and(self_in), src_zero = src_n.eq(0);
+      Tensor nz = self_zero.to(kLong).scatter_add(dim, index, src_zero.to(kLong));
+      Tensor prod_nonzero = scatter_reduce(where(self_zero, ones_like(self), self), dim, index,
+                                           where(src_zero, ones_like(src_n), src_n), "prod", include_self);
+      Tensor gsrc_at = go.gather(dim, index), out_at = out.gather(dim, index);
+      Tensor nz_at = nz.gather(dim, index), pnz_at = prod_nonzero.gather(dim, index);
+      gs = where(self_in, where(nz.eq(0), go * out / where(self.eq(0), ones_like(self), self),
+                               where(nz.eq(1).logical_and(self.eq(0)), go * prod_nonzero, zeros_like(self))),
+                 zeros_like(go));
+      gsrc = where(nz_at.eq(0), gsrc_at * out_at / where(src_n.eq(0), ones_like(src_n), src_n),
+                   where(nz_at.eq(1).logical_and(src_zero), gsrc_at * pnz_at, zeros_like(src_n)));
+    } else {
+      // Ties share the gradient evenly. As PyTorch, self counts among the ties where it equals the
+      // result even when include_self is false (it then gets no gradient itself).
+      Tensor self_hit = self.eq(out);
+      Tensor out_at = out.gather(dim, index);
+      Tensor src_hit = src_n.eq(out_at);
+      Tensor count = self_hit.to(go.dtype()).scatter_add(dim, index, src_hit.to(go.dtype()));
+      Tensor share = go / count.clamp_min(1);
+      gs = where(self_in.logical_and(self_hit), share, zeros_like(share));
+      gsrc = where(src_hit, share.gather(dim, index), zeros_like(src_n));
+    }
+    // The gradient of src is laid into src's full shape (elements beyond index's extent get none).
+    Tensor gsrc_full = zeros_like(src);
+    DimVec pad;
+    for (int64_t d = src.dim() - 1; d >= 0; d--) pad.push_back(0), pad.push_back(src.size(d) - index.size(d));
+    gsrc_full = constant_pad_nd(gsrc, pad);
+    return {gs, Tensor(), Tensor(), gsrc_full, Tensor(), Tensor()};
+  }
+};
+
+}  // namespace
+
+Tensor scatter_reduce(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce,
+                      bool include_self) {
+  const char* op = "scatter_reduce";
+  const int64_t d = wrap(dim, self.dim(), op);
+  FW_CHECK(reduce == "sum" || reduce == "prod" || reduce == "mean" || reduce == "amax" || reduce == "amin", "[", op,
+           "] reduce argument must be either sum, prod, mean, amax or amin, got ", reduce);
+  FW_CHECK(index.dtype() == kLong, "[", op, "] Expected index to be of dtype int64, got ", dtype_str(index.dtype()));
+  FW_CHECK(self.dtype() == src.dtype(), "[", op, "] Expected self.dtype to be equal to src.dtype, got ",
+           dtype_str(self.dtype()), " and ", dtype_str(src.dtype()));
+  FW_CHECK(index.dim() == self.dim() && src.dim() == self.dim(), "[", op,
+           "] Index tensor must have the same number of dimensions as self and src tensors, got ", index.dim(), ", ",
+           self.dim(), " and ", src.dim());
+  for (int64_t i = 0; i < self.dim(); i++) {
+    FW_CHECK(index.size(i) <= src.size(i), "[", op, "] Expected index ", index.sizes(), " to be smaller than src ",
+             src.sizes(), " apart from dimension ", d);
+    FW_CHECK(i == d || index.size(i) <= self.size(i), "[", op, "] Expected index ", index.sizes(),
+             " to be smaller than self ", self.sizes(), " apart from dimension ", d);
+  }
+  if (index.numel() > 0) {
+    const int64_t lo = index.min().item<int64_t>(), hi = index.max().item<int64_t>();
+    FW_CHECK(lo >= 0 && hi < self.size(d), "[", op, "] index ", lo < 0 ? lo : hi,
+             " is out of bounds for dimension ", d, " with size ", self.size(d));
+  }
+  if (reduce == "sum" || reduce == "mean") {
+    Tensor src_n = src;
+    for (int64_t i = 0; i < src.dim(); i++) src_n = src_n.narrow(i, 0, index.size(i));
+    Tensor base = include_self ? self : self.scatter(d, index, Scalar(0));
+    Tensor total = base.scatter_add(d, index, src_n);
+    if (reduce == "sum") return total;
+    Tensor count = zeros_like(self).scatter_add(d, index, ones_like(src_n));
+    if (include_self) count = count + 1;
+    count = where(count.eq(0), ones_like(count), count);
+    return self.is_floating_point() || self.is_complex() ? total / count : div(total, count, "floor");
+  }
+  const int64_t code = reduce == "prod" ? 0 : reduce == "amax" ? 1 : 2;
+  return ScatterReduceFn::apply(self, d, index, src, code, include_self);
+}
+
+Tensor poisson(const Tensor& rates) {
+  FW_CHECK(rates.is_floating_point(), "[poisson] expected a floating point tensor of rates, got ",
+           dtype_str(rates.dtype()));
+  auto lam = host_values<double>(rates);
+  for (double l : lam)
+    FW_CHECK(l >= 0 && std::isfinite(l), "[poisson] rates must be finite and non-negative, got ", l);
+  // One draw from fw's generator seeds the host sampler, so manual_seed makes it reproducible.
+  std::mt19937_64 rng(uint64_t(randint(0, std::numeric_limits<int64_t>::max(), {1}).item<int64_t>()));
+  std::vector<double> out(lam.size());
+  for (size_t i = 0; i < lam.size(); i++) out[i] = lam[i] == 0 ? 0.0 : double(std::poisson_distribution<int64_t>(lam[i])(rng));
+  Tensor r = empty(rates.sizes(), kDouble);
+  std::copy(out.begin(), out.end(), r.data_ptr<double>());
+  return r.to(rates.device(), rates.dtype());
+}
+
+Tensor& Tensor::exponential_(double lambd) {
+  FW_CHECK(lambd > 0, "[exponential_] expects lambda > 0.0, but found lambda=", lambd);
+  Tensor u = fw::rand(sizes(), TensorOptions(kDouble)).clamp(std::numeric_limits<double>::min(), 1.0);
+  return copy_(-fw::log(u) / lambd);
+}
+Tensor& Tensor::geometric_(double p) {
+  FW_CHECK(p > 0 && p < 1, "[geometric_] expects p to be in (0, 1), but got p=", p);
+  Tensor u = fw::rand(sizes(), TensorOptions(kDouble)).clamp(std::numeric_limits<double>::min(), 1.0);
+  return copy_(fw::ceil(fw::log(u) / std::log1p(-p)).clamp_min(1));
+}
+Tensor& Tensor::cauchy_(double median, double sigma) {
+  FW_CHECK(sigma > 0, "[cauchy_] expects sigma > 0.0, but found sigma=", sigma);
+  Tensor u = fw::rand(sizes(), TensorOptions(kDouble));
+  return copy_(fw::tan((u - 0.5) * M_PI) * sigma + median);
+}
+Tensor& Tensor::log_normal_(double mean, double std) {
+  FW_CHECK(std > 0, "[log_normal_] expects std > 0.0, but found std=", std);
+  return copy_(fw::exp(fw::randn(sizes(), TensorOptions(kDouble)) * std + mean));
+}
+Tensor Tensor::scatter_reduce(int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce,
+                              bool include_self) const {
+  return fw::scatter_reduce(*this, dim, index, src, reduce, include_self);
 }
 
 // ---- Tensor methods (declared in fw/tensor.h)

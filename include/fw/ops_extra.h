@@ -104,6 +104,13 @@ Tensor clone(const Tensor& t);
 // log(exp(a) + exp(b)) and log2(2^a + 2^b), without overflow.
 Tensor logaddexp(const Tensor& a, const Tensor& b);
 Tensor logaddexp2(const Tensor& a, const Tensor& b);
+// scatter with a reduction: out[index[i]] = reduce(self (if include_self), src[i] for every i
+// scattered there); reduce is sum, prod, mean, amax or amin. Positions nothing is scattered to
+// keep self. Integer mean rounds down, as PyTorch.
+Tensor scatter_reduce(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
+                      const std::string& reduce, bool include_self = true);
+// Poisson samples with the given rates (non-negative), drawn from fw's generator.
+Tensor poisson(const Tensor& rates);
 // t with the slices at `index` along dim set to value.
 Tensor index_fill(const Tensor& t, int64_t dim, const Tensor& index, const Scalar& value);
 

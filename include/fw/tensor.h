@@ -207,6 +207,12 @@ class Tensor {
   Tensor& normal_(double mean = 0, double std = 1);
   Tensor& bernoulli_(double p = 0.5);
   Tensor& random_(int64_t from, int64_t to);
+  // More in-place samplers (core/ops/extra.cpp): Exp(lambd), Geometric(p) on {1, 2, ...},
+  // Cauchy(median, sigma), exp(Normal(mean, std)).
+  Tensor& exponential_(double lambd = 1);
+  Tensor& geometric_(double p);
+  Tensor& cauchy_(double median = 0, double sigma = 1);
+  Tensor& log_normal_(double mean = 1, double std = 2);
   Tensor view_as_real() const;
   Tensor real() const;
   Tensor imag() const;
@@ -470,6 +476,8 @@ class Tensor {
   Tensor logaddexp(const Tensor& other) const;
   Tensor logaddexp2(const Tensor& other) const;
   Tensor index_fill(int64_t dim, const Tensor& index, const Scalar& value) const;
+  Tensor scatter_reduce(int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce,
+                        bool include_self = true) const;
   Tensor inverse() const;
   Tensor det() const;
   Tensor logdet() const;
