@@ -389,6 +389,26 @@ TEST(OpsExtra, UnderCompile) {
   FW_EXPECT_CLOSE(xc.grad(), xe.grad(), 1e-5, 1e-5);
 }
 
+TEST(OpsExtra, Special) {
+  namespace S = fw::special;
+  Tensor x = fw::tensor(std::vector<double>{-1.5, 0, 0.5, 2, 7});
+  FW_EXPECT_CLOSE(S::gammaln(x), fw::lgamma(x), 0, 0);
+  FW_EXPECT_CLOSE(S::psi(x), fw::digamma(x), 0, 0);
+  FW_EXPECT_CLOSE(S::expit(x), fw::sigmoid(x), 0, 0);
+  // Reference values: scipy-free identities and known constants.
+  FW_EXPECT_CLOSE(S::ndtr(fw::tensor(std::vector<double>{0, 1.959963984540054, -1})),
+                  fw::tensor(std::vector<double>{0.5, 0.975, 0.15865525393145707}), 1e-12, 1e-12);
+  FW_EXPECT_CLOSE(S::entr(fw::tensor(std::vector<double>{0, 0.5, 1, -1, NAN})),
+                  fw::tensor(std::vector<double>{0, 0.5 * std::log(2.0), 0, -INFINITY, NAN}), 1e-15, 1e-15);
+  FW_EXPECT_CLOSE(S::xlog1py(fw::tensor(std::vector<double>{0, 2, 0}), fw::tensor(std::vector<double>{-1, 1, NAN})),
+                  fw::tensor(std::vector<double>{0, 2 * std::log(2.0), NAN}), 1e-15, 1e-15);
+  // multigammaln(x, 1) = lgamma(x); p = 2: lgamma(x) + lgamma(x - 1/2) + log(pi) / 2.
+  Tensor y = fw::tensor(std::vector<double>{1.5, 3});
+  FW_EXPECT_CLOSE(S::multigammaln(y, 1), fw::lgamma(y), 1e-15, 1e-15);
+  FW_EXPECT_CLOSE(S::multigammaln(y, 2), fw::lgamma(y) + fw::lgamma(y - 0.5) + std::log(M_PI) / 2, 1e-14, 1e-14);
+  EXPECT_ERROR(S::multigammaln(y, 4), "[multigammaln] All elements must be greater than (p-1)/2");
+}
+
 TEST(OpsExtra, Samplers) {
   // Moments of 20000 draws (loose bounds: 5+ standard errors).
   fw::manual_seed(3);

@@ -1227,6 +1227,33 @@ Tensor Tensor::scatter_reduce(int64_t dim, const Tensor& index, const Tensor& sr
   return fw::scatter_reduce(*this, dim, index, src, reduce, include_self);
 }
 
+// ---- torch::special composites
+
+namespace special {
+Tensor xlog1py(const Tensor& a, const Tensor& b) {
+  Tensor r = a * fw::log1p(b);
+  return where(a.eq(0).logical_and(b.isnan().logical_not()), zeros_like(r), r);
+}
+Tensor entr(const Tensor& t) {
+  Tensor x = t.is_floating_point() ? t : t.to(kFloat);
+  Tensor safe = where(x > 0, x, ones_like(x));
+  Tensor r = -x * fw::log(safe);
+  return where(x > 0, r, where(x.eq(0), zeros_like(r), where(x < 0, full_like(r, -INFINITY), x)));
+}
+Tensor ndtr(const Tensor& t) {
+  Tensor x = t.is_floating_point() ? t : t.to(kFloat);
+  return fw::erfc(x * -M_SQRT1_2) * 0.5;
+}
+Tensor multigammaln(const Tensor& t, int64_t p) {
+  FW_CHECK(p >= 1, "[multigammaln] p has to be greater than or equal to 1, got ", p);
+  if (t.numel() > 0)
+    FW_CHECK(t.min().item<double>() > 0.5 * double(p - 1), "[multigammaln] All elements must be greater than (p-1)/2");
+  Tensor r = full_like(t, double(p) * double(p - 1) / 4 * std::log(M_PI));
+  for (int64_t i = 0; i < p; i++) r = r + fw::lgamma(t - double(i) / 2);
+  return r;
+}
+}  // namespace special
+
 // ---- Tensor methods (declared in fw/tensor.h)
 
 Tensor Tensor::nansum(std::optional<ScalarType> dtype) const { return fw::nansum(*this, dtype); }

@@ -171,6 +171,40 @@ Tensor lcm(const Tensor& a, const Tensor& b);
 ScalarType result_type(const Tensor& a, const Tensor& b);
 bool can_cast(ScalarType from, ScalarType to);
 
+// ---- torch::special (the functions fw has, under libtorch's names)
+namespace special {
+inline Tensor digamma(const Tensor& t) { return fw::digamma(t); }
+inline Tensor psi(const Tensor& t) { return fw::digamma(t); }
+inline Tensor polygamma(int64_t n, const Tensor& t) { return fw::polygamma(n, t); }
+inline Tensor gammaln(const Tensor& t) { return fw::lgamma(t); }
+inline Tensor erf(const Tensor& t) { return fw::erf(t); }
+inline Tensor erfc(const Tensor& t) { return fw::erfc(t); }
+inline Tensor erfinv(const Tensor& t) { return fw::erfinv(t); }
+inline Tensor exp2(const Tensor& t) { return fw::exp2(t); }
+inline Tensor expm1(const Tensor& t) { return fw::expm1(t); }
+inline Tensor log1p(const Tensor& t) { return fw::log1p(t); }
+inline Tensor expit(const Tensor& t) { return fw::sigmoid(t); }
+inline Tensor logit(const Tensor& t, std::optional<double> eps = std::nullopt) { return fw::logit(t, eps); }
+inline Tensor sinc(const Tensor& t) { return fw::sinc(t); }
+inline Tensor round(const Tensor& t) { return fw::round(t); }
+inline Tensor xlogy(const Tensor& a, const Tensor& b) { return fw::xlogy(a, b); }
+inline Tensor logsumexp(const Tensor& t, IntArrayRef dim, bool keepdim = false) { return fw::logsumexp(t, dim, keepdim); }
+inline Tensor softmax(const Tensor& t, int64_t dim, std::optional<ScalarType> dtype = std::nullopt) {
+  return fw::softmax(t, dim, dtype);
+}
+inline Tensor log_softmax(const Tensor& t, int64_t dim, std::optional<ScalarType> dtype = std::nullopt) {
+  return fw::log_softmax(t, dim, dtype);
+}
+// a * log1p(b), 0 where a == 0 (unless b is NaN).
+Tensor xlog1py(const Tensor& a, const Tensor& b);
+// -x log x elementwise: 0 at 0, -inf below 0.
+Tensor entr(const Tensor& t);
+// The standard normal CDF, 0.5 erfc(-x / sqrt 2).
+Tensor ndtr(const Tensor& t);
+// The multivariate log-gamma of dimension p: sum_i lgamma(x - i/2) + p(p-1)/4 log(pi).
+Tensor multigammaln(const Tensor& t, int64_t p);
+}  // namespace special
+
 // ---- libtorch spellings of existing functions
 inline size_t elementSize(ScalarType t) { return element_size(t); }
 namespace autograd {
