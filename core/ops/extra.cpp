@@ -28,19 +28,19 @@ using namespace detail;
 
 namespace {
 
-int64_t wrap(int64_t d, int64_t n, const char* op) {
-  const int64_t m = std::max<int64_t>(n, 1);
-  FW_CHECK(d >= -m && d < m, "[", op, "] Dimension out of range (expected to be in range of [", -m, ", ", m - 1,
-           "], but got ", d, ")");
-  return d < 0 ? d + m : d;
-}
-
 // t with dim moved last, contiguous on the CPU, as int64 (integral/bool) or double values.
 template <class T>
 std::vector<T> host_values(const Tensor& t) {
   Tensor c = t.to(Device(kCPU), std::is_same_v<T, double> ? kDouble : kLong).contiguous();
   const T* p = c.data_ptr<T>();
   return std::vector<T>(p, p + c.numel());
+}
+
+// The permutation undoing perm.
+std::vector<int64_t> inverse_perm(const std::vector<int64_t>& perm) {
+  std::vector<int64_t> inv(perm.size());
+  for (size_t i = 0; i < perm.size(); i++) inv[size_t(perm[i])] = int64_t(i);
+  return inv;
 }
 
 // Permutation moving `dim` last.
@@ -92,7 +92,7 @@ std::tuple<Tensor, Tensor> aminmax(const Tensor& t, std::optional<int64_t> dim, 
 // ---- order statistics
 
 std::tuple<Tensor, Tensor> kthvalue(const Tensor& t, int64_t k, int64_t dim, bool keepdim) {
-  const int64_t d = wrap(dim, t.dim(), "kthvalue");
+  const int64_t d = wrap_dim(dim, t.dim(), "kthvalue");
   const int64_t n = t.dim() == 0 ? 1 : t.size(d);
   FW_CHECK(k >= 1 && k <= n, "[kthvalue] selected number k = ", k, " out of range for dimension ", dim,
            " of size ", n);
@@ -132,7 +132,7 @@ void running_extreme(const T* x, int64_t* idx, int64_t rows, int64_t n) {
 
 template <bool MAX>
 std::tuple<Tensor, Tensor> cum_extreme(const char* op, const Tensor& t, int64_t dim) {
-  const int64_t d = wrap(dim, t.dim(), op);
+  const int64_t d = wrap_dim(dim, t.dim(), op);
   FW_CHECK(t.dtype() != kComplexFloat && t.dtype() != kComplexDouble, "[", op, "] does not support complex input");
   if (t.dim() == 0) return {t.clone(), zeros({}, kLong).to(t.device())};
   if (t.numel() == 0) return {t.clone(), empty(t.sizes(), kLong).to(t.device())};
@@ -148,8 +148,7 @@ std::tuple<Tensor, Tensor> cum_extreme(const char* op, const Tensor& t, int64_t 
     running_extreme<MAX>(v.data(), idx.data(), rows, n);
   }
   Tensor index = longs(idx, moved.sizes(), t.device());
-  std::vector<int64_t> inv(perm.size());
-  for (size_t i = 0; i < perm.size(); i++) inv[size_t(perm[i])] = int64_t(i);
+  const std::vector<int64_t> inv = inverse_perm(perm);
   index = index.permute(inv).contiguous();
   return {t.gather(d, index), index};
 }
@@ -191,8 +190,7 @@ Tensor logcumsumexp_forward(const Tensor& t, int64_t d) {
   });
   Tensor y = empty(moved.sizes(), kDouble);
   std::copy(v.begin(), v.end(), y.data_ptr<double>());
-  std::vector<int64_t> inv(perm.size());
-  for (size_t i = 0; i < perm.size(); i++) inv[size_t(perm[i])] = int64_t(i);
+  const std::vector<int64_t> inv = inverse_perm(perm);
   return y.permute(inv).to(t.device(), t.dtype()).contiguous();
 }
 
@@ -224,7 +222,7 @@ struct LogCumSumExp : autograd::Function<LogCumSumExp> {
 
 Tensor logcumsumexp(const Tensor& t, int64_t dim) {
   FW_CHECK(t.is_floating_point(), "[logcumsumexp] expected a floating point input, got ", dtype_str(t.dtype()));
-  const int64_t d = wrap(dim, t.dim(), "logcumsumexp");
+  const int64_t d = wrap_dim(dim, t.dim(), "logcumsumexp");
   if (t.dim() == 0) return t.clone();
   return LogCumSumExp::apply(t, d);
 }
@@ -250,7 +248,7 @@ Tensor quantile_impl(const char* op, const Tensor& t, const Tensor& q, std::opti
   Tensor x;
   DimVec out_shape;
   if (dim) {
-    const int64_t d = wrap(*dim, t.dim(), op);
+    const int64_t d = wrap_dim(*dim, t.dim(), op);
     x = t.dim() == 0 ? t.reshape({1}) : t.permute(dim_last(t.dim(), d));
     for (int64_t i = 0; i < t.dim(); i++)
       if (i != d) out_shape.push_back(t.size(i));
@@ -542,7 +540,7 @@ std::tuple<Tensor, Tensor, Tensor> unique_impl(const char* op, const Tensor& t, 
   Tensor rows2;
   int64_t d = 0, n, m;
   if (dim) {
-    d = wrap(*dim, t.dim(), op);
+    d = wrap_dim(*dim, t.dim(), op);
     FW_CHECK(t.dim() > 0, "[", op, "] a 0-D tensor has no dim ", *dim);
     n = t.size(d);
     FW_CHECK(n > 0 || t.numel() == 0, "[", op, "] Number of zero sized dimensions is more than one");
@@ -667,7 +665,7 @@ Tensor kron(const Tensor& a, const Tensor& b) {
 Tensor rot90(const Tensor& t, int64_t k, IntArrayRef dims) {
   FW_CHECK(dims.size() == 2, "[rot90] expected total rotation dims == 2, but got dims = ", dims.size());
   FW_CHECK(t.dim() >= 2, "[rot90] expected total dims >= 2, but got total dims = ", t.dim());
-  const int64_t d0 = wrap(dims[0], t.dim(), "rot90"), d1 = wrap(dims[1], t.dim(), "rot90");
+  const int64_t d0 = wrap_dim(dims[0], t.dim(), "rot90"), d1 = wrap_dim(dims[1], t.dim(), "rot90");
   FW_CHECK(d0 != d1, "[rot90] expected rotation dims to be different, but got dim0 = ", d0, " and dim1 = ", d1);
   switch (((k % 4) + 4) % 4) {
     case 1: return t.flip({d1}).transpose(d0, d1);
@@ -711,7 +709,7 @@ Tensor column_stack(TensorList ts) {
 
 Tensor diag_embed(const Tensor& t, int64_t offset, int64_t dim1, int64_t dim2) {
   const int64_t nd = t.dim() + 1;
-  const int64_t d1 = wrap(dim1, nd, "diag_embed"), d2 = wrap(dim2, nd, "diag_embed");
+  const int64_t d1 = wrap_dim(dim1, nd, "diag_embed"), d2 = wrap_dim(dim2, nd, "diag_embed");
   FW_CHECK(d1 != d2, "[diag_embed] diagonal dimensions cannot be identical ", dim1, ", ", dim2);
   Tensor x = t.dim() == 0 ? t.reshape({1}) : t;
   const int64_t m = x.size(-1), a = std::abs(offset);
@@ -731,7 +729,7 @@ Tensor take_along_dim(const Tensor& t, const Tensor& indices, std::optional<int6
   FW_CHECK(indices.dtype() == kLong, "[take_along_dim] dtype of indices should be Long but got ",
            dtype_str(indices.dtype()));
   if (!dim) return t.reshape({-1}).gather(0, indices.reshape({-1}));
-  const int64_t d = wrap(*dim, t.dim(), "take_along_dim");
+  const int64_t d = wrap_dim(*dim, t.dim(), "take_along_dim");
   FW_CHECK(t.dim() == indices.dim(), "[take_along_dim] input and indices should have the same number of dimensions, "
            "but got ", t.dim(), " dimensions for input, and ", indices.dim(), " dimensions for indices");
   DimVec ts(t.sizes()), is(indices.sizes());
@@ -777,7 +775,7 @@ Tensor logaddexp2(const Tensor& a, const Tensor& b) {
 }
 
 Tensor index_fill(const Tensor& t, int64_t dim, const Tensor& index, const Scalar& value) {
-  const int64_t d = wrap(dim, t.dim(), "index_fill");
+  const int64_t d = wrap_dim(dim, t.dim(), "index_fill");
   FW_CHECK(index.dtype() == kLong, "[index_fill] Expected dtype int64 for index, got ", dtype_str(index.dtype()));
   FW_CHECK(index.dim() <= 1, "[index_fill] Index has to be a vector/scalar, got a ", index.dim(), "-D index");
   const int64_t n = t.dim() == 0 ? 1 : t.size(d);
@@ -803,7 +801,7 @@ Tensor nanmedian(const Tensor& t) {
   return std::get<0>(nanmedian(t.reshape({-1}), 0));
 }
 std::tuple<Tensor, Tensor> nanmedian(const Tensor& t, int64_t dim, bool keepdim) {
-  const int64_t d = wrap(dim, t.dim(), "nanmedian");
+  const int64_t d = wrap_dim(dim, t.dim(), "nanmedian");
   Tensor x = t.dim() == 0 ? t.reshape({1}) : t;
   FW_CHECK(x.size(d) > 0, "[nanmedian] cannot compute the median along an empty dimension");
   if (!x.is_floating_point()) {
@@ -824,7 +822,7 @@ Tensor diff(const Tensor& t, int64_t n, int64_t dim, const std::optional<Tensor>
             const std::optional<Tensor>& append) {
   FW_CHECK(t.dim() >= 1, "[diff] expects input to be at least one-dimensional");
   FW_CHECK(n >= 0, "[diff] order must be non-negative but got ", n);
-  const int64_t d = wrap(dim, t.dim(), "diff");
+  const int64_t d = wrap_dim(dim, t.dim(), "diff");
   std::vector<Tensor> parts;
   if (prepend && prepend->defined()) parts.push_back(*prepend);
   parts.push_back(t);
@@ -848,7 +846,7 @@ Tensor trapezoid_widths(const Tensor& y, const Tensor& x, int64_t d, const char*
     Tensor dx = x.narrow(0, 1, x.size(0) - 1) - x.narrow(0, 0, x.size(0) - 1);
     return dx.reshape(shape);
   }
-  const int64_t xd = wrap(d - y.dim() + x.dim(), x.dim(), op);
+  const int64_t xd = wrap_dim(d - y.dim() + x.dim(), x.dim(), op);
   return x.narrow(xd, 1, x.size(xd) - 1) - x.narrow(xd, 0, x.size(xd) - 1);
 }
 Tensor trapezoid_terms(const Tensor& y, int64_t d) {
@@ -858,24 +856,24 @@ Tensor trapezoid_terms(const Tensor& y, int64_t d) {
 }  // namespace
 
 Tensor trapezoid(const Tensor& y, double dx, int64_t dim) {
-  const int64_t d = wrap(dim, y.dim(), "trapezoid");
+  const int64_t d = wrap_dim(dim, y.dim(), "trapezoid");
   if (y.size(d) == 0) return sum(y, {d});
   return sum(trapezoid_terms(y, d), {d}) * dx;
 }
 Tensor trapezoid(const Tensor& y, const Tensor& x, int64_t dim) {
-  const int64_t d = wrap(dim, y.dim(), "trapezoid");
+  const int64_t d = wrap_dim(dim, y.dim(), "trapezoid");
   if (y.size(d) == 0) return sum(y, {d});
   return sum(trapezoid_terms(y, d) * trapezoid_widths(y, x, d, "trapezoid"), {d});
 }
 Tensor trapz(const Tensor& y, double dx, int64_t dim) { return trapezoid(y, dx, dim); }
 Tensor trapz(const Tensor& y, const Tensor& x, int64_t dim) { return trapezoid(y, x, dim); }
 Tensor cumulative_trapezoid(const Tensor& y, double dx, int64_t dim) {
-  const int64_t d = wrap(dim, y.dim(), "cumulative_trapezoid");
+  const int64_t d = wrap_dim(dim, y.dim(), "cumulative_trapezoid");
   if (y.size(d) == 0) return y.narrow(d, 0, 0);
   return cumsum(trapezoid_terms(y, d) * dx, d);
 }
 Tensor cumulative_trapezoid(const Tensor& y, const Tensor& x, int64_t dim) {
-  const int64_t d = wrap(dim, y.dim(), "cumulative_trapezoid");
+  const int64_t d = wrap_dim(dim, y.dim(), "cumulative_trapezoid");
   if (y.size(d) == 0) return y.narrow(d, 0, 0);
   return cumsum(trapezoid_terms(y, d) * trapezoid_widths(y, x, d, "cumulative_trapezoid"), d);
 }
@@ -939,7 +937,7 @@ Tensor tensordot(const Tensor& a, const Tensor& b, IntArrayRef dims_a, IntArrayR
   std::vector<int64_t> pa, pb;
   int64_t k = 1;
   for (size_t i = 0; i < dims_a.size(); i++) {
-    const int64_t da = wrap(dims_a[i], a.dim(), "tensordot"), db = wrap(dims_b[i], b.dim(), "tensordot");
+    const int64_t da = wrap_dim(dims_a[i], a.dim(), "tensordot"), db = wrap_dim(dims_b[i], b.dim(), "tensordot");
     FW_CHECK(a.size(da) == b.size(db), "[tensordot] contracted dimensions need to match, but first has size ",
              a.size(da), " in dim ", da, " and second has size ", b.size(db), " in dim ", db);
     ca[size_t(da)] = cb[size_t(db)] = true;
@@ -949,8 +947,8 @@ Tensor tensordot(const Tensor& a, const Tensor& b, IntArrayRef dims_a, IntArrayR
   int64_t m = 1, n = 1;
   for (int64_t i = 0; i < a.dim(); i++)
     if (!ca[size_t(i)]) perm_a.push_back(i), out.push_back(a.size(i)), m *= a.size(i);
-  for (size_t i = 0; i < dims_a.size(); i++) perm_a.push_back(wrap(dims_a[i], a.dim(), "tensordot"));
-  for (size_t i = 0; i < dims_b.size(); i++) perm_b.push_back(wrap(dims_b[i], b.dim(), "tensordot"));
+  for (size_t i = 0; i < dims_a.size(); i++) perm_a.push_back(wrap_dim(dims_a[i], a.dim(), "tensordot"));
+  for (size_t i = 0; i < dims_b.size(); i++) perm_b.push_back(wrap_dim(dims_b[i], b.dim(), "tensordot"));
   for (int64_t i = 0; i < b.dim(); i++)
     if (!cb[size_t(i)]) perm_b.push_back(i), out.push_back(b.size(i)), n *= b.size(i);
   return mm(a.permute(perm_a).reshape({m, k}), b.permute(perm_b).reshape({k, n})).reshape(out);
@@ -1153,7 +1151,7 @@ struct ScatterReduceFn : autograd::Function<ScatterReduceFn> {
 Tensor scatter_reduce(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce,
                       bool include_self) {
   const char* op = "scatter_reduce";
-  const int64_t d = wrap(dim, self.dim(), op);
+  const int64_t d = wrap_dim(dim, self.dim(), op);
   FW_CHECK(reduce == "sum" || reduce == "prod" || reduce == "mean" || reduce == "amax" || reduce == "amin", "[", op,
            "] reduce argument must be either sum, prod, mean, amax or amin, got ", reduce);
   FW_CHECK(index.dtype() == kLong, "[", op, "] Expected index to be of dtype int64, got ", dtype_str(index.dtype()));
@@ -1369,9 +1367,7 @@ Tensor Tensor::contiguous(MemoryFormat format) const {
            "-D tensor");
   if (is_contiguous(format)) return *this;
   auto order = channels_last_order(dim());
-  std::vector<int64_t> back(order.size());
-  for (size_t i = 0; i < order.size(); i++) back[size_t(order[i])] = int64_t(i);
-  return permute(order).contiguous().permute(back);
+  return permute(order).contiguous().permute(inverse_perm(order));
 }
 
 Tensor Tensor::clone(MemoryFormat format) const {
