@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "core/ops/decomp_common.h"
 #include "core/parallel.h"
 #include "fw/autograd.h"
 #include "fw/error.h"
@@ -42,70 +43,8 @@ namespace {
 using autograd::AutogradContext;
 using autograd::variable_list;
 
-template <class T>
-using RowMat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-template <class T>
-using ColMat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;
-template <class T>
-using CMap = Eigen::Map<const RowMat<T>>;
-template <class T>
-using MMap = Eigen::Map<RowMat<T>>;
-
-using Shape = std::vector<int64_t>;
-
-// ---- checks and shapes
-
-void check_matrix(const char* op, const Tensor& A, const char* name = "A") {
-  FW_CHECK(A.defined(), "[", op, "] ", name, " is an undefined tensor");
-  FW_CHECK(A.dim() >= 2, "[", op, "] The input tensor ", name, " must have at least 2 dimensions, but it has shape ",
-           A.sizes());
-  FW_CHECK(A.dtype() == kFloat || A.dtype() == kDouble, "[", op, "] Expected a float32 or float64 tensor as ", name,
-           ", but got ", dtype_name(A.dtype()));
-  FW_CHECK(A.device().is_cpu(), "[", op, "] only CPU tensors are supported");
-}
-
-void check_square(const char* op, const Tensor& A, const char* name = "A") {
-  check_matrix(op, A, name);
-  FW_CHECK(A.size(-1) == A.size(-2), "[", op, "] ", name, " must be batches of square matrices, but they are ",
-           A.size(-2), " by ", A.size(-1), " matrices");
-}
-
-Shape batch_shape(const Tensor& A) { return Shape(A.sizes().begin(), A.sizes().end() - 2); }
-int64_t batch_count(const Tensor& A) {
-  int64_t b = 1;
-  for (int64_t i = 0; i + 2 < A.dim(); i++) b *= A.size(i);
-  return b;
-}
-Shape with_tail(Shape s, std::initializer_list<int64_t> tail) {
-  s.insert(s.end(), tail.begin(), tail.end());
-  return s;
-}
-
-// Runs f(i) for every matrix i of a batch, in parallel when the work is big enough.
-template <class F>
-void for_each_matrix(int64_t batch, int64_t n, const F& f) {
-  int64_t work = std::max<int64_t>(1, n * n * n);
-  int64_t grain = std::max<int64_t>(1, (int64_t(1) << 16) / work);
-  detail::parallel_for(0, batch, grain, [&](int64_t b0, int64_t b1) {
-    for (int64_t i = b0; i < b1; i++) f(i);
-  });
-}
-
-template <class F>
-void visit_real(ScalarType t, const F& f) {
-  if (t == kFloat) f.template operator()<float>();
-  else f.template operator()<double>();
-}
-
-// Raises for the first nonzero info code; msg(info) words it (PyTorch's batch prefix when batched).
-template <class M>
-void raise_info(const char* op, const std::vector<int64_t>& info, bool batched, const M& msg) {
-  for (size_t i = 0; i < info.size(); i++) {
-    if (info[i] == 0) continue;
-    if (batched) detail::throw_error("[", op, "] (Batch element ", i, "): ", msg(info[i]));
-    detail::throw_error("[", op, "] ", msg(info[i]));
-  }
-}
+// ---- checks and shapes (the shared ones are in core/ops/decomp_common.h)
+using namespace linalg_detail;
 
 // 1-based index of the first exactly-zero pivot of an LU factorisation (0 when none).
 template <class LU>
@@ -116,7 +55,6 @@ int64_t zero_pivot(const LU& lu) {
   return 0;
 }
 
-Tensor mT(const Tensor& t) { return t.transpose(-2, -1); }
 Tensor eye_bool(int64_t n) { return fw::eye(n, TensorOptions(kBool)); }
 // (*, n) -> (*, n, n) with v on the diagonal.
 Tensor diag_embed(const Tensor& v) { return v.unsqueeze(-1) * fw::eye(v.size(-1), v.options()); }
@@ -612,26 +550,6 @@ struct PinvFn : autograd::Function<PinvFn> {
     return {t1 + t2 + t3, Tensor(), Tensor(), Tensor()};
   }
 };
-
-// Broadcast of two batch shapes, as PyTorch.
-Shape broadcast_batch(const char* op, const Shape& a, const Shape& b) {
-  size_t nd = std::max(a.size(), b.size());
-  Shape r(nd, 1);
-  for (size_t i = 0; i < nd; i++) {
-    int64_t x = i < nd - a.size() ? 1 : a[i - (nd - a.size())];
-    int64_t y = i < nd - b.size() ? 1 : b[i - (nd - b.size())];
-    FW_CHECK(x == y || x == 1 || y == 1, "[", op, "] The batch dimensions of A ", IntArrayRef(a),
-             " and B ", IntArrayRef(b), " cannot be broadcast together");
-    r[i] = x == 1 ? y : x;
-  }
-  return r;
-}
-
-int64_t wrap_dim(const char* op, int64_t d, int64_t ndim) {
-  FW_CHECK(d >= -ndim && d < std::max<int64_t>(ndim, 1), "[", op, "] Dimension out of range (expected to be in range of [",
-           -ndim, ", ", ndim - 1, "], but got ", d, ")");
-  return d < 0 ? d + ndim : d;
-}
 
 void check_norm_dtype(const char* op, const Tensor& A) {
   FW_CHECK(A.defined(), "[", op, "] the input is an undefined tensor");

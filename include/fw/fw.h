@@ -17,3 +17,4 @@
 #include "fw/activations.h"
 #include "fw/ops_extra.h"
 #include "fw/linalg.h"
+#include "fw/linalg_more.h"
