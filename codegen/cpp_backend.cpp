@@ -119,7 +119,7 @@ std::string functor_object(const Node& n) {
   static const std::set<std::string> plain = {
       "Exp", "Exp2", "Expm1", "Log", "Log2", "Log10", "Log1p", "Sqrt", "Rsqrt", "Neg", "Sign", "Floor",
       "Ceil", "Round", "Trunc", "Frac", "Reciprocal", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh",
-      "Cosh", "Tanh", "Sigmoid", "Erf", "Erfc", "Lgamma", "Digamma", "Erfinv", "Relu", "Gelu", "GeluTanh", "Silu", "Mish", "LogSigmoid",
+      "Cosh", "Tanh", "Sigmoid", "Erf", "Erfc", "Lgamma", "Digamma", "Erfinv", "Asinh", "Acosh", "Atanh", "Relu", "Gelu", "GeluTanh", "Silu", "Mish", "LogSigmoid",
       "Hardsigmoid", "Hardswish", "IsNan", "IsInf", "IsPosInf", "IsNegInf", "IsFinite", "Signbit",
       "LogicalNot", "BitwiseNot", "Mul", "Div", "Atan2", "Hypot", "Copysign", "Xlogy", "Pow", "Maximum",
       "Minimum", "Fmax", "Fmin", "Eq", "Ne", "Lt", "Le", "Gt", "Ge", "LogicalAnd", "LogicalOr",

@@ -138,7 +138,7 @@ Tensor strip_leading_ones(const Tensor& v) {
   return r;
 }
 
-void put(const Lowered& L, const Tensor& value) {
+void put_lowered(const Lowered& L, const Tensor& value) {
   OpAttrs a;
   a.ints = L.dims;
   dispatch_into(OpId::index_put, with_indices({L.view, value}, L), a, L.view);
@@ -188,7 +188,7 @@ Tensor& Tensor::index_put_(ArrayRef<TensorIndex> list, const Tensor& v) {
   Lowered L = lower(*this, list);
   Tensor value = strip_leading_ones(v);
   if (L.idx.empty()) L.view.copy_(value);
-  else put(L, value);
+  else put_lowered(L, value);
   return *this;
 }
 Tensor& Tensor::index_put_(ArrayRef<TensorIndex> list, const Scalar& v) {
@@ -199,7 +199,7 @@ Tensor& Tensor::index_put_(ArrayRef<TensorIndex> list, const Scalar& v) {
   }
   Tensor value = make_tensor({}, dtype());
   value.fill_(v);
-  put(L, value);
+  put_lowered(L, value);
   return *this;
 }
 Tensor& Tensor::index_put_(std::initializer_list<TensorIndex> list, const Tensor& v) {

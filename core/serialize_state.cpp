@@ -1,5 +1,8 @@
 // Module and optimizer checkpoints on top of the safetensors reader/writer (core/serialize.cpp).
+#include <algorithm>
 #include <charconv>
+#include <cstdio>
+#include <cstdlib>
 #include <unordered_map>
 
 #include "fw/serialize.h"
@@ -178,6 +181,155 @@ void load(optim::Optimizer& optimizer, const std::string& path) {
     for (size_t g = 0; g < lrs.size(); g++) optimizer.param_groups()[g].options().set_lr(lrs[g]);
     throw;
   }
+}
+
+// ---- libtorch's archives
+
+namespace serialize {
+
+namespace {
+// Metadata values carry their kind: "d:<double>", "i:<int>", "b:0|1", "s:<text>".
+std::string encode_value(const std::string& key, const IValue& v) {
+  if (v.isDouble()) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.17g", v.toDouble());
+    return std::string("d:") + buf;
+  }
+  if (v.isInt()) return "i:" + std::to_string(v.toInt());
+  if (v.isBool()) return v.toBool() ? "b:1" : "b:0";
+  if (v.isString()) return "s:" + v.toStringRef();
+  ::fw::detail::throw_error("[OutputArchive] key '", key,
+                            "': only tensors, doubles, ints, bools and strings can be written");
+}
+IValue decode_value(const std::string& src, const std::string& key, const std::string& text) {
+  FW_CHECK(text.size() >= 2 && text[1] == ':', "[InputArchive] ", src, ": value '", key, "' is malformed");
+  const std::string body = text.substr(2);
+  switch (text[0]) {
+    case 'd': {
+      char* end = nullptr;
+      double d = std::strtod(body.c_str(), &end);
+      FW_CHECK(!body.empty() && end == body.c_str() + body.size(), "[InputArchive] ", src, ": value '", key,
+               "' is not a number");
+      return IValue(d);
+    }
+    case 'i': {
+      int64_t i = 0;
+      auto r = std::from_chars(body.data(), body.data() + body.size(), i);
+      FW_CHECK(r.ec == std::errc() && r.ptr == body.data() + body.size(), "[InputArchive] ", src, ": value '", key,
+               "' is not an integer");
+      return IValue(i);
+    }
+    case 'b':
+      FW_CHECK(body == "0" || body == "1", "[InputArchive] ", src, ": value '", key, "' is not a bool");
+      return IValue(body == "1");
+    case 's':
+      return IValue(body);
+    default:
+      ::fw::detail::throw_error("[InputArchive] ", src, ": value '", key, "' has an unknown kind");
+  }
+}
+const std::string kValuePrefix = "fw.archive.";
+}  // namespace
+
+void OutputArchive::write(const std::string& key, const Tensor& tensor, bool /*is_buffer*/) {
+  FW_CHECK(tensor.defined(), "[OutputArchive] key '", key, "': the tensor is undefined");
+  tensors_[key] = tensor.detach();
+}
+void OutputArchive::write(const std::string& key, const OutputArchive& nested) {
+  for (const auto& [k, t] : nested.tensors_) tensors_[key + "." + k] = t;
+  for (const auto& [k, v] : nested.values_) values_[key + "." + k] = v;
+}
+void OutputArchive::write(const std::string& key, const IValue& value) {
+  if (value.isTensor()) return write(key, value.toTensor());
+  values_[key] = encode_value(key, value);
+}
+void OutputArchive::save_to(const std::string& filename) const {
+  MetadataMap meta{{"format", "pt"}};
+  for (const auto& [k, v] : values_) meta[kValuePrefix + k] = v;
+  save(tensors_, filename, meta);
+}
+
+void InputArchive::load_from(const std::string& filename) {
+  SafetensorsContents c = load_with_metadata(filename);
+  source_ = "'" + filename + "'";
+  tensors_ = std::move(c.tensors);
+  values_.clear();
+  for (const auto& [k, v] : c.metadata)
+    if (k.rfind(kValuePrefix, 0) == 0) values_[k.substr(kValuePrefix.size())] = v;
+}
+bool InputArchive::try_read(const std::string& key, Tensor& tensor, bool /*is_buffer*/) {
+  auto it = tensors_.find(key);
+  if (it == tensors_.end()) return false;
+  if (tensor.defined() && tensor.sizes() == it->second.sizes()) {
+    NoGradGuard no_grad;
+    tensor.copy_(it->second);
+  } else {
+    tensor = it->second;
+  }
+  return true;
+}
+void InputArchive::read(const std::string& key, Tensor& tensor, bool is_buffer) {
+  FW_CHECK(try_read(key, tensor, is_buffer), "[InputArchive] ", source_, " has no tensor '", key, "'");
+}
+bool InputArchive::try_read(const std::string& key, InputArchive& nested) {
+  const std::string prefix = key + ".";
+  InputArchive out;
+  out.source_ = source_ + " at '" + key + "'";
+  for (const auto& [k, t] : tensors_)
+    if (k.rfind(prefix, 0) == 0) out.tensors_[k.substr(prefix.size())] = t;
+  for (const auto& [k, v] : values_)
+    if (k.rfind(prefix, 0) == 0) out.values_[k.substr(prefix.size())] = v;
+  if (out.tensors_.empty() && out.values_.empty()) return false;
+  nested = std::move(out);
+  return true;
+}
+void InputArchive::read(const std::string& key, InputArchive& nested) {
+  FW_CHECK(try_read(key, nested), "[InputArchive] ", source_, " has no archive '", key, "'");
+}
+bool InputArchive::try_read(const std::string& key, IValue& value) {
+  auto t = tensors_.find(key);
+  if (t != tensors_.end()) {
+    value = IValue(t->second);
+    return true;
+  }
+  auto it = values_.find(key);
+  if (it == values_.end()) return false;
+  value = decode_value(source_, key, it->second);
+  return true;
+}
+void InputArchive::read(const std::string& key, IValue& value) {
+  FW_CHECK(try_read(key, value), "[InputArchive] ", source_, " has no value '", key, "'");
+}
+std::vector<std::string> InputArchive::keys() const {
+  std::vector<std::string> out;
+  auto add = [&](const std::string& k) {
+    std::string top = k.substr(0, k.find('.'));
+    if (std::find(out.begin(), out.end(), top) == out.end()) out.push_back(top);
+  };
+  for (const auto& [k, t] : tensors_) add(k);
+  for (const auto& [k, v] : values_) add(k);
+  return out;
+}
+
+}  // namespace serialize
+
+void nn::Module::save(serialize::OutputArchive& archive) const {
+  for (auto& [k, v] : module_state(*this)) archive.write(k, v);
+}
+
+void nn::Module::load(serialize::InputArchive& archive) {
+  auto state = module_state(*this);
+  // Check every key and shape first, so a failed load leaves the module unchanged.
+  std::vector<Tensor> values;
+  for (auto& [k, dst] : state) {
+    Tensor v;
+    FW_CHECK(archive.try_read(k, v), "[Module::load] the archive has no entry for '", k, "'");
+    FW_CHECK(v.sizes() == dst.sizes(), "[Module::load] size mismatch for '", k, "': the archive has shape ",
+             shape_str(v.sizes()), ", the module has shape ", shape_str(dst.sizes()));
+    values.push_back(v);
+  }
+  NoGradGuard no_grad;
+  for (size_t i = 0; i < state.size(); i++) state[i].second.copy_(values[i]);
 }
 
 }  // namespace fw

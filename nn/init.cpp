@@ -80,6 +80,48 @@ Tensor eye_(Tensor matrix) {
   return matrix;
 }
 
+Tensor dirac_(Tensor tensor, int64_t groups) {
+  const int64_t nd = tensor.dim();
+  FW_CHECK(nd >= 3 && nd <= 5, "[dirac_] Only tensors with 3, 4, or 5 dimensions are supported (got shape ",
+           tensor.sizes(), ")");
+  FW_CHECK(groups > 0 && tensor.size(0) % groups == 0, "[dirac_] dim 0 (", tensor.size(0),
+           ") must be divisible by groups (", groups, ")");
+  NoGradGuard no_grad;
+  const int64_t per_group = tensor.size(0) / groups, n = std::min(per_group, tensor.size(1));
+  tensor.zero_();
+  for (int64_t g = 0; g < groups; g++)
+    for (int64_t d = 0; d < n; d++) {
+      Tensor t = tensor.select(0, g * per_group + d).select(0, d);
+      for (int64_t k = 2; k < nd; k++) t = t.select(0, tensor.size(k) / 2);
+      t.fill_(1);
+    }
+  return tensor;
+}
+
+Tensor sparse_(Tensor tensor, double sparsity, double std) {
+  FW_CHECK(tensor.dim() == 2, "[sparse_] Only tensors with 2 dimensions are supported (got shape ", tensor.sizes(), ")");
+  FW_CHECK(sparsity >= 0 && sparsity <= 1, "[sparse_] sparsity must be in [0, 1], got ", sparsity);
+  NoGradGuard no_grad;
+  const int64_t rows = tensor.size(0), cols = tensor.size(1);
+  const int64_t zeros = int64_t(std::ceil(sparsity * double(rows)));
+  tensor.normal_(0, std);
+  for (int64_t c = 0; c < cols; c++) {
+    Tensor rowsel = fw::randperm(rows).narrow(0, 0, zeros);
+    tensor.select(1, c).index_fill_(0, rowsel, 0);
+  }
+  return tensor;
+}
+
+Tensor trunc_normal_(Tensor tensor, double mean, double std, double a, double b) {
+  FW_CHECK(std > 0 && a < b, "[trunc_normal_] expects std > 0 and a < b, got std = ", std, ", a = ", a, ", b = ", b);
+  NoGradGuard no_grad;
+  auto cdf = [](double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); };
+  const double lo = cdf((a - mean) / std), hi = cdf((b - mean) / std);
+  Tensor u = fw::rand(tensor.sizes(), kDouble) * (2 * hi - 2 * lo) + (2 * lo - 1);
+  tensor.copy_(fw::erfinv(u).mul(std * std::sqrt(2.0)).add(mean).clamp(a, b));
+  return tensor;
+}
+
 Tensor uniform_(Tensor tensor, double low, double high) {
   NoGradGuard no_grad;
   tensor.uniform_(low, high);

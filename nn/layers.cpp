@@ -1,7 +1,9 @@
 // Dropout, pooling, embedding and activation modules.
 #include <cmath>
 
+#include "fw/autograd_function.h"
 #include "fw/indexing.h"
+#include "fw/ops_extra.h"
 #include "fw/nn/functional.h"
 #include "fw/nn/init.h"
 #include "fw/nn/modules/activation.h"
@@ -264,24 +266,63 @@ void EmbeddingImpl::pretty_print(std::ostream& stream) const {
 }
 
 // Note [Embedding padding_idx]
-// fw::embedding has no padding_idx gradient rule, so the module cuts the gradient at padded
-// positions itself: their output values are the same, taken from a detached lookup.
-Tensor EmbeddingImpl::forward(const Tensor& indices) {
-  if (options.max_norm()) {
+// fw::embedding has no padding_idx gradient rule, so the functional form cuts the gradient at
+// padded positions itself: their output values are the same, taken from a detached lookup.
+// scale_grad_by_freq divides each looked-up row's gradient by the row's count in the input: the
+// lookup passes through ScaleGrad, whose backward multiplies the gradient by 1 / count.
+namespace {
+struct ScaleGrad : autograd::Function<ScaleGrad> {
+  static Tensor forward(autograd::AutogradContext* ctx, Tensor x, Tensor scale) {
+    ctx->save_for_backward({scale});
+    return x.clone();
+  }
+  static autograd::variable_list backward(autograd::AutogradContext* ctx, autograd::variable_list g) {
+    return {g[0] * ctx->get_saved_variables()[0], Tensor()};
+  }
+};
+}  // namespace
+namespace functional {
+Tensor embedding(const Tensor& input, const Tensor& weight, const EmbeddingFuncOptions& o) {
+  FW_CHECK(weight.dim() == 2, "[embedding] weight must be 2-D (num_embeddings, embedding_dim), got shape ",
+           weight.sizes());
+  FW_CHECK(input.dtype() == kLong || input.dtype() == kInt, "[embedding] Expected tensor for argument #1 'indices' "
+           "to have one of the following scalar types: Long, Int; but got ", dtype_str(input.dtype()), " instead");
+  const int64_t V = weight.size(0);
+  std::optional<int64_t> pad = o.padding_idx();
+  if (pad) {
+    FW_CHECK(*pad >= -V && *pad < V, "[embedding] Padding_idx must be within num_embeddings (", V, "), got ", *pad);
+    if (*pad < 0) pad = *pad + V;
+  }
+  if (o.max_norm()) {
     NoGradGuard no_grad;
-    Tensor rows = indices.reshape({-1});
+    Tensor rows = input.reshape({-1}).to(kLong);
     Tensor w = weight.index_select(0, rows);
-    Tensor norms = fw::norm(w, options.norm_type(), {1}, true);
-    Tensor scale = fw::where(norms.gt(*options.max_norm()), norms.add(1e-7).reciprocal().mul(*options.max_norm()),
+    Tensor norms = fw::norm(w, o.norm_type(), {1}, true);
+    Tensor scale = fw::where(norms.gt(*o.max_norm()), norms.add(1e-7).reciprocal().mul(*o.max_norm()),
                              fw::ones_like(norms));
-    weight.index_put_({indexing::TensorIndex(rows)}, w.mul(scale));
+    Tensor wt = weight;
+    wt.index_put_({indexing::TensorIndex(rows)}, w.mul(scale));
   }
-  Tensor out = fw::embedding(weight, indices);
-  if (options.padding_idx() && out.requires_grad()) {
-    Tensor pad = indices.eq(*options.padding_idx()).unsqueeze(-1);
-    out = fw::where(pad, out.detach(), out);
+  Tensor out = fw::embedding(weight, input);
+  if (!out.requires_grad()) return out;
+  if (o.scale_grad_by_freq()) {
+    Tensor idx = input.to(kLong);
+    Tensor counts = fw::bincount(idx.reshape({-1}), std::nullopt, V).index_select(0, idx.reshape({-1}));
+    Tensor s = counts.to(out.dtype()).reciprocal().reshape(idx.sizes()).unsqueeze(-1);
+    out = ScaleGrad::apply(out, s);
   }
+  if (pad) out = fw::where(input.eq(*pad).unsqueeze(-1), out.detach(), out);
   return out;
+}
+}  // namespace functional
+
+Tensor EmbeddingImpl::forward(const Tensor& indices) {
+  return functional::embedding(indices, weight, functional::EmbeddingFuncOptions()
+                                                    .padding_idx(options.padding_idx())
+                                                    .max_norm(options.max_norm())
+                                                    .norm_type(options.norm_type())
+                                                    .scale_grad_by_freq(options.scale_grad_by_freq())
+                                                    .sparse(options.sparse()));
 }
 
 Embedding Embedding::from_pretrained(const Tensor& embeddings, const EmbeddingFromPretrainedOptions& options) {
@@ -323,6 +364,8 @@ void SoftplusImpl::pretty_print(std::ostream& stream) const {
   stream << "fw::nn::Softplus(beta=" << options.beta() << ", threshold=" << options.threshold() << ")";
 }
 void SiLUImpl::pretty_print(std::ostream& stream) const { stream << "fw::nn::SiLU()"; }
+void HardswishImpl::pretty_print(std::ostream& stream) const { stream << "fw::nn::Hardswish()"; }
+void HardsigmoidImpl::pretty_print(std::ostream& stream) const { stream << "fw::nn::Hardsigmoid()"; }
 void SigmoidImpl::pretty_print(std::ostream& stream) const { stream << "fw::nn::Sigmoid()"; }
 void TanhImpl::pretty_print(std::ostream& stream) const { stream << "fw::nn::Tanh()"; }
 void MishImpl::pretty_print(std::ostream& stream) const { stream << "fw::nn::Mish()"; }

@@ -9,6 +9,7 @@
 namespace fw::nn {
 
 void IdentityImpl::pretty_print(std::ostream& stream) const { stream << "fw::nn::Identity()"; }
+void FunctionalImpl::pretty_print(std::ostream& stream) const { stream << "fw::nn::Functional()"; }
 
 LinearImpl::LinearImpl(const LinearOptions& options_) : options(options_) { reset(); }
 

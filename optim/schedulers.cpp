@@ -183,6 +183,9 @@ ReduceLROnPlateau::ReduceLROnPlateau(Optimizer& optimizer, const ReduceLROnPlate
   FW_CHECK(o.mode() == "min" || o.mode() == "max", "[ReduceLROnPlateau] mode ", o.mode(), " is unknown!");
   FW_CHECK(o.threshold_mode() == "rel" || o.threshold_mode() == "abs", "[ReduceLROnPlateau] threshold mode ",
            o.threshold_mode(), " is unknown!");
+  FW_CHECK(o.min_lrs().size() <= 1 || o.min_lrs().size() == optimizer.param_groups().size(),
+           "[ReduceLROnPlateau] expected ", optimizer.param_groups().size(), " min_lrs (one per param group), got ",
+           o.min_lrs().size());
   best_ = o.mode() == "min" ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity();
 }
 
@@ -205,13 +208,33 @@ void ReduceLROnPlateau::step(double metric) {
     num_bad_epochs_ = 0;
   }
   if (num_bad_epochs_ <= o_.patience()) return;
-  for (auto& g : optimizer_.param_groups()) {
-    double old_lr = g.options().get_lr(), new_lr = std::max(old_lr * o_.factor(), o_.min_lr());
+  auto& groups = optimizer_.param_groups();
+  const auto& mins = o_.min_lrs();
+  FW_CHECK(mins.size() <= 1 || mins.size() == groups.size(), "[ReduceLROnPlateau] expected ", groups.size(),
+           " min_lrs (one per param group), got ", mins.size(), " (param groups were added since)");
+  for (size_t i = 0; i < groups.size(); i++) {
+    auto& g = groups[i];
+    const double floor_lr = mins.empty() ? o_.min_lr() : mins[mins.size() == 1 ? 0 : i];
+    double old_lr = g.options().get_lr(), new_lr = std::max(old_lr * o_.factor(), floor_lr);
     if (old_lr - new_lr > o_.eps()) g.options().set_lr(new_lr);
   }
   cooldown_counter_ = o_.cooldown();
   num_bad_epochs_ = 0;
 }
+
+ReduceLROnPlateauScheduler::ReduceLROnPlateauScheduler(Optimizer& optimizer, SchedulerMode mode, float factor,
+                                                       int patience, double threshold, ThresholdMode threshold_mode,
+                                                       int cooldown, const std::vector<float>& min_lr, double eps,
+                                                       bool /*verbose*/)
+    : ReduceLROnPlateau(optimizer, ReduceLROnPlateauOptions()
+                                       .mode(mode == min ? "min" : "max")
+                                       .factor(factor)
+                                       .patience(patience)
+                                       .threshold(threshold)
+                                       .threshold_mode(threshold_mode == rel ? "rel" : "abs")
+                                       .cooldown(cooldown)
+                                       .min_lrs(std::vector<double>(min_lr.begin(), min_lr.end()))
+                                       .eps(eps)) {}
 
 std::vector<double> ReduceLROnPlateau::get_last_lr() const {
   std::vector<double> lrs;

@@ -4,6 +4,7 @@
 //   t <key> <f32|f64|i64> <ndim> <sizes...> <values...>
 //   end
 #pragma once
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -34,5 +35,18 @@ struct RecordCase {
 // The cases of tests/fixtures/<file> whose kind starts with kind_prefix (a test failure when
 // the file is missing or nothing matches).
 std::vector<RecordCase> load_records(const std::string& file, const std::string& kind_prefix);
+
+// A table of fw calls, one per record kind, each producing the case's outputs y0, y1, ... from
+// its inputs (every tensor but y*, g and grad.*; those with a grad.<name> require grad).
+using RecordInputs = std::map<std::string, fw::Tensor>;
+using RecordFn = std::function<std::vector<fw::Tensor>(const RecordCase&, const RecordInputs&)>;
+struct RecordTolerances {
+  double f32 = 1e-5, f64 = 1e-10, grad_f32 = 1e-6, grad_f64 = 1e-9;
+};
+// Runs the cases of `file` for every kind of the table: integer outputs must match exactly,
+// float ones within the tolerances (relative and absolute), and the gradients of sum(y0 * g)
+// w.r.t. the grad.* inputs too. Returns the number of cases checked.
+int run_record_table(const std::string& file, const std::map<std::string, RecordFn>& table,
+                     const RecordTolerances& tol = {});
 
 }  // namespace fwtest

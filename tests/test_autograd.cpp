@@ -44,7 +44,8 @@ TEST(Autograd, UnaryOpsPassGradcheck) {
            {"sigmoid", fw::sigmoid, -3, 3}, {"erf", fw::erf, -2, 2}, {"erfc", fw::erfc, -2, 2}, {"relu", fw::relu, 0.1, 2},
            {"silu", fw::silu, -3, 3}, {"mish", fw::mish, -3, 3}, {"log_sigmoid", fw::log_sigmoid, -3, 3},
            {"square", fw::square, -2, 2}, {"lgamma", fw::lgamma, 0.3, 4}, {"digamma", fw::digamma, 0.3, 4},
-           {"erfinv", fw::erfinv, -0.8, 0.8}}) {
+           {"erfinv", fw::erfinv, -0.8, 0.8}, {"asinh", fw::asinh, -2, 2}, {"acosh", fw::acosh, 1.2, 3},
+           {"atanh", fw::atanh, -0.8, 0.8}}) {
     check_unary(u.n, u.f, u.lo, u.hi);
   }
 }

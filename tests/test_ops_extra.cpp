@@ -20,8 +20,8 @@ using Case = fwtest::RecordCase;
 
 namespace {
 
-using Inputs = std::map<std::string, Tensor>;
-using Fn = std::function<std::vector<Tensor>(const Case&, const Inputs&)>;
+using Inputs = fwtest::RecordInputs;
+using Fn = fwtest::RecordFn;
 
 std::optional<int64_t> opt_dim(const Case& c) {
   if (c.none("dim")) return std::nullopt;
@@ -222,46 +222,7 @@ const std::map<std::string, Fn>& table() {
 }  // namespace
 
 TEST(OpsExtra, MatchesPyTorch) {
-  int checked = 0;
-  for (const auto& [kind, fn] : table()) {
-    for (const Case& c : fwtest::load_records("ops_extra.txt", kind)) {
-      if (c.kind != kind) continue;
-      SCOPED_TRACE(c.kind + " " + c.name);
-      Inputs in;
-      std::vector<Tensor> leaves;
-      std::vector<std::string> names;
-      for (const auto& [k, v] : c.t) {
-        if (k[0] == 'y' || k == "g" || k.rfind("grad.", 0) == 0) continue;
-        in[k] = v.clone();
-        if (c.has("grad." + k)) {
-          in[k].requires_grad_(true);
-          leaves.push_back(in[k]), names.push_back(k);
-        }
-      }
-      std::vector<Tensor> ys = fn(c, in);
-      for (size_t i = 0; i < ys.size(); i++) {
-        Tensor want = c.get("y" + std::to_string(i));
-        ASSERT_TRUE(want.defined()) << "fixture has no y" << i;
-        SCOPED_TRACE("y" + std::to_string(i));
-        EXPECT_EQ(ys[i].sizes().vec(), want.sizes().vec());
-        if (want.dtype() == fw::kLong) {
-          EXPECT_TRUE(fw::equal(ys[i].to(fw::kLong), want)) << ys[i] << "\nwant\n" << want;
-        } else {
-          const double tol = want.dtype() == fw::kFloat ? 1e-5 : 1e-10;
-          FW_EXPECT_CLOSE(ys[i], want, tol, tol);
-        }
-      }
-      if (!leaves.empty()) {
-        auto grads = fw::autograd::grad({(ys[0] * c.get("g")).sum()}, leaves);
-        for (size_t i = 0; i < leaves.size(); i++) {
-          SCOPED_TRACE("grad." + names[i]);
-          FW_EXPECT_CLOSE(grads[i], c.get("grad." + names[i]), 1e-9, 1e-9);
-        }
-      }
-      checked++;
-    }
-  }
-  EXPECT_EQ(checked, 104);
+  EXPECT_EQ(fwtest::run_record_table("ops_extra.txt", table(), {1e-5, 1e-10, 1e-9, 1e-9}), 104);
 }
 
 TEST(OpsExtra, GradcheckComposites) {

@@ -444,6 +444,113 @@ Tensor ihfft(const Tensor& self, std::optional<int64_t> n, int64_t dim, std::opt
   x = resize_dim(x, d, n.value_or(x.sizes()[d]), "ihfft");
   return fw::conj(_fft_r2c(x, {d}, norm_mode(norm, false, "ihfft"), true));
 }
+// ---- n-dimensional transforms
+namespace {
+struct ShapeDims {
+  DimVec s, dims;
+};
+// PyTorch's defaults for s and dim (see fw/fft.h), wrapped and checked.
+ShapeDims shape_and_dims(const Tensor& x, OptionalIntArrayRef s, OptionalIntArrayRef dim, const char* op) {
+  ShapeDims r;
+  if (dim) {
+    for (int64_t d : *dim) {
+      int64_t w = wrap_dim(d, x.dim(), op);
+      for (int64_t o : r.dims) FW_CHECK(o != w, "[", op, "] dims must be unique, got dim ", w, " twice");
+      r.dims.push_back(w);
+    }
+    if (s) FW_CHECK(s->size() == r.dims.size(), "[", op, "] When given, dim and shape arguments must have the same "
+                    "length, got ", r.dims.size(), " dims and ", s->size(), " sizes");
+  } else if (s) {
+    FW_CHECK(int64_t(s->size()) <= x.dim(), "[", op, "] Got shape with ", s->size(),
+             " values but input tensor only has ", x.dim(), " dimensions.");
+    for (int64_t i = 0; i < int64_t(s->size()); i++) r.dims.push_back(x.dim() - int64_t(s->size()) + i);
+  } else {
+    for (int64_t i = 0; i < x.dim(); i++) r.dims.push_back(i);
+  }
+  for (size_t i = 0; i < r.dims.size(); i++) {
+    int64_t n = s ? (*s)[i] : -1;
+    r.s.push_back(n == -1 ? x.sizes()[r.dims[i]] : n);
+  }
+  FW_CHECK(!r.dims.empty(), "[", op, "] expected at least one dim to transform");
+  return r;
+}
+Tensor resize_all(Tensor x, const ShapeDims& sd, const char* op) {
+  for (size_t i = 0; i < sd.dims.size(); i++) x = resize_dim(x, sd.dims[i], sd.s[i], op);
+  return x;
+}
+// The c2r forms: the last dim's output length (default 2 * (bins - 1)) and the input resized to
+// its bins.
+std::pair<Tensor, int64_t> c2r_input(const Tensor& self, OptionalIntArrayRef s, OptionalIntArrayRef dim,
+                                     const char* op) {
+  Tensor x = to_complex(promote_real(self, op));
+  ShapeDims sd = shape_and_dims(x, s, dim, op);
+  const int64_t last = sd.dims.back();
+  const int64_t out_n = (s && (*s).back() != -1) ? (*s).back() : 2 * (x.sizes()[last] - 1);
+  FW_CHECK(out_n >= 1, "[fft_", op, "] Invalid number of data points (", out_n, ") specified");
+  sd.s.back() = out_n / 2 + 1;
+  return {resize_all(x, sd, op), out_n};
+}
+DimVec dims_of(const Tensor& x, OptionalIntArrayRef s, OptionalIntArrayRef dim, const char* op) {
+  return shape_and_dims(x, s, dim, op).dims;
+}
+}  // namespace
+
+Tensor fftn(const Tensor& self, OptionalIntArrayRef s, OptionalIntArrayRef dim, std::optional<std::string_view> norm) {
+  Tensor x = promote_real(self, "fftn");
+  ShapeDims sd = shape_and_dims(x, s, dim, "fft_fftn");
+  x = resize_all(x, sd, "fftn");
+  const int64_t mode = norm_mode(norm, true, "fftn");
+  return x.is_complex() ? _fft_c2c(x, sd.dims, mode, true) : _fft_r2c(x, sd.dims, mode, false);
+}
+Tensor ifftn(const Tensor& self, OptionalIntArrayRef s, OptionalIntArrayRef dim, std::optional<std::string_view> norm) {
+  Tensor x = promote_real(self, "ifftn");
+  ShapeDims sd = shape_and_dims(x, s, dim, "fft_ifftn");
+  x = resize_all(x, sd, "ifftn");
+  const int64_t mode = norm_mode(norm, false, "ifftn");
+  return x.is_complex() ? _fft_c2c(x, sd.dims, mode, false) : fw::conj(_fft_r2c(x, sd.dims, mode, false));
+}
+Tensor rfftn(const Tensor& self, OptionalIntArrayRef s, OptionalIntArrayRef dim, std::optional<std::string_view> norm) {
+  FW_CHECK(!self.is_complex(), "[fft_rfftn] rfftn expects a real-valued input tensor, but got ", dtype_str(self.dtype()));
+  Tensor x = promote_real(self, "rfftn");
+  ShapeDims sd = shape_and_dims(x, s, dim, "fft_rfftn");
+  x = resize_all(x, sd, "rfftn");
+  return _fft_r2c(x, sd.dims, norm_mode(norm, true, "rfftn"), true);
+}
+Tensor irfftn(const Tensor& self, OptionalIntArrayRef s, OptionalIntArrayRef dim, std::optional<std::string_view> norm) {
+  auto [x, out_n] = c2r_input(self, s, dim, "irfftn");
+  return _fft_c2r(x, dims_of(x, s, dim, "fft_irfftn"), norm_mode(norm, false, "irfftn"), out_n);
+}
+Tensor hfftn(const Tensor& self, OptionalIntArrayRef s, OptionalIntArrayRef dim, std::optional<std::string_view> norm) {
+  auto [x, out_n] = c2r_input(self, s, dim, "hfftn");
+  return _fft_c2r(fw::conj(x), dims_of(x, s, dim, "fft_hfftn"), norm_mode(norm, true, "hfftn"), out_n);
+}
+Tensor ihfftn(const Tensor& self, OptionalIntArrayRef s, OptionalIntArrayRef dim, std::optional<std::string_view> norm) {
+  FW_CHECK(!self.is_complex(), "[fft_ihfftn] ihfftn expects a real-valued input tensor, but got ",
+           dtype_str(self.dtype()));
+  Tensor x = promote_real(self, "ihfftn");
+  ShapeDims sd = shape_and_dims(x, s, dim, "fft_ihfftn");
+  x = resize_all(x, sd, "ihfftn");
+  return fw::conj(_fft_r2c(x, sd.dims, norm_mode(norm, false, "ihfftn"), true));
+}
+Tensor fft2(const Tensor& self, OptionalIntArrayRef s, IntArrayRef dim, std::optional<std::string_view> norm) {
+  return fftn(self, s, dim, norm);
+}
+Tensor ifft2(const Tensor& self, OptionalIntArrayRef s, IntArrayRef dim, std::optional<std::string_view> norm) {
+  return ifftn(self, s, dim, norm);
+}
+Tensor rfft2(const Tensor& self, OptionalIntArrayRef s, IntArrayRef dim, std::optional<std::string_view> norm) {
+  return rfftn(self, s, dim, norm);
+}
+Tensor irfft2(const Tensor& self, OptionalIntArrayRef s, IntArrayRef dim, std::optional<std::string_view> norm) {
+  return irfftn(self, s, dim, norm);
+}
+Tensor hfft2(const Tensor& self, OptionalIntArrayRef s, IntArrayRef dim, std::optional<std::string_view> norm) {
+  return hfftn(self, s, dim, norm);
+}
+Tensor ihfft2(const Tensor& self, OptionalIntArrayRef s, IntArrayRef dim, std::optional<std::string_view> norm) {
+  return ihfftn(self, s, dim, norm);
+}
+
 Tensor fftfreq(int64_t n, double d, const TensorOptions& options) {
   FW_CHECK(n >= 1, "[fft_fftfreq] n must be positive, got ", n);
   TensorOptions o = options;

@@ -379,6 +379,20 @@ FW_DEFINE_OP(atan) {
   def_unary<fn::Atan, UK::Float>(d, "Atan");
   d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy / (x * x + 1)); };
 }
+// Inverse hyperbolic functions: asinh' = 1 / sqrt(x^2 + 1), acosh' = 1 / sqrt(x^2 - 1),
+// atanh' = 1 / (1 - x^2).
+FW_DEFINE_OP(asinh) {
+  def_unary<fn::Asinh, UK::Float>(d, "Asinh");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * fw::rsqrt(x * x + 1)); };
+}
+FW_DEFINE_OP(acosh) {
+  def_unary<fn::Acosh, UK::Float>(d, "Acosh");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * fw::rsqrt(x * x - 1)); };
+}
+FW_DEFINE_OP(atanh) {
+  def_unary<fn::Atanh, UK::Float>(d, "Atanh");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy / (1 - x * x)); };
+}
 FW_DEFINE_OP(sinh) {
   def_unary<fn::Sinh, UK::FloatC>(d, "Sinh");
   d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * cj(fw::cosh(x))); };
@@ -561,6 +575,7 @@ FW_UNARY_PUBLIC(tan) FW_UNARY_PUBLIC(asin) FW_UNARY_PUBLIC(acos) FW_UNARY_PUBLIC
 FW_UNARY_PUBLIC(sinh) FW_UNARY_PUBLIC(cosh) FW_UNARY_PUBLIC(tanh) FW_UNARY_PUBLIC(sigmoid)
 FW_UNARY_PUBLIC(erf) FW_UNARY_PUBLIC(erfc) FW_UNARY_PUBLIC(relu) FW_UNARY_PUBLIC(lgamma)
 FW_UNARY_PUBLIC(digamma) FW_UNARY_PUBLIC(erfinv)
+FW_UNARY_PUBLIC(asinh) FW_UNARY_PUBLIC(acosh) FW_UNARY_PUBLIC(atanh)
 #undef FW_UNARY_PUBLIC
 
 Tensor polygamma(int64_t n, const Tensor& t) {

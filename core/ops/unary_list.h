@@ -17,4 +17,4 @@
   X(nan_to_num, Elementwise) X(logical_not, Elementwise) X(bitwise_not, Elementwise)       \
   X(conj, Elementwise) X(angle, Elementwise) X(real, View) X(imag, View)                  \
   X(lgamma, Elementwise) X(digamma, Elementwise) X(polygamma, Elementwise)                \
-  X(erfinv, Elementwise)
+  X(erfinv, Elementwise) X(asinh, Elementwise) X(acosh, Elementwise) X(atanh, Elementwise)

@@ -33,6 +33,11 @@ namespace cuda {
 inline bool is_available() { return false; }
 inline int64_t device_count() { return 0; }
 inline bool cudnn_is_available() { return false; }
+// No CUDA generators exist in a build without CUDA devices: seeding them does nothing, as in
+// libtorch without CUDA.
+inline void manual_seed(uint64_t) {}
+inline void manual_seed_all(uint64_t) {}
+inline void synchronize(int64_t = -1) {}
 }  // namespace cuda
 
 }  // namespace fw

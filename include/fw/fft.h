@@ -6,6 +6,7 @@
 #include <optional>
 #include <string_view>
 
+#include "fw/optional_dims.h"
 #include "fw/tensor.h"
 
 namespace fw {
@@ -29,6 +30,34 @@ Tensor hfft(const Tensor& self, std::optional<int64_t> n = std::nullopt, int64_t
             std::optional<std::string_view> norm = std::nullopt);
 Tensor ihfft(const Tensor& self, std::optional<int64_t> n = std::nullopt, int64_t dim = -1,
              std::optional<std::string_view> norm = std::nullopt);
+// Transforms over several dims. s: the signal size per transformed dim (-1 keeps the input's;
+// default: the input's sizes, or for the c2r forms 2 * (bins - 1) in the last dim); dim: the
+// dims (default: the last len(s) dims when s is given, else all dims; the 2-D forms take the
+// last two).
+Tensor fftn(const Tensor& self, OptionalIntArrayRef s = std::nullopt, OptionalIntArrayRef dim = std::nullopt,
+            std::optional<std::string_view> norm = std::nullopt);
+Tensor ifftn(const Tensor& self, OptionalIntArrayRef s = std::nullopt, OptionalIntArrayRef dim = std::nullopt,
+             std::optional<std::string_view> norm = std::nullopt);
+Tensor rfftn(const Tensor& self, OptionalIntArrayRef s = std::nullopt, OptionalIntArrayRef dim = std::nullopt,
+             std::optional<std::string_view> norm = std::nullopt);
+Tensor irfftn(const Tensor& self, OptionalIntArrayRef s = std::nullopt, OptionalIntArrayRef dim = std::nullopt,
+              std::optional<std::string_view> norm = std::nullopt);
+Tensor hfftn(const Tensor& self, OptionalIntArrayRef s = std::nullopt, OptionalIntArrayRef dim = std::nullopt,
+             std::optional<std::string_view> norm = std::nullopt);
+Tensor ihfftn(const Tensor& self, OptionalIntArrayRef s = std::nullopt, OptionalIntArrayRef dim = std::nullopt,
+              std::optional<std::string_view> norm = std::nullopt);
+Tensor fft2(const Tensor& self, OptionalIntArrayRef s = std::nullopt, IntArrayRef dim = {-2, -1},
+            std::optional<std::string_view> norm = std::nullopt);
+Tensor ifft2(const Tensor& self, OptionalIntArrayRef s = std::nullopt, IntArrayRef dim = {-2, -1},
+             std::optional<std::string_view> norm = std::nullopt);
+Tensor rfft2(const Tensor& self, OptionalIntArrayRef s = std::nullopt, IntArrayRef dim = {-2, -1},
+             std::optional<std::string_view> norm = std::nullopt);
+Tensor irfft2(const Tensor& self, OptionalIntArrayRef s = std::nullopt, IntArrayRef dim = {-2, -1},
+              std::optional<std::string_view> norm = std::nullopt);
+Tensor hfft2(const Tensor& self, OptionalIntArrayRef s = std::nullopt, IntArrayRef dim = {-2, -1},
+             std::optional<std::string_view> norm = std::nullopt);
+Tensor ihfft2(const Tensor& self, OptionalIntArrayRef s = std::nullopt, IntArrayRef dim = {-2, -1},
+              std::optional<std::string_view> norm = std::nullopt);
 // Sample frequencies for window length n and sample spacing d.
 Tensor fftfreq(int64_t n, double d = 1.0, const TensorOptions& options = {});
 Tensor rfftfreq(int64_t n, double d = 1.0, const TensorOptions& options = {});

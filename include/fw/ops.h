@@ -198,6 +198,7 @@ FW_UNARY_FN(trunc) FW_UNARY_FN(frac) FW_UNARY_FN(reciprocal) FW_UNARY_FN(square)
 FW_UNARY_FN(cos) FW_UNARY_FN(tan) FW_UNARY_FN(asin) FW_UNARY_FN(acos) FW_UNARY_FN(atan)
 FW_UNARY_FN(sinh) FW_UNARY_FN(cosh) FW_UNARY_FN(tanh) FW_UNARY_FN(sigmoid) FW_UNARY_FN(erf)
 FW_UNARY_FN(erfc) FW_UNARY_FN(relu) FW_UNARY_FN(lgamma) FW_UNARY_FN(digamma) FW_UNARY_FN(erfinv)
+FW_UNARY_FN(asinh) FW_UNARY_FN(acosh) FW_UNARY_FN(atanh)
 #undef FW_UNARY_FN
 // The n-th derivative of digamma (n >= 0; polygamma(0, x) = digamma(x)).
 Tensor polygamma(int64_t n, const Tensor& t);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "fw/ops.h"
+#include "fw/special_fns.h"
 #include "fw/tensor.h"
 
 namespace fw {
@@ -171,6 +172,125 @@ Tensor lcm(const Tensor& a, const Tensor& b);
 ScalarType result_type(const Tensor& a, const Tensor& b);
 bool can_cast(ScalarType from, ScalarType to);
 
+// ---- more of libtorch's tensor functions (core/ops/extra_more.cpp)
+// The most frequent value along dim (the smallest among equally frequent ones) and the index of
+// its last occurrence.
+std::tuple<Tensor, Tensor> mode(const Tensor& t, int64_t dim = -1, bool keepdim = false);
+// p-norm of a - b.
+Tensor dist(const Tensor& a, const Tensor& b, const Scalar& p = 2);
+// Each slice along dim whose p-norm exceeds maxnorm, scaled to norm maxnorm.
+Tensor renorm(const Tensor& t, const Scalar& p, int64_t dim, const Scalar& maxnorm);
+// t = mantissa * 2^exponent with |mantissa| in [0.5, 1) (0 for 0); exponent is int32.
+std::tuple<Tensor, Tensor> frexp(const Tensor& t);
+// The next representable value after a towards b (not differentiable).
+Tensor nextafter(const Tensor& a, const Tensor& b);
+// True where the element has no imaginary part (everywhere for real dtypes).
+Tensor isreal(const Tensor& t);
+// a << b and a >> b (arithmetic) for integer tensors; shifts of the type's width or more (or
+// negative) give 0, or -1 for a negative a shifted right.
+Tensor bitwise_left_shift(const Tensor& a, const Tensor& b);
+Tensor bitwise_left_shift(const Tensor& a, const Scalar& b);
+Tensor bitwise_right_shift(const Tensor& a, const Tensor& b);
+Tensor bitwise_right_shift(const Tensor& a, const Scalar& b);
+// Splits into `sections` parts (the first size % sections one longer) or at the given indices.
+std::vector<Tensor> tensor_split(const Tensor& t, int64_t sections, int64_t dim = 0);
+std::vector<Tensor> tensor_split(const Tensor& t, IntArrayRef indices, int64_t dim = 0);
+std::vector<Tensor> tensor_split(const Tensor& t, const Tensor& tensor_indices_or_sections, int64_t dim = 0);
+// tensor_split along dim 1 (0 for 1-D), 0 and 2; an integer count must divide the size.
+std::vector<Tensor> hsplit(const Tensor& t, int64_t sections);
+std::vector<Tensor> hsplit(const Tensor& t, IntArrayRef indices);
+std::vector<Tensor> vsplit(const Tensor& t, int64_t sections);
+std::vector<Tensor> vsplit(const Tensor& t, IntArrayRef indices);
+std::vector<Tensor> dsplit(const Tensor& t, int64_t sections);
+std::vector<Tensor> dsplit(const Tensor& t, IntArrayRef indices);
+// Moves dims source to positions destination, the others keeping their order.
+Tensor movedim(const Tensor& t, IntArrayRef source, IntArrayRef destination);
+Tensor movedim(const Tensor& t, int64_t source, int64_t destination);
+Tensor moveaxis(const Tensor& t, IntArrayRef source, IntArrayRef destination);
+Tensor moveaxis(const Tensor& t, int64_t source, int64_t destination);
+Tensor swapaxes(const Tensor& t, int64_t d0, int64_t d1);
+Tensor swapdims(const Tensor& t, int64_t d0, int64_t d1);
+// t with the slices at `index` along dim replaced by source's slices (index_copy), or the
+// flattened positions `index` set to (or, accumulate, incremented by) source's elements (put).
+Tensor index_copy(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& source);
+Tensor put(const Tensor& t, const Tensor& index, const Tensor& source, bool accumulate = false);
+// beta * t + alpha * sum_b b1[b] @ b2[b].
+Tensor addbmm(const Tensor& t, const Tensor& b1, const Tensor& b2, const Scalar& beta = 1, const Scalar& alpha = 1);
+// Non-zero counts over several dims (and an int overload, so count_nonzero(t, 1) picks one dim).
+Tensor count_nonzero(const Tensor& t, IntArrayRef dims);
+inline Tensor count_nonzero(const Tensor& t, int64_t dim) { return count_nonzero(t, std::optional<int64_t>(dim)); }
+// Rounded to `decimals` decimal places (half to even, as round()).
+Tensor round(const Tensor& t, int64_t decimals);
+// Variance / standard deviation and mean over all elements.
+std::tuple<Tensor, Tensor> var_mean(const Tensor& t);
+std::tuple<Tensor, Tensor> std_mean(const Tensor& t);
+template <class B, std::enable_if_t<std::is_same_v<B, bool>, int> = 0>
+std::tuple<Tensor, Tensor> var_mean(const Tensor& t, B unbiased) {
+  return var_mean(t, IntArrayRef{}, unbiased, false);
+}
+template <class B, std::enable_if_t<std::is_same_v<B, bool>, int> = 0>
+std::tuple<Tensor, Tensor> std_mean(const Tensor& t, B unbiased) {
+  return std_mean(t, IntArrayRef{}, unbiased, false);
+}
+// Random integers in [low, high) with t's shape (and dtype unless options give one).
+Tensor randint_like(const Tensor& t, int64_t high, const TensorOptions& options = {});
+Tensor randint_like(const Tensor& t, int64_t low, int64_t high, const TensorOptions& options = {});
+// [start, end] with step (end included; deprecated in libtorch, kept for old programs).
+Tensor range(const Scalar& start, const Scalar& end, const Scalar& step = 1, const TensorOptions& options = {});
+// fw runs one pool; the inter-op thread count is recorded for libtorch programs that set it.
+void set_num_interop_threads(int n);
+int get_num_interop_threads();
+
+// Predicates and sizes as free functions (libtorch's torch::is_floating_point(t), ...).
+inline bool is_floating_point(const Tensor& t) { return t.is_floating_point(); }
+inline bool is_complex(const Tensor& t) { return t.is_complex(); }
+inline bool is_nonzero(const Tensor& t) { return t.is_nonzero(); }
+inline bool is_signed(const Tensor& t) { return t.is_signed(); }
+inline int64_t numel(const Tensor& t) { return t.numel(); }
+inline Tensor ravel(const Tensor& t) { return t.reshape({-1}); }
+inline Tensor narrow_copy(const Tensor& t, int64_t dim, int64_t start, int64_t length) {
+  return t.narrow_copy(dim, start, length);
+}
+// t summed over the dims that broadcasting `size` would expand (t must be expandable from size).
+Tensor sum_to_size(const Tensor& t, IntArrayRef size);
+// True where an element of `elements` occurs in test_elements (invert: where it does not).
+Tensor isin(const Tensor& elements, const Tensor& test_elements, bool assume_unique = false, bool invert = false);
+Tensor isin(const Tensor& elements, const Scalar& test_element, bool assume_unique = false, bool invert = false);
+Tensor isin(const Scalar& element, const Tensor& test_elements, bool assume_unique = false, bool invert = false);
+// Each element (or slice along dim) repeated repeats[i] times; repeat_interleave(repeats) gives
+// the indices 0, 0, ..., 1, ... (repeats[i] copies of i).
+Tensor repeat_interleave(const Tensor& t, const Tensor& repeats, std::optional<int64_t> dim = std::nullopt);
+Tensor repeat_interleave(const Tensor& repeats);
+// Samples of N(mean, std^2) with a tensor of means or of standard deviations.
+Tensor normal(const Tensor& mean, double std = 1);
+Tensor normal(double mean, const Tensor& std);
+// Copies of t with src written into a slice / one index / a diagonal (differentiable).
+Tensor select_scatter(const Tensor& t, const Tensor& src, int64_t dim, int64_t index);
+Tensor slice_scatter(const Tensor& t, const Tensor& src, int64_t dim = 0, std::optional<int64_t> start = std::nullopt,
+                     std::optional<int64_t> end = std::nullopt, int64_t step = 1);
+Tensor diagonal_scatter(const Tensor& t, const Tensor& src, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1);
+
+// libtorch's NumPy-style aliases.
+inline Tensor arccos(const Tensor& t) { return fw::acos(t); }
+inline Tensor arcsin(const Tensor& t) { return fw::asin(t); }
+inline Tensor arctan(const Tensor& t) { return fw::atan(t); }
+inline Tensor arccosh(const Tensor& t) { return fw::acosh(t); }
+inline Tensor arcsinh(const Tensor& t) { return fw::asinh(t); }
+inline Tensor arctanh(const Tensor& t) { return fw::atanh(t); }
+inline Tensor arctan2(const Tensor& a, const Tensor& b) { return fw::atan2(a, b); }
+inline Tensor multiply(const Tensor& a, const Tensor& b) { return fw::mul(a, b); }
+inline Tensor multiply(const Tensor& a, const Scalar& b) { return fw::mul(a, b); }
+inline Tensor subtract(const Tensor& a, const Tensor& b, const Scalar& alpha = 1) { return fw::sub(a, b, alpha); }
+inline Tensor subtract(const Tensor& a, const Scalar& b, const Scalar& alpha = 1) { return fw::sub(a, b, alpha); }
+inline Tensor divide(const Tensor& a, const Tensor& b) { return fw::div(a, b); }
+inline Tensor divide(const Tensor& a, const Scalar& b) { return fw::div(a, b); }
+Tensor divide(const Tensor& a, const Tensor& b, std::optional<std::string> rounding_mode);
+Tensor divide(const Tensor& a, const Scalar& b, std::optional<std::string> rounding_mode);
+inline Tensor fix(const Tensor& t) { return fw::trunc(t); }
+Tensor positive(const Tensor& t);
+inline Tensor row_stack(TensorList ts) { return fw::vstack(ts); }
+inline Tensor mvlgamma(const Tensor& t, int64_t p);
+
 // ---- torch::special (the functions fw has, under libtorch's names)
 namespace special {
 inline Tensor digamma(const Tensor& t) { return fw::digamma(t); }
@@ -210,5 +330,6 @@ inline size_t elementSize(ScalarType t) { return element_size(t); }
 namespace autograd {
 using fw::GradMode;
 }  // namespace autograd
+inline Tensor mvlgamma(const Tensor& t, int64_t p) { return special::multigammaln(t, p); }
 
 }  // namespace fw

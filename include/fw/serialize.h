@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "fw/error.h"
+#include "fw/ivalue.h"
 #include "fw/nn/module.h"
 #include "fw/optim.h"
 #include "fw/tensor.h"
@@ -85,5 +86,48 @@ void save(const optim::Optimizer& optimizer, const std::string& path);
 // Replaces the optimizer's state with a file written by save(optimizer) for the same parameter
 // layout (parameter/group counts and state shapes are checked; on error the state is unchanged).
 void load(optim::Optimizer& optimizer, const std::string& path);
+
+namespace serialize {
+
+// libtorch's archives, stored as one safetensors file: tensors under dotted keys (a nested
+// archive written under "block" puts its "weight" at "block.weight"), and double, int, bool and
+// string values in the header's metadata.
+class OutputArchive {
+ public:
+  void write(const std::string& key, const Tensor& tensor, bool is_buffer = false);
+  void write(const std::string& key, const OutputArchive& nested);
+  // A Tensor, double, int, bool or string value.
+  void write(const std::string& key, const IValue& value);
+  // Writes the file atomically (see fw::save).
+  void save_to(const std::string& filename) const;
+  const TensorMap& tensors() const { return tensors_; }
+
+ private:
+  TensorMap tensors_;
+  MetadataMap values_;
+};
+
+class InputArchive {
+ public:
+  // Reads and validates the whole file (see fw::load).
+  void load_from(const std::string& filename);
+  // A defined `tensor` of the stored shape is overwritten in place (no gradient is recorded);
+  // otherwise the handle is rebound to the stored tensor. A missing key is an error.
+  void read(const std::string& key, Tensor& tensor, bool is_buffer = false);
+  bool try_read(const std::string& key, Tensor& tensor, bool is_buffer = false);
+  void read(const std::string& key, InputArchive& nested);
+  bool try_read(const std::string& key, InputArchive& nested);
+  void read(const std::string& key, IValue& value);
+  bool try_read(const std::string& key, IValue& value);
+  // The top-level keys: tensor names and nested archive names.
+  std::vector<std::string> keys() const;
+
+ private:
+  std::string source_ = "<archive>";
+  TensorMap tensors_;
+  MetadataMap values_;
+};
+
+}  // namespace serialize
 
 }  // namespace fw

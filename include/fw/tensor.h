@@ -194,6 +194,7 @@ class Tensor {
   Tensor to(Device d, bool non_blocking = false, bool copy = false) const;
   Tensor to(const TensorOptions& o, bool non_blocking = false, bool copy = false) const;
   Tensor to(const Tensor& other, bool non_blocking = false, bool copy = false) const;
+  Tensor to(DeviceType d, bool non_blocking = false, bool copy = false) const { return to(Device(d), non_blocking, copy); }
   Tensor cpu() const { return to(Device(kCPU)); }
   Tensor toType(ScalarType t) const { return to(t); }
   Tensor type_as(const Tensor& o) const { return to(o.dtype()); }
@@ -367,6 +368,7 @@ class Tensor {
   FW_UNARY_METHOD(acos) FW_UNARY_METHOD(atan) FW_UNARY_METHOD(sinh) FW_UNARY_METHOD(cosh)
   FW_UNARY_METHOD(tanh) FW_UNARY_METHOD(sigmoid) FW_UNARY_METHOD(erf) FW_UNARY_METHOD(erfc)
   FW_UNARY_METHOD(relu) FW_UNARY_METHOD(lgamma) FW_UNARY_METHOD(digamma) FW_UNARY_METHOD(erfinv)
+  FW_UNARY_METHOD(asinh) FW_UNARY_METHOD(acosh) FW_UNARY_METHOD(atanh)
 #undef FW_UNARY_METHOD
   Tensor polygamma(int64_t n) const;
   Tensor& polygamma_(int64_t n);
@@ -491,6 +493,165 @@ class Tensor {
   Tensor contiguous(MemoryFormat format) const;
   Tensor clone(MemoryFormat format) const;
   MemoryFormat suggest_memory_format() const;
+
+  // ---- and still more (core/ops/extra_more.cpp)
+  // A detached alias sharing storage (libtorch's .data()).
+  Tensor data() const { return detach(); }
+  int layout() const { return kStrided; }
+  bool is_sparse() const { return false; }
+  bool is_pinned() const { return false; }
+  bool has_names() const { return false; }
+  bool is_signed() const;
+  // The value of a one-element tensor as a bool (raises for any other size).
+  bool is_nonzero() const;
+  bool allclose(const Tensor& other, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false) const;
+  Tensor isclose(const Tensor& other, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false) const;
+  bool equal(const Tensor& other) const;
+  Tensor T() const;
+  Tensor H() const;
+  Tensor mH() const;
+  Tensor adjoint() const { return mH(); }
+  Tensor mv(const Tensor& vec) const;
+  Tensor addmm(const Tensor& m1, const Tensor& m2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
+  Tensor& addmm_(const Tensor& m1, const Tensor& m2, const Scalar& beta = 1, const Scalar& alpha = 1);
+  Tensor baddbmm(const Tensor& b1, const Tensor& b2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
+  Tensor addmv(const Tensor& mat, const Tensor& vec, const Scalar& beta = 1, const Scalar& alpha = 1) const;
+  Tensor addr(const Tensor& v1, const Tensor& v2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
+  Tensor count_nonzero(std::optional<int64_t> dim = std::nullopt) const;
+  Tensor count_nonzero(int64_t dim) const { return count_nonzero(std::optional<int64_t>(dim)); }
+  Tensor count_nonzero(IntArrayRef dims) const;
+  Tensor& cumsum_(int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
+  Tensor& cumprod_(int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
+  // Fills the main diagonal (of a 2-D tensor, or of an all-equal-sizes one); wrap continues
+  // below a tall matrix's first square block every ncols + 1 rows, as NumPy.
+  Tensor& fill_diagonal_(const Scalar& value, bool wrap = false);
+  Tensor& fmod_(const Tensor& o);
+  Tensor& fmod_(const Scalar& o);
+  Tensor& remainder_(const Tensor& o);
+  Tensor& remainder_(const Scalar& o);
+  Tensor& div_(const Tensor& o, std::optional<std::string> rounding_mode);
+  Tensor& div_(const Scalar& o, std::optional<std::string> rounding_mode);
+  Tensor div(const Scalar& o, std::optional<std::string> rounding_mode) const;
+  Tensor divide(const Tensor& o) const { return div(o); }
+  Tensor divide(const Scalar& o) const { return div(o); }
+  Tensor multiply(const Tensor& o) const { return mul(o); }
+  Tensor multiply(const Scalar& o) const { return mul(o); }
+  Tensor subtract(const Tensor& o, const Scalar& alpha = 1) const { return sub(o, alpha); }
+  Tensor round(int64_t decimals) const;
+  Tensor& round_(int64_t decimals);
+  Tensor index_copy(int64_t dim, const Tensor& index, const Tensor& source) const;
+  Tensor& index_copy_(int64_t dim, const Tensor& index, const Tensor& source);
+  Tensor& index_fill_(int64_t dim, const Tensor& index, const Scalar& value);
+  Tensor put(const Tensor& index, const Tensor& source, bool accumulate = false) const;
+  Tensor& put_(const Tensor& index, const Tensor& source, bool accumulate = false);
+  Tensor& lerp_(const Tensor& end, const Scalar& w);
+  Tensor& lerp_(const Tensor& end, const Tensor& w);
+  Tensor& logical_not_();
+  Tensor& logical_and_(const Tensor& o);
+  Tensor& logical_or_(const Tensor& o);
+  Tensor& logical_xor_(const Tensor& o);
+  Tensor& masked_scatter_(const Tensor& mask, const Tensor& source);
+  Tensor& nan_to_num_(std::optional<double> nan = std::nullopt, std::optional<double> posinf = std::nullopt,
+                      std::optional<double> neginf = std::nullopt);
+  Tensor& tril_(int64_t diagonal = 0);
+  Tensor& triu_(int64_t diagonal = 0);
+  Tensor& renorm_(const Scalar& p, int64_t dim, const Scalar& maxnorm);
+  Tensor renorm(const Scalar& p, int64_t dim, const Scalar& maxnorm) const;
+  Tensor where(const Tensor& cond, const Scalar& other) const;
+  std::tuple<Tensor, Tensor> mode(int64_t dim = -1, bool keepdim = false) const;
+  Tensor nanmedian() const;
+  std::tuple<Tensor, Tensor> nanmedian(int64_t dim, bool keepdim = false) const;
+  Tensor dist(const Tensor& other, const Scalar& p = 2) const;
+  std::tuple<Tensor, Tensor> frexp() const;
+  Tensor isreal() const;
+  Tensor positive() const;
+  Tensor negative() const { return neg(); }
+  Tensor fix() const { return trunc(); }
+  Tensor arccos() const { return acos(); }
+  Tensor arcsin() const { return asin(); }
+  Tensor arctan() const { return atan(); }
+  Tensor arccosh() const { return acosh(); }
+  Tensor arcsinh() const { return asinh(); }
+  Tensor arctanh() const { return atanh(); }
+  Tensor arctan2(const Tensor& o) const { return atan2(o); }
+  Tensor bitwise_left_shift(const Tensor& o) const;
+  Tensor bitwise_right_shift(const Tensor& o) const;
+  Tensor movedim(IntArrayRef source, IntArrayRef destination) const;
+  Tensor movedim(int64_t source, int64_t destination) const;
+  Tensor moveaxis(IntArrayRef source, IntArrayRef destination) const { return movedim(source, destination); }
+  Tensor moveaxis(int64_t source, int64_t destination) const { return movedim(source, destination); }
+  Tensor swapdims(int64_t d0, int64_t d1) const { return transpose(d0, d1); }
+  std::vector<Tensor> tensor_split(int64_t sections, int64_t dim = 0) const;
+  std::vector<Tensor> tensor_split(IntArrayRef indices, int64_t dim = 0) const;
+  std::vector<Tensor> hsplit(int64_t sections) const;
+  std::vector<Tensor> hsplit(IntArrayRef indices) const;
+  std::vector<Tensor> vsplit(int64_t sections) const;
+  std::vector<Tensor> vsplit(IntArrayRef indices) const;
+  std::vector<Tensor> dsplit(int64_t sections) const;
+  std::vector<Tensor> dsplit(IntArrayRef indices) const;
+  // In-place metadata changes of this handle (and every handle sharing it). Not for tensors that
+  // take part in autograd, where libtorch records them as views; use the out-of-place forms.
+  Tensor& squeeze_();
+  Tensor& squeeze_(int64_t dim);
+  Tensor& unsqueeze_(int64_t dim);
+  Tensor& t_();
+  Tensor& transpose_(int64_t d0, int64_t d1);
+  Tensor& as_strided_(IntArrayRef size, IntArrayRef stride, std::optional<int64_t> offset = std::nullopt);
+  // Contiguous sizes `size`; the storage grows (keeping its bytes) when it is too small.
+  Tensor& resize_(IntArrayRef size);
+  Tensor& resize_as_(const Tensor& other) { return resize_(other.sizes()); }
+  // Methods for more of the functions (core/ops/extra_more.cpp).
+  Tensor i0() const;
+  Tensor& i0_();
+  Tensor igamma(const Tensor& other) const;
+  Tensor igammac(const Tensor& other) const;
+  Tensor copysign(const Tensor& o) const;
+  Tensor hypot(const Tensor& o) const;
+  Tensor fmax(const Tensor& o) const;
+  Tensor fmin(const Tensor& o) const;
+  Tensor signbit() const;
+  Tensor isposinf() const;
+  Tensor isneginf() const;
+  Tensor deg2rad() const;
+  Tensor rad2deg() const;
+  Tensor sinc() const;
+  Tensor ldexp(const Tensor& o) const;
+  Tensor float_power(const Tensor& e) const;
+  Tensor float_power(const Scalar& e) const;
+  Tensor floor_divide(const Tensor& o) const;
+  Tensor floor_divide(const Scalar& o) const;
+  Tensor true_divide(const Tensor& o) const { return div(o); }
+  Tensor true_divide(const Scalar& o) const { return div(o); }
+  Tensor heaviside(const Tensor& values) const;
+  Tensor gcd(const Tensor& o) const;
+  Tensor lcm(const Tensor& o) const;
+  Tensor nextafter(const Tensor& o) const;
+  Tensor inner(const Tensor& o) const;
+  Tensor ger(const Tensor& o) const { return outer(o); }
+  Tensor diff(int64_t n = 1, int64_t dim = -1, const std::optional<Tensor>& prepend = std::nullopt,
+              const std::optional<Tensor>& append = std::nullopt) const;
+  Tensor msort() const;
+  Tensor ravel() const { return reshape({-1}); }
+  Tensor narrow_copy(int64_t dim, int64_t start, int64_t length) const { return narrow(dim, start, length).clone(); }
+  Tensor sum_to_size(IntArrayRef size) const;
+  std::tuple<Tensor, Tensor> qr(bool some = true) const;
+  Tensor hardshrink(const Scalar& lambd = 0.5) const;
+  Tensor& scatter_reduce_(int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce,
+                          bool include_self = true);
+  Tensor select_scatter(const Tensor& src, int64_t dim, int64_t index) const;
+  Tensor slice_scatter(const Tensor& src, int64_t dim = 0, std::optional<int64_t> start = std::nullopt,
+                       std::optional<int64_t> end = std::nullopt, int64_t step = 1) const;
+  Tensor diagonal_scatter(const Tensor& src, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1) const;
+  Tensor repeat_interleave(const Tensor& repeats, std::optional<int64_t> dim = std::nullopt) const;
+  // Linear algebra of fw/linalg_more.h.
+  Tensor matrix_exp() const;
+  Tensor cross(const Tensor& other, std::optional<int64_t> dim = std::nullopt) const;
+  Tensor vdot(const Tensor& other) const;
+  Tensor cholesky_solve(const Tensor& L, bool upper = false) const;
+  Tensor cholesky_inverse(bool upper = false) const;
+  std::tuple<Tensor, Tensor> triangular_solve(const Tensor& A, bool upper = true, bool transpose = false,
+                                              bool unitriangular = false) const;
+  Tensor lu_solve(const Tensor& LU_data, const Tensor& LU_pivots) const;
 
  private:
   intrusive_ptr<TensorImpl> impl_;

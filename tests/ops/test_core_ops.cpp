@@ -67,6 +67,9 @@ UNARY_ENTRY(erfc, COMPLEX_ERR(erfc), 0)
 UNARY_ENTRY(lgamma, COMPLEX_ERR(lgamma), 0)
 UNARY_ENTRY(digamma, COMPLEX_ERR(digamma), 0)
 UNARY_ENTRY(erfinv, COMPLEX_ERR(erfinv), 0)
+UNARY_ENTRY(asinh, COMPLEX_ERR(asinh), 0)
+UNARY_ENTRY(acosh, COMPLEX_ERR(acosh), 0)
+UNARY_ENTRY(atanh, COMPLEX_ERR(atanh), 0)
 FW_OP_TEST(polygamma) {
   t.run = [](const FixCase& c) { return V{fw::polygamma(c.args[0].i, c.in[0])}; };
   t.error([] { fw::polygamma(-1, fw::ones({2})); }, "[polygamma] polygamma(n, x) does not support negative n, got n = -1");

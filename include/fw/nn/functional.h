@@ -554,7 +554,21 @@ Tensor unfold(const Tensor& x, const UnfoldFuncOptions& o);
 // col2im: sums columns (N, C * kh * kw, L) or (C * kh * kw, L) back into (N, C, output_size...).
 Tensor fold(const Tensor& x, const FoldFuncOptions& o);
 
-// ---- embeddings (implemented in nn/layers_extra.cpp)
+// ---- embeddings (implemented in nn/layers_extra.cpp; embedding in nn/layers.cpp)
+
+// libtorch's EmbeddingFuncOptions: padding_idx (negative counts from the end; its row gets no
+// gradient), max_norm (rows looked up are renormalised in place to at most this norm_type-norm),
+// scale_grad_by_freq (each row's gradient divided by its count in the input), sparse (accepted;
+// gradients are dense).
+struct EmbeddingFuncOptions {
+  FW_ARG(std::optional<int64_t>, padding_idx) = std::nullopt;
+  FW_ARG(std::optional<double>, max_norm) = std::nullopt;
+  FW_ARG(double, norm_type) = 2.;
+  FW_ARG(bool, scale_grad_by_freq) = false;
+  FW_ARG(bool, sparse) = false;
+};
+// Rows of weight (V, D) at integer indices of any shape: (*) -> (*, D).
+Tensor embedding(const Tensor& input, const Tensor& weight, const EmbeddingFuncOptions& o = {});
 
 // One-hot encoding of int64 class indices: (*) -> (*, num_classes); -1 infers max + 1.
 inline Tensor one_hot(const Tensor& t, int64_t num_classes = -1) { return fw::one_hot(t, num_classes); }

@@ -83,6 +83,13 @@ Tensor kaiming_normal_(Tensor tensor, double a = 0, FanModeType mode = fw::kFanI
 // A (semi-)orthogonal matrix scaled by gain: the Q of a Gaussian matrix's QR decomposition with
 // R's diagonal made positive; dims after the first are flattened.
 Tensor orthogonal_(Tensor tensor, double gain = 1.0);
+// The Dirac delta for 3-, 4- and 5-D convolution weights: each output channel (of each of
+// `groups` groups) passes its input channel through unchanged.
+Tensor dirac_(Tensor tensor, int64_t groups = 1);
+// A 2-D matrix with N(0, std^2) entries and ceil(sparsity * rows) zeros in each column.
+Tensor sparse_(Tensor tensor, double sparsity, double std = 0.01);
+// N(mean, std^2) truncated to [a, b] (inverse-CDF sampling).
+Tensor trunc_normal_(Tensor tensor, double mean = 0, double std = 1, double a = -2, double b = 2);
 
 }  // namespace nn::init
 }  // namespace fw

@@ -15,6 +15,11 @@
 #include "fw/ops.h"
 #include "fw/tensor.h"
 
+namespace fw::serialize {
+class OutputArchive;
+class InputArchive;
+}  // namespace fw::serialize
+
 namespace fw::nn {
 
 class Module;
@@ -124,6 +129,10 @@ class Module : public std::enable_shared_from_this<Module> {
   // Writes a one-line description (layers print their options: "fw::nn::Linear(in_features=...)").
   virtual void pretty_print(std::ostream& stream) const;
   virtual bool is_serializable() const { return true; }
+  // libtorch's archive forms: parameters and buffers under their dotted names (load copies into
+  // the existing tensors; a missing key or a shape mismatch is an error naming the key).
+  virtual void save(serialize::OutputArchive& archive) const;
+  virtual void load(serialize::InputArchive& archive);
 
   // Registers a parameter (requires_grad set as given); returns the registered handle.
   Tensor& register_parameter(std::string name, Tensor tensor, bool requires_grad = true);

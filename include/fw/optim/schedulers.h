@@ -124,6 +124,8 @@ struct ReduceLROnPlateauOptions {
   FW_ARG(std::string, threshold_mode) = "rel";  // "rel" or "abs"
   FW_ARG(int64_t, cooldown) = 0;
   FW_ARG(double, min_lr) = 0;
+  // Per-group lower bounds (one per param group, or one for all); overrides min_lr when given.
+  FW_ARG(std::vector<double>, min_lrs) = {};
   FW_ARG(double, eps) = 1e-8;
 };
 
@@ -140,6 +142,18 @@ class ReduceLROnPlateau {
   ReduceLROnPlateauOptions o_;
   double best_;
   int64_t num_bad_epochs_ = 0, cooldown_counter_ = 0, last_epoch_ = 0;
+};
+
+// libtorch's spelling of ReduceLROnPlateau, with its positional constructor.
+class ReduceLROnPlateauScheduler : public ReduceLROnPlateau {
+ public:
+  enum SchedulerMode { min, max };
+  enum ThresholdMode { rel, abs };
+  explicit ReduceLROnPlateauScheduler(Optimizer& optimizer, SchedulerMode mode = min, float factor = 0.1f,
+                                      int patience = 10, double threshold = 1e-4, ThresholdMode threshold_mode = rel,
+                                      int cooldown = 0, const std::vector<float>& min_lr = {}, double eps = 1e-8,
+                                      bool verbose = false);
+  void step(float metric) { ReduceLROnPlateau::step(metric); }
 };
 
 }  // namespace fw::optim

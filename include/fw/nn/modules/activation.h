@@ -82,6 +82,9 @@ FW_PLAIN_ACTIVATION_MODULE(Sigmoid, sigmoid);
 FW_PLAIN_ACTIVATION_MODULE(Tanh, tanh);
 // x * tanh(softplus(x)).
 FW_PLAIN_ACTIVATION_MODULE(Mish, mish);
+// x * relu6(x + 3) / 6 and relu6(x + 3) / 6.
+FW_PLAIN_ACTIVATION_MODULE(Hardswish, hardswish);
+FW_PLAIN_ACTIVATION_MODULE(Hardsigmoid, hardsigmoid);
 // x where |x| > lambda, else 0.
 FW_ACTIVATION_MODULE(Hardshrink, HardshrinkOptions, hardshrink);
 // x -+ lambda outside [-lambda, lambda], else 0.

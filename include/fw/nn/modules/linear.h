@@ -1,5 +1,7 @@
 // Linear layers and shape modules: Identity, Linear, Bilinear, Flatten, Unflatten.
 #pragma once
+#include <functional>
+#include <tuple>
 #include <vector>
 
 #include "fw/nn/module.h"
@@ -48,6 +50,28 @@ class IdentityImpl : public Cloneable<IdentityImpl> {
   Tensor forward(const Tensor& input) { return input; }
 };
 FW_MODULE(Identity);
+
+// Wraps a function of one tensor as a module (for Sequential), as libtorch's Functional; extra
+// arguments are bound after the input: Functional(fw::softmax, 1, std::nullopt).
+class FunctionalImpl : public Cloneable<FunctionalImpl> {
+ public:
+  using Function = std::function<Tensor(Tensor)>;
+  explicit FunctionalImpl(Function function) : function_(std::move(function)) {}
+  template <class F, class A, class... Rest>
+  FunctionalImpl(F f, A&& arg, Rest&&... rest)
+      : function_([f, bound = std::make_tuple(std::forward<A>(arg), std::forward<Rest>(rest)...)](Tensor x) {
+          return std::apply([&](const auto&... a) { return Tensor(f(x, a...)); }, bound);
+        }) {}
+  void reset() override {}
+  void pretty_print(std::ostream& stream) const override;
+  Tensor forward(Tensor input) { return function_(std::move(input)); }
+  Tensor operator()(Tensor input) { return forward(std::move(input)); }
+  bool is_serializable() const override { return false; }
+
+ private:
+  Function function_;
+};
+FW_MODULE(Functional);
 
 // y = x W^T + b; W is (out, in), both initialised from U(-1/sqrt(in), 1/sqrt(in)) as in libtorch
 // (kaiming_uniform_ with a = sqrt(5) for W).
