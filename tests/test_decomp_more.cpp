@@ -17,6 +17,7 @@
 
 #include "tests/expect_error.h"
 #include "tests/fixture.h"
+#include "tests/linalg_records.h"
 #include "tests/records.h"
 
 namespace LA = fw::linalg;
@@ -28,64 +29,16 @@ using Case = fwtest::RecordCase;
 using Outs = std::map<std::string, Tensor>;
 using Ins = std::map<std::string, Tensor>;
 
-std::vector<Case> load(const std::string& kind) {
-  std::vector<Case> r;
-  for (auto& c : fwtest::load_records("decomp_more.txt", kind))
-    if (c.kind == kind) r.push_back(c);
-  EXPECT_FALSE(r.empty()) << kind;
-  return r;
-}
+std::vector<Case> load(const std::string& kind) { return fwtest::load_kind("decomp_more.txt", kind); }
 
-// Runs fn on the case's inputs (float ones as leaves), compares the outputs and the gradients of
-// sum_k sum(out.k * g.k). gperm: per output, a transform applied to g.k before use (eig ordering).
+// check_linalg_case with a tolerance scale and gmap: per output, a transform applied to g.k before
+// use (eig ordering).
 void check_case(const Case& c, const std::function<Outs(const Ins&)>& fn, double tol_scale = 1,
                 const std::function<Tensor(const std::string&, const Tensor&)>& gmap = nullptr) {
-  SCOPED_TRACE(c.kind + " " + c.name);
-  Ins in;
-  std::vector<std::string> names;
-  std::vector<Tensor> wrt;
-  bool f32 = false;
-  for (const auto& [k, v] : c.t) {
-    if (k.rfind("in.", 0) != 0) continue;
-    std::string n = k.substr(3);
-    Tensor x = v.clone();
-    if (x.dtype() == fw::kFloat) f32 = true;
-    if (x.is_floating_point() && c.has("grad." + n)) {
-      x.requires_grad_(true);
-      names.push_back(n);
-      wrt.push_back(x);
-    }
-    in[n] = x;
-  }
-  Outs out = fn(in);
-  double tol = (f32 ? 2e-4 : 1e-8) * tol_scale;
-  Tensor total;
-  for (const auto& [k, v] : c.t) {
-    if (k.rfind("out.", 0) != 0) continue;
-    std::string n = k.substr(4);
-    SCOPED_TRACE("out." + n);
-    ASSERT_TRUE(out.count(n)) << "missing output " << n;
-    Tensor a = out[n];
-    ASSERT_EQ(a.sizes().vec(), v.sizes().vec());
-    if (v.dtype() == fw::kLong) {
-      FW_EXPECT_CLOSE(a.to(fw::kLong), v);
-    } else {
-      FW_EXPECT_CLOSE(a.detach(), v, tol, tol);
-    }
-    if (c.has("g." + n)) {
-      Tensor g = c.get("g." + n);
-      if (gmap) g = gmap(n, g);
-      Tensor term = (a * g).sum();
-      total = total.defined() ? total + term : term;
-    }
-  }
-  if (!total.defined() || wrt.empty()) return;
-  auto grads = fw::autograd::grad({total}, wrt, {}, std::nullopt, false, true);
-  for (size_t i = 0; i < names.size(); i++) {
-    SCOPED_TRACE("grad." + names[i]);
-    Tensor gi = grads[i].defined() ? grads[i] : fw::zeros_like(wrt[i]);
-    FW_EXPECT_CLOSE(gi, c.get("grad." + names[i]), 10 * tol, 10 * tol);
-  }
+  fwtest::LinalgCheck chk;
+  chk.tol_scale = tol_scale;
+  chk.gmap = gmap;
+  fwtest::check_linalg_case(c, fn, chk);
 }
 
 std::optional<std::string> opt_str(const Case& c, const std::string& k) {
