@@ -368,6 +368,32 @@ TEST(OpsMore, InPlaceMetadataAndResize) {
   EXPECT_ERROR(blob.resize_({8}), "not resizable");
 }
 
+TEST(OpsMore, SetDataAndPrint) {
+  fw::nn::Linear l(3, 4);
+  Tensor alias = l->parameters()[0];
+  {
+    fw::NoGradGuard g;
+    l->weight.set_data(fw::ones({4, 3}));
+  }
+  EXPECT_TRUE(fw::equal(alias, fw::ones({4, 3})));  // every handle sees the new data
+  EXPECT_TRUE(alias.requires_grad());
+  EXPECT_TRUE(alias.is_leaf());
+  l(fw::ones({2, 3})).sum().backward();
+  EXPECT_TRUE(fw::equal(l->weight.grad(), fw::full({4, 3}, 2.0)));
+  Tensor t = fw::zeros({2});
+  t.set_data(fw::arange(6, fw::kDouble).view({2, 3}).t());
+  EXPECT_EQ(t.dtype(), fw::kDouble);
+  EXPECT_EQ(t.sizes().vec(), (std::vector<int64_t>{3, 2}));
+  EXPECT_EQ(t[2][1].item<double>(), 5.0);
+  EXPECT_ERROR(l->bias.set_data(fw::tensor({1, 2, 3, 4})), "[set_data] a tensor that requires grad needs floating point data");
+  ::testing::internal::CaptureStdout();
+  fw::ones({2, 3}).print();
+  fw::print(fw::zeros({4}, fw::kLong));
+  EXPECT_EQ(::testing::internal::GetCapturedStdout(), "[CPUFloatType [2, 3]]\n[CPULongType [4]]\n");
+  fw::autograd::AutoGradMode off(false);
+  EXPECT_FALSE(fw::GradMode::is_enabled());
+}
+
 TEST(OpsMore, Errors) {
   Tensor x = fw::randn({3, 4});
   EXPECT_ERROR(fw::mode(fw::zeros({0})), "[mode] Expected reduction dim 0 to have non-zero size.");

@@ -11,6 +11,8 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <sstream>
+#include <cstdio>
 #include <limits>
 #include <numeric>
 
@@ -629,6 +631,40 @@ Tensor& Tensor::transpose_(int64_t d0, int64_t d1) {
 Tensor& Tensor::as_strided_(IntArrayRef size, IntArrayRef stride, std::optional<int64_t> offset) {
   materialize(*this);
   return restride(*this, as_strided(size, stride, offset).detach(), "as_strided_");
+}
+
+void Tensor::set_data(const Tensor& new_data) {
+  FW_CHECK(new_data.defined(), "[set_data] new_data is an undefined tensor");
+  FW_CHECK(!requires_grad() || new_data.is_floating_point() || new_data.is_complex(), "[set_data] a tensor that "
+           "requires grad needs floating point data, got ", dtype_str(new_data.dtype()));
+  materialize(*this);
+  materialize(new_data);
+  TensorImpl* impl = unsafeGetTensorImpl();
+  const TensorImpl* src = new_data.unsafeGetTensorImpl();
+  impl->storage = src->storage;
+  impl->sizes = src->sizes;
+  impl->strides = src->strides;
+  impl->offset = src->offset;
+  impl->dtype = src->dtype;
+  impl->refresh();
+}
+
+void Tensor::print() const {
+  std::ostringstream os;
+  if (!defined()) {
+    os << "[UndefinedTensor]";
+  } else {
+    std::string type = dtype_str(dtype());
+    // libtorch's type names: CPUFloatType, CPUDoubleType, CPULongType, ...
+    static const std::pair<ScalarType, const char*> names[] = {
+        {kFloat, "Float"}, {kDouble, "Double"}, {kHalf, "Half"},  {kBFloat16, "BFloat16"}, {kLong, "Long"},
+        {kInt, "Int"},     {kShort, "Short"},   {kChar, "Char"},  {kByte, "Byte"},         {kBool, "Bool"},
+        {kComplexFloat, "ComplexFloat"},        {kComplexDouble, "ComplexDouble"}};
+    for (const auto& [t, n] : names)
+      if (t == dtype()) type = n;
+    os << "[" << (is_cuda() ? "CUDA" : "CPU") << type << "Type " << sizes() << "]";
+  }
+  std::printf("%s\n", os.str().c_str());
 }
 
 Tensor& Tensor::resize_(IntArrayRef size) {

@@ -328,8 +328,10 @@ Tensor multigammaln(const Tensor& t, int64_t p);
 // ---- libtorch spellings of existing functions
 inline size_t elementSize(ScalarType t) { return element_size(t); }
 namespace autograd {
+using fw::AutoGradMode;
 using fw::GradMode;
 }  // namespace autograd
+inline void print(const Tensor& t) { t.print(); }
 inline Tensor mvlgamma(const Tensor& t, int64_t p) { return special::multigammaln(t, p); }
 
 }  // namespace fw

@@ -600,6 +600,11 @@ class Tensor {
   // Contiguous sizes `size`; the storage grows (keeping its bytes) when it is too small.
   Tensor& resize_(IntArrayRef size);
   Tensor& resize_as_(const Tensor& other) { return resize_(other.sizes()); }
+  // This tensor (and every handle sharing it) takes new_data's storage, sizes, strides and dtype;
+  // its autograd identity (leaf, requires_grad, hooks) stays, as libtorch's set_data.
+  void set_data(const Tensor& new_data);
+  // Prints the type and sizes to stdout ("[CPUFloatType [2, 3]]"), as libtorch's print().
+  void print() const;
   // Methods for more of the functions (core/ops/extra_more.cpp).
   Tensor i0() const;
   Tensor& i0_();
