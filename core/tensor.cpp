@@ -2,6 +2,7 @@
 #include "core/convert.h"
 #include "core/loops.h"
 #include "core/op.h"
+#include "core/ops/composite_util.h"
 #include "core/visit.h"
 
 namespace fw {
@@ -208,13 +209,10 @@ Tensor operator^(const Scalar& a, const Tensor& b) { return bitwise_xor(scalar_t
 Tensor operator+(const Scalar& a, const Tensor& b) { return add(b, a); }
 Tensor operator-(const Scalar& a, const Tensor& b) { return rsub(b, a); }
 Tensor operator*(const Scalar& a, const Tensor& b) { return mul(b, a); }
-// A scalar left operand becomes a 0-dim tensor of the result dtype (as PyTorch's wrapped number),
-// so 0.8 / x keeps double precision for a float64 x.
-static Tensor scalar_lhs(const Scalar& a, const Tensor& b) {
-  return scalar_tensor(a, TensorOptions(detail::result_type(std::vector<Tensor>{b}, &a)));
-}
-Tensor operator/(const Scalar& a, const Tensor& b) { return div(scalar_lhs(a, b), b); }
-Tensor operator%(const Scalar& a, const Tensor& b) { return remainder(scalar_lhs(a, b), b); }
+// A scalar left operand is a wrapped number of the result dtype, so 0.8 / x keeps double
+// precision for a float64 x.
+Tensor operator/(const Scalar& a, const Tensor& b) { return div(detail::wrapped_scalar(a, b), b); }
+Tensor operator%(const Scalar& a, const Tensor& b) { return remainder(detail::wrapped_scalar(a, b), b); }
 Tensor operator==(const Scalar& a, const Tensor& b) { return eq(b, a); }
 Tensor operator!=(const Scalar& a, const Tensor& b) { return ne(b, a); }
 Tensor operator<(const Scalar& a, const Tensor& b) { return gt(b, a); }

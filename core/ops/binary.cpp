@@ -4,6 +4,7 @@
 #include "core/functors.h"
 #include "core/loops.h"
 #include "core/op.h"
+#include "core/ops/composite_util.h"
 #include "core/visit.h"
 
 namespace fw {
@@ -457,8 +458,7 @@ Tensor pow(const Tensor& a, const Scalar& b) {
   return dispatch1(OpId::pow, {a}, scalar_rhs(b));
 }
 Tensor pow(const Scalar& a, const Tensor& b) {
-  ScalarType t = result_type({b}, &a);
-  return pow(scalar_tensor(a, t), b);
+  return pow(wrapped_scalar(a, b), b);
 }
 Tensor Tensor::pow(const Tensor& e) const { return fw::pow(*this, e); }
 Tensor Tensor::pow(const Scalar& e) const { return fw::pow(*this, e); }

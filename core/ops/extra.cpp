@@ -18,6 +18,7 @@
 #include <random>
 
 #include "core/op.h"
+#include "core/ops/composite_util.h"
 #include "core/parallel.h"
 #include "fw/autograd_function.h"
 #include "fw/linalg.h"
@@ -27,14 +28,6 @@ namespace fw {
 using namespace detail;
 
 namespace {
-
-// t with dim moved last, contiguous on the CPU, as int64 (integral/bool) or double values.
-template <class T>
-std::vector<T> host_values(const Tensor& t) {
-  Tensor c = t.to(Device(kCPU), std::is_same_v<T, double> ? kDouble : kLong).contiguous();
-  const T* p = c.data_ptr<T>();
-  return std::vector<T>(p, p + c.numel());
-}
 
 // The permutation undoing perm.
 std::vector<int64_t> inverse_perm(const std::vector<int64_t>& perm) {

@@ -17,6 +17,7 @@
 #include <numeric>
 
 #include "core/op.h"
+#include "core/ops/composite_util.h"
 #include "fw/autograd_function.h"
 #include "fw/linalg.h"
 #include "fw/linalg_more.h"
@@ -33,12 +34,6 @@ Tensor& write_inplace(Tensor& self, const Tensor& r, const char* op) {
   FW_CHECK(fw::can_cast(r.dtype(), self.dtype()), "[", op, "] result type ", dtype_str(r.dtype()),
            " can't be cast to the desired output type ", dtype_str(self.dtype()));
   return self.copy_(r);
-}
-
-// The tensor's values as int64 / double on the host, contiguous.
-std::vector<int64_t> host_longs(const Tensor& t) {
-  Tensor c = t.to(Device(kCPU), kLong).contiguous();
-  return std::vector<int64_t>(c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel());
 }
 
 }  // namespace
@@ -193,7 +188,7 @@ Tensor shift(const Tensor& a, const Tensor& b, bool left) {
   const ScalarType rt = result_type(a, b);
   const int64_t width = int64_t(element_size(rt)) * 8;
   auto bt = broadcast_tensors({a, b});
-  auto va = host_longs(bt[0]), vb = host_longs(bt[1]);
+  auto va = host_values<int64_t>(bt[0]), vb = host_values<int64_t>(bt[1]);
   std::vector<int64_t> r(va.size());
   for (size_t i = 0; i < va.size(); i++) {
     const int64_t x = va[i], s = vb[i];
@@ -262,7 +257,7 @@ std::vector<Tensor> tensor_split(const Tensor& t, const Tensor& tios, int64_t di
   FW_CHECK(tios.dim() <= 1, "[tensor_split] expected tensor_indices_or_sections to be a zero-dimensional or "
            "one-dimensional tensor, but got a tensor with ", tios.dim(), " dims");
   if (tios.dim() == 0) return tensor_split(t, tios.item<int64_t>(), dim);
-  auto idx = host_longs(tios);
+  auto idx = host_values<int64_t>(tios);
   return tensor_split(t, IntArrayRef(idx), dim);
 }
 
@@ -737,19 +732,17 @@ Tensor isin(const Tensor& elements, const Tensor& test_elements, bool /*assume_u
   return invert ? out.logical_not() : out;
 }
 Tensor isin(const Tensor& elements, const Scalar& test_element, bool assume_unique, bool invert) {
-  return isin(elements, scalar_tensor(test_element, TensorOptions(detail::result_type({elements}, &test_element))),
-              assume_unique, invert);
+  return isin(elements, wrapped_scalar(test_element, elements), assume_unique, invert);
 }
 Tensor isin(const Scalar& element, const Tensor& test_elements, bool assume_unique, bool invert) {
-  return isin(scalar_tensor(element, TensorOptions(detail::result_type({test_elements}, &element))), test_elements,
-              assume_unique, invert);
+  return isin(wrapped_scalar(element, test_elements), test_elements, assume_unique, invert);
 }
 
 Tensor repeat_interleave(const Tensor& repeats) {
   FW_CHECK(repeats.dim() <= 1, "[repeat_interleave] repeats must be 0-dim or 1-dim tensor, got ", repeats.dim(), " dims");
   FW_CHECK(is_integral(repeats.dtype(), false), "[repeat_interleave] repeats has to be Long or Int tensor, got ",
            dtype_str(repeats.dtype()));
-  auto r = host_longs(repeats.reshape({-1}));
+  auto r = host_values<int64_t>(repeats.reshape({-1}));
   std::vector<int64_t> out;
   for (size_t i = 0; i < r.size(); i++) {
     FW_CHECK(r[i] >= 0, "[repeat_interleave] repeats can not be negative, got ", r[i]);

@@ -28,6 +28,7 @@
 #include <type_traits>
 
 #include "core/op.h"
+#include "core/ops/composite_util.h"
 #include "core/parallel.h"
 #include "fw/autograd_function.h"
 #include "fw/special_fns.h"
@@ -1162,9 +1163,6 @@ Tensor bessel(const char* op, const Tensor& t, const F& f) {
 }
 
 // A 0-dim tensor holding s in the dtype PyTorch's promotion gives s (a wrapped number) with t.
-Tensor wrap_scalar(const Scalar& s, const Tensor& t) {
-  return scalar_tensor(s, TensorOptions(fw::detail::result_type(std::vector<Tensor>{t}, &s)));
-}
 
 }  // namespace
 
@@ -1229,12 +1227,12 @@ Tensor ndtri(const Tensor& t) { return special_unary(UOp::Ndtri, t); }
 Tensor erfcx(const Tensor& t) { return special_unary(UOp::Erfcx, t); }
 
 Tensor zeta(const Tensor& x, const Tensor& q) { return ZetaFn::apply(x, q); }
-Tensor zeta(const Scalar& x, const Tensor& q) { return ZetaFn::apply(wrap_scalar(x, q), q); }
-Tensor zeta(const Tensor& x, const Scalar& q) { return ZetaFn::apply(x, wrap_scalar(q, x)); }
+Tensor zeta(const Scalar& x, const Tensor& q) { return ZetaFn::apply(detail::wrapped_scalar(x, q), q); }
+Tensor zeta(const Tensor& x, const Scalar& q) { return ZetaFn::apply(x, detail::wrapped_scalar(q, x)); }
 Tensor gammainc(const Tensor& a, const Tensor& x) { return fw::igamma(a, x); }
 Tensor gammaincc(const Tensor& a, const Tensor& x) { return fw::igammac(a, x); }
-Tensor xlogy(const Scalar& x, const Tensor& y) { return fw::xlogy(wrap_scalar(x, y), y); }
-Tensor xlogy(const Tensor& x, const Scalar& y) { return fw::xlogy(x, wrap_scalar(y, x)); }
+Tensor xlogy(const Scalar& x, const Tensor& y) { return fw::xlogy(detail::wrapped_scalar(x, y), y); }
+Tensor xlogy(const Tensor& x, const Scalar& y) { return fw::xlogy(x, detail::wrapped_scalar(y, x)); }
 
 Tensor bessel_j0(const Tensor& t) { return bessel("special_bessel_j0", t, [](auto v) { return bessel_j0_k(v); }); }
 Tensor bessel_j1(const Tensor& t) { return bessel("special_bessel_j1", t, [](auto v) { return bessel_j1_k(v); }); }
