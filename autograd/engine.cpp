@@ -187,8 +187,18 @@ bool anomaly_mode_enabled() { return t_anomaly; }
 
 }  // namespace autograd
 
-InferenceMode::InferenceMode(bool enabled) : prev_(is_grad_enabled()) { set_grad_enabled(!enabled && prev_); }
-InferenceMode::~InferenceMode() { set_grad_enabled(prev_); }
+namespace {
+thread_local bool t_inference_mode = false;
+}
+InferenceMode::InferenceMode(bool enabled) : prev_grad_(is_grad_enabled()), prev_inference_(t_inference_mode) {
+  t_inference_mode = enabled;
+  set_grad_enabled(!enabled);
+}
+InferenceMode::~InferenceMode() {
+  t_inference_mode = prev_inference_;
+  set_grad_enabled(prev_grad_);
+}
+bool InferenceMode::is_enabled() { return t_inference_mode; }
 
 void Tensor::backward(const Tensor& gradient, std::optional<bool> retain_graph, bool create_graph,
                       const std::vector<Tensor>& inputs) const {

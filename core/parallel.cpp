@@ -33,6 +33,9 @@
 // team without this back-off.
 #include "core/parallel.h"
 
+#include "fw/error.h"
+#include "fw/parallel.h"
+
 #include "core/profile.h"
 
 #include <pthread.h>
@@ -59,6 +62,10 @@ namespace fw::detail {
 namespace {
 
 thread_local bool t_in_region = false;
+// fw::get_thread_num(): this thread's slot in the region it is running tasks of (0 outside one).
+// Slots go 0, 1, ... in the order participants claim their first task, so they stay below the
+// region's task count and hence below get_num_threads(), whichever pool workers take part.
+thread_local int t_thread_num = 0;
 constexpr int kSpin = 4096;  // pause iterations (~20 ns each) before sleeping
 
 int64_t now_ns() {
@@ -102,9 +109,12 @@ bool run_tasks_on_openmp(int n, void (*fn)(void*, int), void* ctx) {
 #pragma omp parallel num_threads(nt)
   {
     const bool outer = t_in_region;
+    const int outer_num = t_thread_num;
     t_in_region = true;
+    t_thread_num = omp_get_thread_num();
     for (int t; (t = next.fetch_add(1, std::memory_order_relaxed)) < n;) fn(ctx, t);
     t_in_region = outer;
+    t_thread_num = outer_num;
     if (omp_get_thread_num() == 0) master_done = now_ns();
   }
   return now_ns() - master_done < kLateJoinNs;
@@ -116,7 +126,7 @@ struct Job {
   void (*fn)(void*, int) = nullptr;
   void* ctx = nullptr;
   int n = 0;
-  std::atomic<int> next{0}, done{0};
+  std::atomic<int> next{0}, done{0}, slots{0};
 };
 
 class Pool {
@@ -154,15 +164,17 @@ class Pool {
   }
   // Claims and runs tasks until none are left; true if this participant finished the last one.
   static bool work(Job& j) {
-    bool last = false;
+    bool last = false, slotted = false;
     t_in_region = true;
     for (;;) {
       int t = j.next.fetch_add(1, std::memory_order_relaxed);
       if (t >= j.n) break;
+      if (!slotted) t_thread_num = j.slots.fetch_add(1, std::memory_order_relaxed), slotted = true;
       j.fn(j.ctx, t);
       if (j.done.fetch_add(1, std::memory_order_acq_rel) == j.n - 1) last = true;
     }
     t_in_region = false;
+    t_thread_num = 0;
     return last;
   }
   void grow(int workers) {
@@ -228,6 +240,7 @@ Pool& pool() {
 }  // namespace
 
 bool in_parallel_region() { return t_in_region; }
+int thread_num() { return t_thread_num; }
 
 void note_openmp_region() {
   const int64_t w = hot_window_ns();
@@ -272,3 +285,18 @@ void run_tasks(int n_tasks, void (*fn)(void*, int), void* ctx) {
 }
 
 }  // namespace fw::detail
+
+namespace fw {
+
+int get_thread_num() { return detail::thread_num(); }
+bool in_parallel_region() { return detail::in_parallel_region(); }
+
+namespace detail {
+void parallel_for_erased(int64_t begin, int64_t end, int64_t grain_size,
+                         const std::function<void(int64_t, int64_t)>& f) {
+  FW_CHECK(grain_size >= 0, "[parallel_for] grain_size must be non-negative, got ", grain_size);
+  parallel_for(begin, end, std::max<int64_t>(grain_size, 1), f);
+}
+}  // namespace detail
+
+}  // namespace fw

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <mutex>
 
 namespace fw::detail {
@@ -19,6 +20,8 @@ constexpr int64_t kGrainSize = 32768;
 void run_tasks(int n_tasks, void (*fn)(void*, int), void* ctx);
 // True while the calling thread runs a task of run_tasks (nested regions run serially).
 bool in_parallel_region();
+// The slot of the calling thread in the region it runs tasks of; 0 outside regions.
+int thread_num();
 // Tells run_tasks that an OpenMP parallel region (a oneDNN call) has just ended, so that libgomp's
 // workers are spinning and fw's next regions run on that team (Note [Sharing a hot OpenMP team]).
 void note_openmp_region();

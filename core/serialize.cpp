@@ -9,6 +9,9 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <istream>
+#include <iterator>
+#include <ostream>
 
 #include "core/json.h"
 #include "fw/ops.h"
@@ -227,22 +230,17 @@ MetadataMap parse_metadata(const json::Value& v, const std::string& ctx) {
   return m;
 }
 
-SafetensorsContents read_file(const std::string& path) {
-  std::string ctx = quoted(path);
-  FileGuard g;
-  g.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (g.fd < 0) sys_fail(ctx, "open");
-  struct stat st;
-  if (::fstat(g.fd, &st) != 0) sys_fail(ctx, "stat");
-  FW_CHECK(S_ISREG(st.st_mode), ctx, ": not a regular file");
-  auto size = uint64_t(st.st_size);
+// Parses and validates `size` bytes of safetensors data; read(dst, n, offset) fetches bytes and
+// fails on a short read.
+template <class Read>
+SafetensorsContents parse(uint64_t size, const Read& read, const std::string& ctx) {
   FW_CHECK(size >= 8, ctx, ": file of ", size, " bytes is too small for a safetensors header length");
   uint64_t n = 0;
-  read_at(g.fd, &n, 8, 0, ctx);
+  read(&n, 8, 0);
   FW_CHECK(n <= kMaxHeader, ctx, ": header length ", n, " exceeds the limit of ", kMaxHeader, " bytes");
   FW_CHECK(n <= size - 8, ctx, ": header length ", n, " exceeds the file size (", size, " bytes; truncated?)");
   std::string header(n, '\0');
-  read_at(g.fd, header.data(), n, 8, ctx);
+  read(header.data(), n, 8);
   json::Value root = json::parse(header, ctx);
   FW_CHECK(root.kind == json::Value::Object, ctx, ": the header must be a JSON object, got ", json::kind_name(root.kind));
   uint64_t data_size = size - 8 - n;
@@ -255,7 +253,7 @@ SafetensorsContents read_file(const std::string& path) {
   check_overlaps(entries, ctx);
   for (const auto& e : entries) {
     Tensor t = empty(e.shape, TensorOptions(e.type));
-    read_at(g.fd, t.data_ptr(), e.end - e.begin, 8 + n + e.begin, ctx);
+    read(t.data_ptr(), e.end - e.begin, 8 + n + e.begin);
     if (e.type == kBool) {
       auto* b = static_cast<const uint8_t*>(t.data_ptr());
       for (int64_t i = 0; i < t.numel(); i++)
@@ -266,12 +264,41 @@ SafetensorsContents read_file(const std::string& path) {
   return out;
 }
 
+SafetensorsContents read_file(const std::string& path) {
+  std::string ctx = quoted(path);
+  FileGuard g;
+  g.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (g.fd < 0) sys_fail(ctx, "open");
+  struct stat st;
+  if (::fstat(g.fd, &st) != 0) sys_fail(ctx, "stat");
+  FW_CHECK(S_ISREG(st.st_mode), ctx, ": not a regular file");
+  return parse(uint64_t(st.st_size), [&](void* dst, uint64_t n, uint64_t off) { read_at(g.fd, dst, n, off, ctx); },
+               ctx);
+}
+
+// The whole of a stream's remaining bytes are the file (libtorch's torch::load(x, istream)).
+SafetensorsContents read_stream(std::istream& in) {
+  const std::string ctx = "[serialize] stream";
+  FW_CHECK(in.good(), ctx, ": the input stream is not readable");
+  std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  FW_CHECK(!in.bad(), ctx, ": reading the input stream failed");
+  return parse(uint64_t(bytes.size()),
+               [&](void* dst, uint64_t n, uint64_t off) {
+                 FW_CHECK(off <= bytes.size() && n <= bytes.size() - off, ctx,
+                          ": unexpected end of data (truncated?)");
+                 std::memcpy(dst, bytes.data() + off, n);
+               },
+               ctx);
+}
+
 }  // namespace
 
 // ---- tensors
 
-void save(const TensorMap& tensors, const std::string& path, const MetadataMap& metadata) {
-  std::string ctx = quoted(path);
+namespace {
+// The tensors in name order, detached and contiguous, after checking that the format can hold them.
+std::vector<std::pair<std::string, Tensor>> flatten_for_save(const TensorMap& tensors, const MetadataMap& metadata,
+                                                             const std::string& ctx) {
   NoGradGuard no_grad;
   std::vector<std::pair<std::string, Tensor>> flat;
   for (const auto& [name, t] : tensors) {
@@ -287,7 +314,34 @@ void save(const TensorMap& tensors, const std::string& path, const MetadataMap& 
   }
   for (const auto& [k, v] : metadata)
     FW_CHECK(json::valid_utf8(k) && json::valid_utf8(v), ctx, ": metadata entry '", k, "' is not valid UTF-8");
+  return flat;
+}
+}  // namespace
+
+void save(const TensorMap& tensors, const std::string& path, const MetadataMap& metadata) {
+  auto flat = flatten_for_save(tensors, metadata, quoted(path));
   write_atomic(path, build_header(flat, metadata), flat);
+}
+
+void save(const TensorMap& tensors, std::ostream& out, const MetadataMap& metadata) {
+  const std::string ctx = "[serialize] stream";
+  auto flat = flatten_for_save(tensors, metadata, ctx);
+  const std::string header = build_header(flat, metadata);
+  const uint64_t n = header.size();
+  out.write(reinterpret_cast<const char*>(&n), 8);
+  out.write(header.data(), std::streamsize(header.size()));
+  for (const auto& [name, t] : flat) out.write(static_cast<const char*>(t.data_ptr()), std::streamsize(t.nbytes()));
+  out.flush();
+  FW_CHECK(out.good(), ctx, ": writing to the output stream failed");
+}
+
+SafetensorsContents load_with_metadata(std::istream& in) { return read_stream(in); }
+TensorMap load(std::istream& in) { return read_stream(in).tensors; }
+void save(const Tensor& tensor, std::ostream& out) { save(TensorMap{{"tensor", tensor}}, out); }
+void load(Tensor& tensor, std::istream& in) {
+  auto m = load(in);
+  FW_CHECK(m.size() == 1, "[serialize] stream: load(Tensor&) expects exactly one tensor, the data has ", m.size());
+  tensor = m.begin()->second;
 }
 
 SafetensorsContents load_with_metadata(const std::string& path) { return read_file(path); }
@@ -296,25 +350,32 @@ TensorMap load(const std::string& path) { return read_file(path).tensors; }
 
 void save(const Tensor& tensor, const std::string& path) { save(TensorMap{{"tensor", tensor}}, path); }
 
-void save(const std::vector<Tensor>& tensors, const std::string& path) {
+namespace {
+TensorMap numbered(const std::vector<Tensor>& tensors) {
   TensorMap m;
   for (size_t i = 0; i < tensors.size(); i++) m.emplace(std::to_string(i), tensors[i]);
-  save(m, path);
+  return m;
 }
-
-void load(std::vector<Tensor>& tensors, const std::string& path) {
-  TensorMap m = load(path);
+std::vector<Tensor> from_numbered(const TensorMap& m, const std::string& ctx) {
   std::vector<Tensor> out(m.size());
   for (auto& [name, t] : m) {
     size_t pos = 0;
     bool digits = !name.empty() && name.size() <= 18 &&
                   std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; });
     size_t i = digits ? size_t(std::stoull(name, &pos)) : out.size();
-    FW_CHECK(digits && i < out.size() && !out[i].defined() && (name == "0" || name[0] != '0'), quoted(path),
+    FW_CHECK(digits && i < out.size() && !out[i].defined() && (name == "0" || name[0] != '0'), ctx,
              ": load(std::vector<Tensor>) expects tensors named 0..", out.size() - 1, ", found '", name, "'");
     out[i] = t;
   }
-  tensors = std::move(out);
+  return out;
+}
+}  // namespace
+
+void save(const std::vector<Tensor>& tensors, const std::string& path) { save(numbered(tensors), path); }
+void save(const std::vector<Tensor>& tensors, std::ostream& out) { save(numbered(tensors), out); }
+void load(std::vector<Tensor>& tensors, const std::string& path) { tensors = from_numbered(load(path), quoted(path)); }
+void load(std::vector<Tensor>& tensors, std::istream& in) {
+  tensors = from_numbered(load(in), "[serialize] stream");
 }
 
 Tensor load_tensor(const std::string& path) {

@@ -109,15 +109,13 @@ int64_t count_meta(const MetadataMap& m, const std::string& key, const std::stri
 
 // ---- modules
 
-void save(const nn::Module& module, const std::string& path) {
+namespace {
+TensorMap module_map(const nn::Module& module) {
   TensorMap m;
   for (auto& [k, v] : module_state(module)) m.emplace(k, v);
-  save(m, path, {{"format", "pt"}});
+  return m;
 }
-
-void load(nn::Module& module, const std::string& path) {
-  std::string ctx = quoted(path);
-  TensorMap file = load(path);
+void load_module_state(nn::Module& module, const TensorMap& file, const std::string& ctx) {
   auto state = module_state(module);
   std::string missing, mismatch, unexpected;
   std::map<std::string, bool> known;
@@ -139,10 +137,17 @@ void load(nn::Module& module, const std::string& path) {
   NoGradGuard no_grad;
   for (auto& [k, dst] : state) dst.copy_(file.at(k));
 }
+}  // namespace
+
+void save(const nn::Module& module, const std::string& path) { save(module_map(module), path, {{"format", "pt"}}); }
+void save(const nn::Module& module, std::ostream& out) { save(module_map(module), out, {{"format", "pt"}}); }
+void load(nn::Module& module, const std::string& path) { load_module_state(module, load(path), quoted(path)); }
+void load(nn::Module& module, std::istream& in) { load_module_state(module, load(in), "[serialize] stream"); }
 
 // ---- optimizers
 
-void save(const optim::Optimizer& optimizer, const std::string& path) {
+namespace {
+SafetensorsContents optimizer_contents(const optim::Optimizer& optimizer) {
   TensorMap tensors;
   MetadataMap meta{{"fw.kind", "optimizer"},
                    {"fw.num_groups", std::to_string(optimizer.param_groups().size())},
@@ -151,12 +156,10 @@ void save(const optim::Optimizer& optimizer, const std::string& path) {
     if (is_scalar_entry(t)) meta[k] = scalar_text(t);
     else tensors.emplace(k, t);
   }
-  save(tensors, path, meta);
+  return {std::move(tensors), std::move(meta)};
 }
 
-void load(optim::Optimizer& optimizer, const std::string& path) {
-  std::string ctx = quoted(path);
-  auto file = load_with_metadata(path);
+void load_optimizer_state(optim::Optimizer& optimizer, const SafetensorsContents& file, const std::string& ctx) {
   auto kind = file.metadata.find("fw.kind");
   FW_CHECK(kind != file.metadata.end() && kind->second == "optimizer", ctx,
            ": not an fw optimizer checkpoint (metadata fw.kind is not 'optimizer')");
@@ -181,6 +184,22 @@ void load(optim::Optimizer& optimizer, const std::string& path) {
     for (size_t g = 0; g < lrs.size(); g++) optimizer.param_groups()[g].options().set_lr(lrs[g]);
     throw;
   }
+}
+}  // namespace
+
+void save(const optim::Optimizer& optimizer, const std::string& path) {
+  auto c = optimizer_contents(optimizer);
+  save(c.tensors, path, c.metadata);
+}
+void save(const optim::Optimizer& optimizer, std::ostream& out) {
+  auto c = optimizer_contents(optimizer);
+  save(c.tensors, out, c.metadata);
+}
+void load(optim::Optimizer& optimizer, const std::string& path) {
+  load_optimizer_state(optimizer, load_with_metadata(path), quoted(path));
+}
+void load(optim::Optimizer& optimizer, std::istream& in) {
+  load_optimizer_state(optimizer, load_with_metadata(in), "[serialize] stream");
 }
 
 // ---- libtorch's archives
@@ -243,15 +262,18 @@ void OutputArchive::write(const std::string& key, const IValue& value) {
   if (value.isTensor()) return write(key, value.toTensor());
   values_[key] = encode_value(key, value);
 }
-void OutputArchive::save_to(const std::string& filename) const {
+MetadataMap OutputArchive::metadata() const {
   MetadataMap meta{{"format", "pt"}};
   for (const auto& [k, v] : values_) meta[kValuePrefix + k] = v;
-  save(tensors_, filename, meta);
+  return meta;
 }
+void OutputArchive::save_to(const std::string& filename) const { save(tensors_, filename, metadata()); }
+void OutputArchive::save_to(std::ostream& out) const { save(tensors_, out, metadata()); }
 
-void InputArchive::load_from(const std::string& filename) {
-  SafetensorsContents c = load_with_metadata(filename);
-  source_ = "'" + filename + "'";
+void InputArchive::load_from(const std::string& filename) { take(load_with_metadata(filename), "'" + filename + "'"); }
+void InputArchive::load_from(std::istream& in) { take(load_with_metadata(in), "stream"); }
+void InputArchive::take(SafetensorsContents c, const std::string& source) {
+  source_ = source;
   tensors_ = std::move(c.tensors);
   values_.clear();
   for (const auto& [k, v] : c.metadata)

@@ -81,4 +81,54 @@ void DistributedSampler::reset(std::optional<size_t> new_size) {
   pos_ = 0;
 }
 
+DistributedSamplerBase::DistributedSamplerBase(size_t size, size_t num_replicas, size_t rank, bool allow_duplicates)
+    : size_(size), num_replicas_(num_replicas), rank_(rank), allow_duplicates_(allow_duplicates) {
+  FW_CHECK(num_replicas > 0, "[DistributedSampler] num_replicas must be positive");
+  FW_CHECK(rank < num_replicas, "[DistributedSampler] Invalid rank ", rank, ", rank should be in the interval [0, ",
+           num_replicas - 1, "]");
+}
+
+size_t DistributedSamplerBase::local_sample_count() const {
+  return allow_duplicates_ ? (size_ + num_replicas_ - 1) / num_replicas_ : size_ / num_replicas_;
+}
+
+// The epoch's order before this rank's block is cut out: 0..count-1 taken modulo size (the padding
+// repeats the first indices).
+static std::vector<size_t> padded_order(size_t size, size_t count) {
+  std::vector<size_t> order(size == 0 ? 0 : count);
+  for (size_t i = 0; i < order.size(); i++) order[i] = i % size;
+  return order;
+}
+
+DistributedRandomSampler::DistributedRandomSampler(size_t size, size_t num_replicas, size_t rank,
+                                                   bool allow_duplicates)
+    : DistributedSamplerBase(size, num_replicas, rank, allow_duplicates) {
+  reset();
+}
+
+void DistributedRandomSampler::reset(std::optional<size_t> new_size) {
+  if (new_size) size_ = *new_size;
+  const size_t local = local_sample_count();
+  std::vector<size_t> order = padded_order(size_, num_replicas_ == 1 ? size_ : local * num_replicas_);
+  std::mt19937 gen(static_cast<std::mt19937::result_type>(epoch_));
+  std::shuffle(order.begin(), order.end(), gen);
+  const size_t begin = std::min(order.size(), rank_ * local), end = std::min(order.size(), begin + local);
+  indices_.assign(order.begin() + std::ptrdiff_t(begin), order.begin() + std::ptrdiff_t(end));
+  pos_ = 0;
+}
+
+DistributedSequentialSampler::DistributedSequentialSampler(size_t size, size_t num_replicas, size_t rank,
+                                                           bool allow_duplicates)
+    : DistributedSamplerBase(size, num_replicas, rank, allow_duplicates) {
+  reset();
+}
+
+void DistributedSequentialSampler::reset(std::optional<size_t> new_size) {
+  if (new_size) size_ = *new_size;
+  const size_t local = local_sample_count(), begin = rank_ * local;
+  indices_.clear();
+  for (size_t i = begin; i < begin + local && size_ > 0; i++) indices_.push_back(i % size_);
+  pos_ = 0;
+}
+
 }  // namespace fw::data::samplers

@@ -16,7 +16,7 @@ Tensor reduce(const Tensor& l, const loss_reduction_t& r) {
   return l;
 }
 
-std::string str(IntArrayRef s) {
+std::string dims_str(IntArrayRef s) {
   std::ostringstream os;
   os << s;
   return os.str();
@@ -35,7 +35,7 @@ bool any_true(const Tensor& cond) {
 // Input (C) or (N, C) (or a 0-d input, one class) of the multi-class margin losses; returns (N, C).
 Tensor as_frames(const char* op, const Tensor& x) {
   FW_CHECK((x.dim() == 2 && x.size(1) != 0) || (x.dim() == 1 && x.size(0) != 0) || x.dim() == 0, "[", op,
-           "] Expected non-empty vector or matrix with optional 0-dim batch size, but got: ", str(x.sizes()));
+           "] Expected non-empty vector or matrix with optional 0-dim batch size, but got: ", dims_str(x.sizes()));
   if (x.dim() == 2) return x;
   return x.reshape({1, x.numel()});
 }
@@ -47,7 +47,7 @@ Tensor margin_ranking_loss(const Tensor& input1, const Tensor& input2, const Ten
   check_defined("margin_ranking_loss", {&input1, &input2, &target});
   FW_CHECK(input1.dim() == input2.dim() && input1.dim() == target.dim(),
            "[margin_ranking_loss] All input tensors should have same dimension but got sizes: input1: ",
-           str(input1.sizes()), ", input2: ", str(input2.sizes()), ", target: ", str(target.sizes()));
+           dims_str(input1.sizes()), ", input2: ", dims_str(input2.sizes()), ", target: ", dims_str(target.sizes()));
   return reduce((-target * (input1 - input2) + o.margin()).clamp_min(0), o.reduction());
 }
 
@@ -69,8 +69,8 @@ Tensor multilabel_margin_loss(const Tensor& input, const Tensor& target, const M
   Tensor x = as_frames(op, input);
   const int64_t N = x.size(0), C = x.size(1);
   bool shape_ok = input.dim() <= 1 ? target.dim() <= 1 && target.numel() == C : target.sizes().equals(input.sizes());
-  FW_CHECK(shape_ok, "[", op, "] inconsistent target size: ", str(target.sizes()), " for input of size: ",
-           str(input.sizes()));
+  FW_CHECK(shape_ok, "[", op, "] inconsistent target size: ", dims_str(target.sizes()), " for input of size: ",
+           dims_str(input.sizes()));
   FW_CHECK(target.dtype() == kLong, "[", op, "] expected target of scalar type Long but found ",
            dtype_name(target.dtype()));
   Tensor t = target.reshape({N, C});
@@ -107,15 +107,15 @@ Tensor multi_margin_loss(const Tensor& input, const Tensor& target, const MultiM
   Tensor x = as_frames(op, input);
   const int64_t N = x.size(0), C = x.size(1);
   FW_CHECK(target.dim() <= 1 && target.numel() == N, "[", op, "] inconsistent target size, expected ", N,
-           " values but got ", str(target.sizes()), " for input of size ", str(input.sizes()));
+           " values but got ", dims_str(target.sizes()), " for input of size ", dims_str(input.sizes()));
   FW_CHECK(target.dtype() == kLong, "[", op, "] expected target of scalar type Long but found ",
            dtype_name(target.dtype()));
   const Tensor& w = o.weight();
   FW_CHECK(!w.defined() || (w.dim() <= 1 && w.numel() == C), "[", op, "] inconsistent weight size, expected ", C,
-           " but got ", w.defined() ? str(w.sizes()) : "");
+           " but got ", w.defined() ? dims_str(w.sizes()) : "");
   Tensor t = target.reshape({N, 1});
   FW_CHECK(!any_true(t.lt(0).logical_or(t.ge(C))), "[", op, "] target out of range: targets must be in [0, ", C,
-           "), got ", str(target.sizes()), " values between ", t.min().item<int64_t>(), " and ",
+           "), got ", dims_str(target.sizes()), " values between ", t.min().item<int64_t>(), " and ",
            t.max().item<int64_t>());
   Tensor z = (o.margin() - x.gather(1, t) + x).clamp_min(0);
   if (o.p() == 2) z = z.square();
@@ -131,9 +131,9 @@ Tensor cosine_embedding_loss(const Tensor& input1, const Tensor& input2, const T
   check_defined(op, {&input1, &input2, &target});
   const int64_t td = target.dim();
   FW_CHECK(td <= 1, "[", op, "] 0D or 1D target tensor expected, multi-target not supported, got target of size ",
-           str(target.sizes()));
+           dims_str(target.sizes()));
   FW_CHECK(input1.dim() == td + 1 && input2.dim() == td + 1, "[", op, "] ", td, "D target tensor expects ", td + 1,
-           "D input tensors, but found inputs with sizes ", str(input1.sizes()), " and ", str(input2.sizes()));
+           "D input tensors, but found inputs with sizes ", dims_str(input1.sizes()), " and ", dims_str(input2.sizes()));
   const double kEps = 1e-12;  // ATen's EPSILON
   Tensor prod = (input1 * input2).sum({td});
   Tensor mag1 = (input1 * input1).sum({td}) + kEps;
@@ -201,8 +201,8 @@ Tensor gaussian_nll_loss(const Tensor& input, const Tensor& target, const Tensor
       v = var.unsqueeze(-1);
     } else {
       ok = ok && var.dim() == input.dim() && var.size(-1) == 1 && in.slice(0, in.size() - 1).equals(vs.slice(0, vs.size() - 1));
-      FW_CHECK(ok, "[", op, "] var is of incorrect size: expected ", str(in), ", or that with the last dim 1 or "
-               "dropped, but got ", str(vs));
+      FW_CHECK(ok, "[", op, "] var is of incorrect size: expected ", dims_str(in), ", or that with the last dim 1 or "
+               "dropped, but got ", dims_str(vs));
     }
   }
   FW_CHECK(!any_true(var.lt(0)), "[", op, "] var has negative entry/entries");

@@ -12,7 +12,7 @@
 namespace fw::nn::utils::rnn {
 namespace {
 
-std::string str(IntArrayRef s) {
+std::string dims_str(IntArrayRef s) {
   std::ostringstream os;
   os << s;
   return os.str();
@@ -22,7 +22,7 @@ std::string str(IntArrayRef s) {
 std::vector<int64_t> host_lengths(const char* op, const Tensor& lengths, int64_t batch) {
   FW_CHECK(lengths.defined() && lengths.dim() == 1 && !lengths.is_floating_point() && lengths.dtype() != kBool, "[",
            op, "] 'lengths' argument should be a 1D integer tensor, got ",
-           lengths.defined() ? str(lengths.sizes()) + " " + std::string(dtype_name(lengths.dtype())) : "undefined");
+           lengths.defined() ? dims_str(lengths.sizes()) + " " + std::string(dtype_name(lengths.dtype())) : "undefined");
   FW_CHECK(lengths.size(0) == batch, "[", op, "] Expected `len(lengths)` to be equal to batch_size, but got ",
            lengths.size(0), " (batch_size=", batch, ")");
   Tensor l = lengths.to(Device(kCPU)).to(kLong).contiguous();
@@ -42,7 +42,7 @@ Tensor filler(const Tensor& t, int64_t rows, IntArrayRef trailing, double value)
 Tensor invert_permutation(const Tensor& permutation) {
   if (!permutation.defined()) return {};
   FW_CHECK(permutation.dim() == 1 && permutation.dtype() == kLong,
-           "[invert_permutation] expected a 1-D int64 permutation, got ", str(permutation.sizes()), " ",
+           "[invert_permutation] expected a 1-D int64 permutation, got ", dims_str(permutation.sizes()), " ",
            dtype_name(permutation.dtype()));
   Tensor positions = fw::arange(permutation.numel(), TensorOptions(kLong).device(permutation.device()));
   return fw::scatter(fw::zeros_like(permutation), 0, permutation, positions);
@@ -67,14 +67,14 @@ PackedSequence PackedSequence::cpu() const { return to(TensorOptions(Device(kCPU
 PackedSequence pack_padded_sequence(Tensor input, Tensor lengths, bool batch_first, bool enforce_sorted) {
   const char* op = "pack_padded_sequence";
   FW_CHECK(input.defined() && input.dim() >= 2, "[", op, "] input must be at least 2-D (", batch_first ? "B, T" : "T, B",
-           ", *), got ", input.defined() ? str(input.sizes()) : "an undefined tensor");
+           ", *), got ", input.defined() ? dims_str(input.sizes()) : "an undefined tensor");
   const int64_t bdim = batch_first ? 0 : 1, T = input.size(1 - bdim), B = input.size(bdim);
   std::vector<int64_t> len = host_lengths(op, lengths, B);
   for (int64_t b = 0; b < B; b++) {
     FW_CHECK(len[size_t(b)] > 0, "[", op, "] Length of all samples has to be greater than 0, but found lengths[", b,
              "] = ", len[size_t(b)]);
     FW_CHECK(len[size_t(b)] <= T, "[", op, "] lengths[", b, "] = ", len[size_t(b)],
-             " exceeds the padded sequence length ", T, " of input ", str(input.sizes()));
+             " exceeds the padded sequence length ", T, " of input ", dims_str(input.sizes()));
   }
   Tensor sorted_indices;
   if (enforce_sorted) {
@@ -119,7 +119,7 @@ std::tuple<Tensor, Tensor> pad_packed_sequence(const PackedSequence& sequence, b
   int64_t total = 0;
   for (int64_t t = 0; t < steps; t++) {
     FW_CHECK(bs[size_t(t)] > 0 && bs[size_t(t)] <= (t ? bs[size_t(t - 1)] : B), "[", op,
-             "] batch_sizes must be positive and non-increasing, got ", str(IntArrayRef(bs)));
+             "] batch_sizes must be positive and non-increasing, got ", dims_str(IntArrayRef(bs)));
     total += bs[size_t(t)];
   }
   FW_CHECK(data.size(0) == total, "[", op, "] data has ", data.size(0), " rows but batch_sizes sum to ", total);
@@ -155,14 +155,14 @@ Tensor pad_sequence(ArrayRef<Tensor> sequences, bool batch_first, double padding
   FW_CHECK(!sequences.empty(), "[", op, "] received an empty list of sequences");
   const Tensor& first = sequences[0];
   FW_CHECK(first.defined() && first.dim() >= 1, "[", op, "] sequences must be at least 1-D (L, *), got ",
-           first.defined() ? str(first.sizes()) : "an undefined tensor", " at index 0");
+           first.defined() ? dims_str(first.sizes()) : "an undefined tensor", " at index 0");
   IntArrayRef trailing = first.sizes().slice(1, size_t(first.dim() - 1));
   int64_t max_len = 0;
   for (size_t i = 0; i < sequences.size(); i++) {
     const Tensor& s = sequences[i];
     FW_CHECK(s.defined() && s.dim() == first.dim() && s.sizes().slice(1, size_t(s.dim() - 1)).equals(trailing), "[",
-             op, "] all sequences must be (L, *) with the same trailing dims as sequence 0 ", str(first.sizes()),
-             ", but sequence ", i, " is ", s.defined() ? str(s.sizes()) : "undefined");
+             op, "] all sequences must be (L, *) with the same trailing dims as sequence 0 ", dims_str(first.sizes()),
+             ", but sequence ", i, " is ", s.defined() ? dims_str(s.sizes()) : "undefined");
     FW_CHECK(s.dtype() == first.dtype(), "[", op, "] all sequences must have one dtype: sequence 0 is ",
              dtype_name(first.dtype()), ", sequence ", i, " is ", dtype_name(s.dtype()));
     max_len = std::max(max_len, s.size(0));

@@ -152,28 +152,28 @@ Tensor state_like(const Tensor& t, const Tensor& flat_grad, const char* name, bo
 
 LBFGS::LBFGS(std::vector<OptimizerParamGroup> groups, LBFGSOptions d)
     : Optimizer(std::move(groups), std::make_unique<LBFGSOptions>(d)) {
-  FW_CHECK(groups_.size() == 1, "[LBFGS] doesn't support per-parameter options (parameter groups); got ",
-           groups_.size(), " groups");
+  FW_CHECK(param_groups_.size() == 1, "[LBFGS] doesn't support per-parameter options (parameter groups); got ",
+           param_groups_.size(), " groups");
   check_options(d);
   // As libtorch: an unset max_eval becomes max_iter * 5 / 4 here, so changing max_iter later
   // does not move it.
   if (!d.max_eval()) {
     const int64_t me = d.max_iter() * 5 / 4;
     static_cast<LBFGSOptions&>(defaults()).max_eval(me);
-    static_cast<LBFGSOptions&>(groups_[0].options()).max_eval(me);
+    static_cast<LBFGSOptions&>(param_groups_[0].options()).max_eval(me);
   }
 }
 
 Tensor LBFGS::gather_flat_grad() const {
   std::vector<Tensor> views;
-  for (const auto& p : groups_[0].params())
+  for (const auto& p : param_groups_[0].params())
     views.push_back(p.grad().defined() ? p.grad().reshape({-1}) : zeros({p.numel()}, p.options()));
   return cat(views, 0);
 }
 
 void LBFGS::add_grad(double step, const Tensor& direction) {
   int64_t offset = 0;
-  for (auto& p : groups_[0].params()) {
+  for (auto& p : param_groups_[0].params()) {
     int64_t n = p.numel();
     FW_CHECK(offset + n <= direction.numel(), "[LBFGS] the parameters grew to more than the ", direction.numel(),
              " elements of the search direction (parameters must not change size between steps)");
@@ -185,7 +185,7 @@ void LBFGS::add_grad(double step, const Tensor& direction) {
 }
 
 void LBFGS::set_params(const std::vector<Tensor>& x) {
-  auto& ps = groups_[0].params();
+  auto& ps = param_groups_[0].params();
   for (size_t i = 0; i < ps.size(); i++) ps[i].copy_(x[i]);
 }
 
@@ -200,12 +200,12 @@ double LBFGS::directional_evaluate(const LossClosure& closure, const std::vector
 
 Tensor LBFGS::step(LossClosure closure) {
   FW_CHECK(closure != nullptr, "[LBFGS] step() needs a closure that recomputes the loss and its gradients");
-  FW_CHECK(groups_.size() == 1, "[LBFGS] doesn't support per-parameter options (parameter groups); got ",
-           groups_.size(), " groups");
-  auto& params = groups_[0].params();
+  FW_CHECK(param_groups_.size() == 1, "[LBFGS] doesn't support per-parameter options (parameter groups); got ",
+           param_groups_.size(), " groups");
+  auto& params = param_groups_[0].params();
   FW_CHECK(!params.empty(), "[LBFGS] step(): the optimizer has no parameters");
   NoGradGuard no_grad;
-  const auto& o = static_cast<const LBFGSOptions&>(groups_[0].options());
+  const auto& o = static_cast<const LBFGSOptions&>(param_groups_[0].options());
   check_options(o);
   const double lr = o.lr(), tolerance_grad = o.tolerance_grad(), tolerance_change = o.tolerance_change();
   const int64_t max_iter = o.max_iter(), max_eval = o.max_eval().value_or(max_iter * 5 / 4);

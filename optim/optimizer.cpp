@@ -1,5 +1,6 @@
 // Optimizer base: param groups, zero_grad, closures and the state_dict of per-parameter states.
 #include <set>
+#include <typeinfo>
 
 #include "fw/autograd.h"
 #include "fw/optim.h"
@@ -24,6 +25,19 @@ const OptimizerOptions& OptimizerParamGroup::options() const {
   return *options_;
 }
 
+std::vector<std::pair<std::string, Tensor>> OptimizerParamState::named_tensors() const {
+  detail::throw_error("[optim] the parameter state type ", typeid(*this).name(),
+                      " does not implement named_tensors(), so the optimizer state cannot be saved");
+}
+void OptimizerParamState::load_named_tensors(const std::map<std::string, Tensor>&) {
+  detail::throw_error("[optim] the parameter state type ", typeid(*this).name(),
+                      " does not implement load_named_tensors(), so the optimizer state cannot be loaded");
+}
+std::unique_ptr<OptimizerParamState> Optimizer::make_state() const {
+  detail::throw_error("[optim] ", typeid(*this).name(),
+                      " does not implement make_state(), so its state cannot be loaded");
+}
+
 Optimizer::Optimizer(std::vector<OptimizerParamGroup> groups, std::unique_ptr<OptimizerOptions> defaults)
     : defaults_(std::move(defaults)) {
   for (const auto& g : groups) add_param_group(g);
@@ -31,7 +45,7 @@ Optimizer::Optimizer(std::vector<OptimizerParamGroup> groups, std::unique_ptr<Op
 
 void Optimizer::add_param_group(const OptimizerParamGroup& group) {
   std::set<const void*> seen;
-  for (const auto& g : groups_)
+  for (const auto& g : param_groups_)
     for (const auto& p : g.params()) seen.insert(p.unsafeGetTensorImpl());
   for (const auto& p : group.params()) {
     FW_CHECK(p.defined(), "[optim] a parameter is an undefined tensor");
@@ -40,21 +54,21 @@ void Optimizer::add_param_group(const OptimizerParamGroup& group) {
              "[optim] some parameters appear in more than one parameter group");
   }
   OptimizerParamGroup g(group.params(), group.has_options() ? group.options().clone() : defaults_->clone());
-  groups_.push_back(std::move(g));
+  param_groups_.push_back(std::move(g));
 }
 
 void Optimizer::add_parameters(const std::vector<Tensor>& params) {
-  FW_CHECK(!groups_.empty(), "[optim] the optimizer has no param group to add parameters to");
+  FW_CHECK(!param_groups_.empty(), "[optim] the optimizer has no param group to add parameters to");
   for (const auto& p : params)
-    for (const auto& g : groups_)
+    for (const auto& g : param_groups_)
       for (const auto& q : g.params())
         FW_CHECK(!q.is_same(p), "[optim] some parameters appear in more than one parameter group");
-  auto& ps = groups_[0].params();
+  auto& ps = param_groups_[0].params();
   ps.insert(ps.end(), params.begin(), params.end());
 }
 
 void Optimizer::zero_grad(bool set_to_none) {
-  for (auto& g : groups_)
+  for (auto& g : param_groups_)
     for (auto& p : g.params()) {
       Tensor gr = p.grad();
       if (!gr.defined()) continue;
@@ -70,7 +84,7 @@ void Optimizer::zero_grad(bool set_to_none) {
 
 size_t Optimizer::size() const noexcept {
   size_t n = 0;
-  for (const auto& g : groups_) n += g.params().size();
+  for (const auto& g : param_groups_) n += g.params().size();
   return n;
 }
 
@@ -83,10 +97,10 @@ Tensor Optimizer::run_closure(const LossClosure& closure) {
 std::vector<std::pair<std::string, Tensor>> Optimizer::state_dict() const {
   std::vector<std::pair<std::string, Tensor>> out;
   size_t i = 0;
-  for (size_t gi = 0; gi < groups_.size(); gi++) {
+  for (size_t gi = 0; gi < param_groups_.size(); gi++) {
     out.emplace_back("param_groups." + std::to_string(gi) + ".lr",
-                     scalar_tensor(groups_[gi].options().get_lr(), kDouble));
-    for (const auto& p : groups_[gi].params()) {
+                     scalar_tensor(param_groups_[gi].options().get_lr(), kDouble));
+    for (const auto& p : param_groups_[gi].params()) {
       auto it = state_.find(p.unsafeGetTensorImpl());
       if (it != state_.end())
         for (auto& [name, t] : it->second->named_tensors())
@@ -99,15 +113,15 @@ std::vector<std::pair<std::string, Tensor>> Optimizer::state_dict() const {
 
 void Optimizer::load_state_dict(const std::vector<std::pair<std::string, Tensor>>& sd) {
   std::vector<const Tensor*> params;
-  for (const auto& g : groups_)
+  for (const auto& g : param_groups_)
     for (const auto& p : g.params()) params.push_back(&p);
   std::map<size_t, std::map<std::string, Tensor>> per_param;
   for (const auto& [key, t] : sd) {
     if (key.rfind("param_groups.", 0) == 0) {
       size_t gi = std::stoul(key.substr(13));
-      FW_CHECK(gi < groups_.size(), "[optim] load_state_dict: no param group ", gi, " (the optimizer has ",
-               groups_.size(), ")");
-      groups_[gi].options().set_lr(t.item<double>());
+      FW_CHECK(gi < param_groups_.size(), "[optim] load_state_dict: no param group ", gi, " (the optimizer has ",
+               param_groups_.size(), ")");
+      param_groups_[gi].options().set_lr(t.item<double>());
       continue;
     }
     FW_CHECK(key.rfind("state.", 0) == 0, "[optim] load_state_dict: unexpected key '", key, "'");

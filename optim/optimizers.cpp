@@ -38,7 +38,7 @@ SGD::SGD(std::vector<OptimizerParamGroup> groups, SGDOptions d)
 
 Tensor SGD::step(LossClosure closure) {
   Tensor loss = run_closure(closure);
-  for_each_param<SGDOptions>(groups_, [&](Tensor& p, const SGDOptions& o) {
+  for_each_param<SGDOptions>(param_groups_, [&](Tensor& p, const SGDOptions& o) {
     auto w = prepare(p);
     int64_t n = w.work.numel();
     double lr = o.lr(), mom = o.momentum(), damp = o.dampening(), wd = o.weight_decay();
@@ -138,7 +138,7 @@ Adam::Adam(std::vector<OptimizerParamGroup> groups, AdamOptions d)
 
 Tensor Adam::step(LossClosure closure) {
   Tensor loss = run_closure(closure);
-  for_each_param<AdamOptions>(groups_, [&](Tensor& p, const AdamOptions& o) {
+  for_each_param<AdamOptions>(param_groups_, [&](Tensor& p, const AdamOptions& o) {
     adam_update(state_for<AdamParamState>(p), p, o, false);
   });
   return loss;
@@ -151,7 +151,7 @@ AdamW::AdamW(std::vector<OptimizerParamGroup> groups, AdamWOptions d)
 
 Tensor AdamW::step(LossClosure closure) {
   Tensor loss = run_closure(closure);
-  for_each_param<AdamWOptions>(groups_, [&](Tensor& p, const AdamWOptions& o) {
+  for_each_param<AdamWOptions>(param_groups_, [&](Tensor& p, const AdamWOptions& o) {
     adam_update(state_for<AdamParamState>(p), p, o, true);
   });
   return loss;
@@ -168,7 +168,7 @@ RMSprop::RMSprop(std::vector<OptimizerParamGroup> groups, RMSpropOptions d)
 
 Tensor RMSprop::step(LossClosure closure) {
   Tensor loss = run_closure(closure);
-  for_each_param<RMSpropOptions>(groups_, [&](Tensor& p, const RMSpropOptions& o) {
+  for_each_param<RMSpropOptions>(param_groups_, [&](Tensor& p, const RMSpropOptions& o) {
     auto& s = state_for<RMSpropParamState>(p);
     auto w = prepare(p);
     int64_t n = w.work.numel();
@@ -217,7 +217,7 @@ Adagrad::Adagrad(std::vector<OptimizerParamGroup> groups, AdagradOptions d)
 
 Tensor Adagrad::step(LossClosure closure) {
   Tensor loss = run_closure(closure);
-  for_each_param<AdagradOptions>(groups_, [&](Tensor& p, const AdagradOptions& o) {
+  for_each_param<AdagradOptions>(param_groups_, [&](Tensor& p, const AdagradOptions& o) {
     auto& s = state_for<AdagradParamState>(p);
     auto w = prepare(p);
     int64_t n = w.work.numel();

@@ -11,11 +11,16 @@
 
 namespace fw {
 
-// Disables autograd recording and version tracking costs for pure inference code.
+// Disables autograd recording for pure inference code. As in libtorch, InferenceMode(false)
+// leaves inference mode inside an enabled one: gradients are recorded again.
 struct InferenceMode {
   explicit InferenceMode(bool enabled = true);
   ~InferenceMode();
-  bool prev_;
+  InferenceMode(const InferenceMode&) = delete;
+  InferenceMode& operator=(const InferenceMode&) = delete;
+  // True while an InferenceMode(true) guard is the innermost one on this thread.
+  static bool is_enabled();
+  bool prev_grad_, prev_inference_;
 };
 
 namespace autograd {
@@ -35,6 +40,9 @@ struct Node {
     std::shared_ptr<Node> fn;
     uint32_t input_nr = 0;
   };
+  // The nodes this one passes gradients to (libtorch's next_edges()).
+  const std::vector<Edge>& next_edges() const noexcept { return next_edges_; }
+  const Edge& next_edge(size_t i) const { return next_edges_.at(i); }
   std::vector<Edge> next_edges_;
   uint64_t seq_ = 0;
 };

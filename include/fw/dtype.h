@@ -13,6 +13,11 @@ struct Half {
   Half() = default;
   Half(float f) : x(from_float(f)) {}
   operator float() const { return to_float(x); }
+  // Compound assignment rounds the float result once (c10::Half's arithmetic).
+  Half& operator+=(float o) { return *this = Half(float(*this) + o); }
+  Half& operator-=(float o) { return *this = Half(float(*this) - o); }
+  Half& operator*=(float o) { return *this = Half(float(*this) * o); }
+  Half& operator/=(float o) { return *this = Half(float(*this) / o); }
   static uint16_t from_float(float f);
   static float to_float(uint16_t h);
 };
@@ -34,6 +39,10 @@ struct BFloat16 {
     std::memcpy(&f, &u, 4);
     return f;
   }
+  BFloat16& operator+=(float o) { return *this = BFloat16(float(*this) + o); }
+  BFloat16& operator-=(float o) { return *this = BFloat16(float(*this) - o); }
+  BFloat16& operator*=(float o) { return *this = BFloat16(float(*this) * o); }
+  BFloat16& operator/=(float o) { return *this = BFloat16(float(*this) / o); }
 };
 
 using complex64 = std::complex<float>;

@@ -10,7 +10,18 @@ namespace fw {
 class Error : public std::runtime_error {
  public:
   explicit Error(const std::string& msg) : std::runtime_error(msg) {}
+  // libtorch's c10::Error accessors: fw keeps no backtrace, so both equal what().
+  std::string msg() const { return what(); }
+  const char* what_without_backtrace() const noexcept { return what(); }
 };
+
+// libtorch's typed errors (TORCH_CHECK_INDEX, TORCH_CHECK_VALUE, ...); catching fw::Error
+// catches them too.
+class IndexError : public Error { public: using Error::Error; };
+class ValueError : public Error { public: using Error::Error; };
+class TypeError : public Error { public: using Error::Error; };
+class NotImplementedError : public Error { public: using Error::Error; };
+class LinAlgError : public Error { public: using Error::Error; };
 
 namespace detail {
 template <class... Args>

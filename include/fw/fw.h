@@ -18,3 +18,5 @@
 #include "fw/ops_extra.h"
 #include "fw/linalg.h"
 #include "fw/linalg_more.h"
+#include "fw/parallel.h"
+#include "fw/torch_compat.h"

@@ -56,16 +56,28 @@ class NestedList {
   bool is_float_ = false, is_bool_ = false;
 };
 Tensor tensor(const NestedList& l, const TensorOptions& o = {});
+// A 1-D tensor of the values (libtorch's tensor(ArrayRef<T>) and tensor(std::vector<T>)); the
+// dtype is T's unless the options name another, and the options' device and requires_grad apply.
 template <class T>
-Tensor tensor(const std::vector<T>& v, const TensorOptions& o = {}) {
-  auto t = empty({int64_t(v.size())}, o.has_dtype() ? o : TensorOptions(CppToType<T>::value));
-  if (o.has_dtype() && o.dtype() != CppToType<T>::value) {
-    auto src = empty({int64_t(v.size())}, TensorOptions(CppToType<T>::value));
-    std::copy(v.begin(), v.end(), src.template data_ptr<T>());
-    return src.to(o.dtype());
+Tensor tensor(ArrayRef<T> v, const TensorOptions& o = {}) {
+  auto src = empty({int64_t(v.size())}, TensorOptions(CppToType<T>::value));
+  std::copy(v.begin(), v.end(), src.template data_ptr<T>());
+  if (!o.has_dtype() || o.dtype() == src.dtype()) {
+    if (o.device() == src.device()) return src.requires_grad_(o.requires_grad());
   }
-  std::copy(v.begin(), v.end(), t.template data_ptr<T>());
-  return t;
+  return src.to(o.device(), o.has_dtype() ? o.dtype() : src.dtype()).requires_grad_(o.requires_grad());
+}
+template <class T, std::enable_if_t<!std::is_same_v<T, bool>, int> = 0>
+Tensor tensor(const std::vector<T>& v, const TensorOptions& o = {}) {
+  return tensor(ArrayRef<T>(v.data(), v.size()), o);
+}
+// std::vector<bool> packs bits and has no data(). (A template, so that braced lists still go to
+// the NestedList overload.)
+template <class V, std::enable_if_t<std::is_same_v<V, std::vector<bool>>, int> = 0>
+Tensor tensor(const V& v, const TensorOptions& o = {}) {
+  std::unique_ptr<bool[]> b(new bool[v.size() + 1]);
+  std::copy(v.begin(), v.end(), b.get());
+  return tensor(ArrayRef<bool>(b.get(), v.size()), o);
 }
 
 // ---- random (counter-based Philox; see core/random.cpp)

@@ -38,10 +38,20 @@ struct OptimizerCloneableOptions : OptimizerOptions {
 struct OptimizerParamState {
   virtual ~OptimizerParamState() = default;
   virtual std::unique_ptr<OptimizerParamState> clone() const = 0;
-  // The state as named tensors (step counts as 0-dim int64 tensors), for checkpoints.
-  virtual std::vector<std::pair<std::string, Tensor>> named_tensors() const = 0;
+  // The state as named tensors (step counts as 0-dim int64 tensors), for checkpoints. A custom
+  // state that does not override these cannot be saved or loaded: both throw, naming the type,
+  // rather than dropping the state.
+  virtual std::vector<std::pair<std::string, Tensor>> named_tensors() const;
   // Restores what named_tensors() produced; names it does not know are an error.
-  virtual void load_named_tensors(const std::map<std::string, Tensor>& t) = 0;
+  virtual void load_named_tensors(const std::map<std::string, Tensor>& t);
+};
+
+// libtorch's base for a custom optimizer's state (clone() from the copy constructor).
+template <class Derived>
+struct OptimizerCloneableParamState : OptimizerParamState {
+  std::unique_ptr<OptimizerParamState> clone() const override {
+    return std::make_unique<Derived>(static_cast<const Derived&>(*this));
+  }
 };
 
 // Parameters that share hyper-parameters. Without options a group takes the optimizer's defaults.
@@ -87,14 +97,14 @@ class Optimizer {
   // Adds parameters to the first group.
   void add_parameters(const std::vector<Tensor>& params);
   // The parameters of the first group (libtorch's parameters()).
-  const std::vector<Tensor>& parameters() const noexcept { return groups_.at(0).params(); }
-  std::vector<Tensor>& parameters() noexcept { return groups_.at(0).params(); }
+  const std::vector<Tensor>& parameters() const noexcept { return param_groups_.at(0).params(); }
+  std::vector<Tensor>& parameters() noexcept { return param_groups_.at(0).params(); }
   // Number of parameters over all groups.
   size_t size() const noexcept;
   OptimizerOptions& defaults() noexcept { return *defaults_; }
   const OptimizerOptions& defaults() const noexcept { return *defaults_; }
-  std::vector<OptimizerParamGroup>& param_groups() noexcept { return groups_; }
-  const std::vector<OptimizerParamGroup>& param_groups() const noexcept { return groups_; }
+  std::vector<OptimizerParamGroup>& param_groups() noexcept { return param_groups_; }
+  const std::vector<OptimizerParamGroup>& param_groups() const noexcept { return param_groups_; }
   // Per-parameter state keyed by the parameter's TensorImpl.
   std::unordered_map<const void*, std::unique_ptr<OptimizerParamState>>& state() noexcept { return state_; }
   const std::unordered_map<const void*, std::unique_ptr<OptimizerParamState>>& state() const noexcept { return state_; }
@@ -113,12 +123,13 @@ class Optimizer {
     if (!slot) slot = std::make_unique<S>();
     return static_cast<S&>(*slot);
   }
-  // An empty state of this optimizer's type (for load_state_dict).
-  virtual std::unique_ptr<OptimizerParamState> make_state() const = 0;
+  // An empty state of this optimizer's type (for load_state_dict). Custom optimizers that keep
+  // state and want load_state_dict override it; the default throws.
+  virtual std::unique_ptr<OptimizerParamState> make_state() const;
   // Runs the closure with grad enabled (or returns an undefined tensor).
   static Tensor run_closure(const LossClosure& closure);
 
-  std::vector<OptimizerParamGroup> groups_;
+  std::vector<OptimizerParamGroup> param_groups_;
   std::unique_ptr<OptimizerOptions> defaults_;
   std::unordered_map<const void*, std::unique_ptr<OptimizerParamState>> state_;
 };

@@ -12,6 +12,7 @@
 // killed writer may leave a "<name>.tmp.XXXXXX" file behind). Loads validate everything before
 // touching memory; every problem throws fw::Error naming the file.
 #pragma once
+#include <iosfwd>
 #include <map>
 #include <memory>
 #include <string>
@@ -87,6 +88,39 @@ void save(const optim::Optimizer& optimizer, const std::string& path);
 // layout (parameter/group counts and state shapes are checked; on error the state is unchanged).
 void load(optim::Optimizer& optimizer, const std::string& path);
 
+// The same functions on streams (libtorch's torch::save(x, std::ostream&) and
+// torch::load(x, std::istream&)): the bytes are those of the file form; a load reads the rest of
+// the stream and validates it as a file.
+void save(const TensorMap& tensors, std::ostream& out, const MetadataMap& metadata = {});
+TensorMap load(std::istream& in);
+SafetensorsContents load_with_metadata(std::istream& in);
+void save(const Tensor& tensor, std::ostream& out);
+void load(Tensor& tensor, std::istream& in);
+void save(const std::vector<Tensor>& tensors, std::ostream& out);
+void load(std::vector<Tensor>& tensors, std::istream& in);
+void save(const nn::Module& module, std::ostream& out);
+void load(nn::Module& module, std::istream& in);
+void save(const optim::Optimizer& optimizer, std::ostream& out);
+void load(optim::Optimizer& optimizer, std::istream& in);
+template <class H, class = std::enable_if_t<nn::detail::is_module_holder_v<H>>>
+void save(const H& holder, std::ostream& out) {
+  save(static_cast<const nn::Module&>(*holder), out);
+}
+template <class H, class = std::enable_if_t<nn::detail::is_module_holder_v<H>>>
+void load(H& holder, std::istream& in) {
+  load(static_cast<nn::Module&>(*holder), in);
+}
+template <class M, class = std::enable_if_t<std::is_base_of_v<nn::Module, M>>>
+void save(const std::shared_ptr<M>& module, std::ostream& out) {
+  FW_CHECK(module != nullptr, "[save] the module pointer is null");
+  save(static_cast<const nn::Module&>(*module), out);
+}
+template <class M, class = std::enable_if_t<std::is_base_of_v<nn::Module, M>>>
+void load(const std::shared_ptr<M>& module, std::istream& in) {
+  FW_CHECK(module != nullptr, "[load] the module pointer is null");
+  load(static_cast<nn::Module&>(*module), in);
+}
+
 namespace serialize {
 
 // libtorch's archives, stored as one safetensors file: tensors under dotted keys (a nested
@@ -100,9 +134,12 @@ class OutputArchive {
   void write(const std::string& key, const IValue& value);
   // Writes the file atomically (see fw::save).
   void save_to(const std::string& filename) const;
+  // Writes the same bytes to a stream.
+  void save_to(std::ostream& out) const;
   const TensorMap& tensors() const { return tensors_; }
 
  private:
+  MetadataMap metadata() const;
   TensorMap tensors_;
   MetadataMap values_;
 };
@@ -111,6 +148,8 @@ class InputArchive {
  public:
   // Reads and validates the whole file (see fw::load).
   void load_from(const std::string& filename);
+  // Reads the rest of a stream as one archive.
+  void load_from(std::istream& in);
   // A defined `tensor` of the stored shape is overwritten in place (no gradient is recorded);
   // otherwise the handle is rebound to the stored tensor. A missing key is an error.
   void read(const std::string& key, Tensor& tensor, bool is_buffer = false);
@@ -123,6 +162,7 @@ class InputArchive {
   std::vector<std::string> keys() const;
 
  private:
+  void take(SafetensorsContents contents, const std::string& source);
   std::string source_ = "<archive>";
   TensorMap tensors_;
   MetadataMap values_;

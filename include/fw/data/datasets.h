@@ -3,6 +3,7 @@
 #pragma once
 #include <cstddef>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "fw/array_ref.h"
@@ -105,6 +106,26 @@ class LabeledTensorDataset : public Dataset<LabeledTensorDataset, Example<>> {
  private:
   Tensor data_;
   Tensor target_;
+};
+
+// libtorch's MNIST dataset: the IDX files of Yann LeCun's distribution, uncompressed, in `root`
+// (train-images-idx3-ubyte and train-labels-idx1-ubyte, or t10k-* for Mode::kTest). Images are
+// float32 [N, 1, rows, cols] scaled to [0, 1]; targets are int64 [N]. Unlike libtorch, any image
+// count and size is accepted; the files are validated (magic numbers, matching counts, exact
+// sizes) and a problem throws fw::Error naming the file.
+class MNIST : public Dataset<MNIST, Example<>> {
+ public:
+  enum class Mode { kTrain, kTest };
+  explicit MNIST(const std::string& root, Mode mode = Mode::kTrain);
+  Example<> get(size_t index) override;
+  std::optional<size_t> size() const override;
+  bool is_train() const noexcept { return train_; }
+  const Tensor& images() const { return images_; }
+  const Tensor& targets() const { return targets_; }
+
+ private:
+  Tensor images_, targets_;
+  bool train_;
 };
 
 }  // namespace fw::data::datasets

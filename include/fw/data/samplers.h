@@ -75,6 +75,39 @@ class DistributedSampler : public IndexListSampler {
   uint64_t seed_, epoch_ = 0;
 };
 
+// libtorch's distributed samplers. Each rank takes a contiguous block of local_sample_count()
+// positions of the epoch's order: ceil(size / num_replicas) when allow_duplicates (the order is
+// padded with indices from its start), floor(size / num_replicas) otherwise (the last indices
+// are left out). set_epoch(e) selects the order of the next reset().
+class DistributedSamplerBase : public IndexListSampler {
+ public:
+  DistributedSamplerBase(size_t size, size_t num_replicas, size_t rank, bool allow_duplicates);
+  void set_epoch(size_t epoch) { epoch_ = epoch; }
+  size_t epoch() const { return epoch_; }
+  size_t local_sample_count() const;
+
+ protected:
+  size_t size_, num_replicas_, rank_;
+  bool allow_duplicates_;
+  size_t epoch_ = 0;
+};
+
+// The padded order 0..n-1 shuffled by std::shuffle with std::mt19937(epoch), as libtorch does
+// (so with libstdc++ the order equals libtorch's).
+class DistributedRandomSampler : public DistributedSamplerBase {
+ public:
+  DistributedRandomSampler(size_t size, size_t num_replicas = 1, size_t rank = 0, bool allow_duplicates = true);
+  void reset(std::optional<size_t> new_size = std::nullopt) override;
+};
+
+// The order 0, 1, ..., wrapping around to 0 for the padding.
+class DistributedSequentialSampler : public DistributedSamplerBase {
+ public:
+  DistributedSequentialSampler(size_t size, size_t num_replicas = 1, size_t rank = 0,
+                               bool allow_duplicates = true);
+  void reset(std::optional<size_t> new_size = std::nullopt) override;
+};
+
 // A permutation of 0..n-1 from a generator seeded with `seed` (Fisher-Yates, portable).
 std::vector<size_t> seeded_permutation(size_t n, uint64_t seed);
 
