@@ -746,6 +746,9 @@ void PixelShuffleImpl::pretty_print(std::ostream& stream) const {
 void PixelUnshuffleImpl::pretty_print(std::ostream& stream) const {
   stream << "fw::nn::PixelUnshuffle(downscale_factor=" << options.downscale_factor() << ")";
 }
+void ChannelShuffleImpl::pretty_print(std::ostream& stream) const {
+  stream << "fw::nn::ChannelShuffle(groups=" << options.groups() << ")";
+}
 
 void FoldImpl::pretty_print(std::ostream& stream) const {
   stream << "fw::nn::Fold(output_size=" << detail::list(options.output_size())

@@ -120,6 +120,63 @@ const std::map<std::string, Fn>& table() {
        }},
       {"diagonal_scatter",
        [](const Case& c, const Inputs& in) { return V{fw::diagonal_scatter(in.at("x"), in.at("src"), c.num("offset"))}; }},
+      {"combinations",
+       [](const Case& c, const Inputs& in) {
+         return V{fw::combinations(in.at("x"), c.num("r"), c.flag("rep"))};
+       }},
+      {"channel_shuffle",
+       [](const Case& c, const Inputs& in) {
+         fw::nn::ChannelShuffle m(fw::nn::ChannelShuffleOptions(c.num("groups")));
+         Tensor y = m(in.at("x"));
+         EXPECT_TRUE(fw::equal(y, fw::channel_shuffle(in.at("x"), c.num("groups"))));
+         return V{y};
+       }},
+      {"sort_stable",
+       [](const Case& c, const Inputs& in) {
+         auto [v, i] = in.at("x").sort(/*stable=*/true, 1, c.flag("desc"));
+         auto [v2, i2] = fw::sort(in.at("x"), std::optional<bool>(true), 1, c.flag("desc"));
+         EXPECT_TRUE(fw::equal(i, i2));
+         return V{v, i, fw::argsort(in.at("x"), /*stable=*/true, 1, c.flag("desc"))};
+       }},
+      {"scatter_str",
+       [](const Case& c, const Inputs& in) {
+         Tensor y = in.at("x").scatter(1, in.at("i"), in.at("src"), c.opt("reduce"));
+         Tensor z = in.at("x").detach().clone();
+         z.scatter_(1, in.at("i"), in.at("src").detach(), c.opt("reduce"));
+         EXPECT_TRUE(fw::equal(z, y.detach()));
+         return V{y};
+       }},
+      {"scatter_str_value",
+       [](const Case& c, const Inputs& in) {
+         Tensor y = fw::scatter(in.at("x"), 1, in.at("i"), c.real("value"), c.opt("reduce"));
+         Tensor z = in.at("x").detach().clone();
+         z.scatter_(1, in.at("i"), c.real("value"), c.opt("reduce"));
+         EXPECT_TRUE(fw::equal(z, y.detach()));
+         return V{y};
+       }},
+      {"index_reduce",
+       [](const Case& c, const Inputs& in) {
+         Tensor y = in.at("x").index_reduce(c.num("dim"), in.at("i"), in.at("src"), c.opt("reduce"),
+                                            c.flag("include_self"));
+         Tensor z = in.at("x").detach().clone();
+         z.index_reduce_(c.num("dim"), in.at("i"), in.at("src").detach(), c.opt("reduce"), c.flag("include_self"));
+         EXPECT_TRUE(fw::equal(z, y.detach()));
+         return V{y};
+       }},
+      {"var_corr",
+       [](const Case& c, const Inputs& in) {
+         fw::OptionalIntArrayRef dims;
+         std::vector<int64_t> d;
+         if (!c.none("dims")) d = c.ints("dims"), dims = fw::IntArrayRef(d);
+         const Tensor& x = in.at("x");
+         const std::optional<int64_t> corr = c.num("correction");
+         auto [v, m] = fw::var_mean(x, dims, corr, c.flag("keepdim"));
+         Tensor sd = x.std(dims, corr, c.flag("keepdim"));
+         auto [s2, m2] = fw::std_mean(x, dims, corr, c.flag("keepdim"));
+         EXPECT_TRUE(fw::allclose(s2, sd, 1e-12, 0, /*equal_nan=*/true));
+         return V{x.var(dims, corr, c.flag("keepdim")), fw::std(x, dims, corr, c.flag("keepdim")), v, m};
+       }},
+      {"max2", [](const Case&, const Inputs& in) { return V{fw::max(in.at("a"), in.at("b")), fw::min(in.at("a"), in.at("b"))}; }},
       {"hyp",
        [](const Case& c, const Inputs& in) {
          const std::string op = c.opt("op");
@@ -133,7 +190,7 @@ const std::map<std::string, Fn>& table() {
 }  // namespace
 
 TEST(OpsMore, MatchesPyTorch) {
-  EXPECT_EQ(fwtest::run_record_table("ops_more.txt", table(), {1e-6, 1e-12, 1e-6, 1e-10}), 73);
+  EXPECT_EQ(fwtest::run_record_table("ops_more.txt", table(), {1e-6, 1e-12, 1e-6, 1e-10}), 108);
 }
 
 TEST(OpsMore, FftnMatchesPyTorch) {
@@ -428,6 +485,44 @@ TEST(OpsMore, Errors) {
   EXPECT_ERROR(fw::fft::rfftn(fw::view_as_complex(fw::randn({2, 2}))), "[fft_rfftn] rfftn expects a real-valued input");
   EXPECT_ERROR(fw::range(0, 1, 0), "[range] step must be nonzero");
   EXPECT_ERROR(fw::range(0, 1, -1), "[range] upper bound and larger bound inconsistent with step sign");
+  EXPECT_ERROR(fw::combinations(x, 2), "[combinations] Expect a 1D vector, but got shape [3, 4]");
+  EXPECT_ERROR(fw::combinations(fw::arange(3), -1), "[combinations] Expect a non-negative number, but got -1");
+  EXPECT_ERROR(fw::combinations(fw::arange(3000), 4), "[combinations] the result for 3000 elements and r = 4 has more");
+  EXPECT_EQ(fw::combinations(fw::arange(3), 0).sizes(), (std::vector<int64_t>{0}));
+  EXPECT_EQ(fw::combinations(fw::arange(0), 2, true).sizes(), (std::vector<int64_t>{0, 2}));
+  EXPECT_ERROR(fw::channel_shuffle(x, 2), "[channel_shuffle] expects input with > 2 dims, but got input with sizes [3, 4]");
+  EXPECT_ERROR(fw::channel_shuffle(fw::randn({2, 3, 4}), 0), "Number of groups to divide channels in must be positive");
+  EXPECT_ERROR(fw::channel_shuffle(fw::randn({2, 3, 4}), 2),
+               "Number of channels must be divisible by groups. Got 3 channels and 2 groups.");
+}
+
+TEST(OpsMore, CompatSpellings) {
+  Tensor x = fw::randn({4, 6}, fw::kDouble);
+  Tensor idx = fw::tensor({{0, 2}, {1, 1}, {3, 0}, {5, 5}});
+  EXPECT_ERROR(x.scatter(1, idx, x, "mean"), "[scatter] reduce argument must be either add or multiply, got 'mean'");
+  EXPECT_ERROR(x.index_reduce(0, fw::tensor({0}), x.narrow(0, 0, 1), "sum"),
+               "[index_reduce] reduce argument must be either prod, mean, amax or amin, got sum");
+  EXPECT_ERROR(x.index_reduce(0, fw::tensor({0, 1}), x.narrow(0, 0, 1), "prod"),
+               "[index_reduce] Number of indices (2) should be equal to source.size(dim) (1)");
+  EXPECT_ERROR(x.index_reduce(0, fw::tensor({0}), fw::randn({1, 5}, fw::kDouble), "prod"),
+               "must match in every dimension but 0");
+  EXPECT_ERROR(x.index_reduce(0, fw::tensor({{0}}), x.narrow(0, 0, 1), "prod"), "Index is supposed to be a vector");
+  EXPECT_ERROR(x.index_reduce(0, fw::tensor({9}), x.narrow(0, 0, 1), "prod"), "index 9 is out of bounds");
+  // Aliases give the functions they name.
+  auto parts = fw::unsafe_split(x, 4, 1);
+  ASSERT_EQ(parts.size(), 2u);
+  EXPECT_TRUE(fw::equal(parts[1], x.narrow(1, 4, 2)));
+  EXPECT_EQ(x.unsafe_chunk(3, 1).size(), 3u);
+  EXPECT_EQ(fw::unsafe_split_with_sizes(x, {1, 3}, 0)[1].size(0), 3);
+  Tensor m = fw::randn({3, 3}, fw::kDouble);
+  FW_EXPECT_CLOSE(fw::matrix_power(m, 3), m.mm(m).mm(m), 1e-12, 1e-12);
+  FW_EXPECT_CLOSE(fw::pinverse(x), fw::linalg::pinv(x, 1e-15), 0, 0);
+  auto [q, r] = fw::qr(fw::randn({5, 3}, fw::kDouble), /*some=*/false);
+  EXPECT_EQ(q.sizes(), (std::vector<int64_t>{5, 5}));
+  EXPECT_EQ(r.sizes(), (std::vector<int64_t>{5, 3}));
+  // The unbiased / correction forms agree where they overlap.
+  FW_EXPECT_CLOSE(fw::var(x, fw::OptionalIntArrayRef(), std::optional<int64_t>()), x.var(), 0, 0);
+  FW_EXPECT_CLOSE(x.std(fw::IntArrayRef{1}, std::optional<int64_t>(0), true), x.std({1}, false, true), 0, 0);
 }
 
 TEST(OpsMore, MethodsAndFreeFunctions) {

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/op.h"
+#include "fw/ops_extra.h"
 
 namespace fw::detail {
 
@@ -20,6 +21,14 @@ std::vector<T> host_values(const Tensor& t) {
 // 0.8 with a float64 tensor stays double, with a float32 or integer one becomes float32.
 inline Tensor wrapped_scalar(const Scalar& s, const Tensor& other) {
   return scalar_tensor(s, TensorOptions(result_type(std::vector<Tensor>{other}, &s)));
+}
+
+// The out-of-place result r written into self, as libtorch's in-place ops: the result dtype must
+// cast to self's (no float into an integer tensor, nothing but bool into bool).
+inline Tensor& write_inplace(Tensor& self, const Tensor& r, const char* op) {
+  FW_CHECK(fw::can_cast(r.dtype(), self.dtype()), "[", op, "] result type ", dtype_str(r.dtype()),
+           " can't be cast to the desired output type ", dtype_str(self.dtype()));
+  return self.copy_(r);
 }
 
 }  // namespace fw::detail

@@ -617,6 +617,54 @@ Tensor cartesian_prod(TensorList tensors) {
   return stack(grids, 1);
 }
 
+Tensor combinations(const Tensor& t, int64_t r, bool with_replacement) {
+  FW_CHECK(t.dim() == 1, "[combinations] Expect a 1D vector, but got shape ", t.sizes());
+  FW_CHECK(r >= 0, "[combinations] Expect a non-negative number, but got ", r);
+  if (r == 0) return empty({0}, t.options());
+  const int64_t n = t.size(0);
+  // Odometer over non-decreasing (with replacement) or increasing position tuples.
+  std::vector<int64_t> pos(static_cast<size_t>(r)), flat;
+  const int64_t step = with_replacement ? 0 : 1;
+  for (int64_t i = 0; i < r; i++) pos[size_t(i)] = i * step;
+  // The row count is C(n, r), or C(n + r - 1, r) with replacement; refuse results that cannot fit
+  // before enumerating them.
+  constexpr int64_t kMaxElements = int64_t(1) << 31;
+  const int64_t top = with_replacement ? n + r - 1 : n;
+  __int128 rows = top >= r ? 1 : 0;
+  const int64_t k = std::min(r, top - r);  // C(top, i) grows for i <= k, so the check below is safe early
+  for (int64_t i = 0; i < k && rows > 0; i++) {
+    rows = rows * (top - i) / (i + 1);  // exact: a product of i + 1 consecutive integers over (i + 1)!
+    FW_CHECK(rows * r <= kMaxElements, "[combinations] the result for ", n, " elements and r = ", r,
+             " has more than ", kMaxElements, " elements");
+  }
+  flat.reserve(size_t(rows * r));
+  while (n > 0 && pos[size_t(r - 1)] < n) {
+    flat.insert(flat.end(), pos.begin(), pos.end());
+    int64_t i = r - 1;
+    // The last position that can still advance: its ceiling leaves room for the ones after it.
+    while (i >= 0 && pos[size_t(i)] >= n - (r - 1 - i) * step - 1) i--;
+    if (i < 0) break;
+    pos[size_t(i)]++;
+    for (int64_t j = i + 1; j < r; j++) pos[size_t(j)] = pos[size_t(j - 1)] + step;
+  }
+  const int64_t count = int64_t(flat.size()) / r;
+  if (count == 0) return empty({0, r}, t.options());
+  return t.index_select(0, longs(flat, {count * r}, t.device())).view({count, r});
+}
+
+Tensor channel_shuffle(const Tensor& x, int64_t groups) {
+  FW_CHECK(x.dim() > 2, "[channel_shuffle] expects input with > 2 dims, but got input with sizes ", x.sizes());
+  FW_CHECK(groups > 0, "[channel_shuffle] Number of groups to divide channels in must be positive. Value of groups:",
+           groups);
+  const int64_t c = x.size(1);
+  FW_CHECK(c % groups == 0, "[channel_shuffle] Number of channels must be divisible by groups. Got ", c,
+           " channels and ", groups, " groups.");
+  std::vector<int64_t> split(x.sizes().begin(), x.sizes().end());
+  split[1] = c / groups;
+  split.insert(split.begin() + 1, groups);
+  return x.reshape(split).transpose(1, 2).reshape(x.sizes());
+}
+
 namespace {
 Tensor tri_indices(const char* op, int64_t row, int64_t col, int64_t offset, const TensorOptions& options,
                    bool lower) {

@@ -26,18 +26,6 @@
 namespace fw {
 using namespace detail;
 
-namespace {
-
-// out-of-place result r written into self, as libtorch's in-place ops: the result dtype must
-// cast to self's (no float into an integer tensor, nothing but bool into bool).
-Tensor& write_inplace(Tensor& self, const Tensor& r, const char* op) {
-  FW_CHECK(fw::can_cast(r.dtype(), self.dtype()), "[", op, "] result type ", dtype_str(r.dtype()),
-           " can't be cast to the desired output type ", dtype_str(self.dtype()));
-  return self.copy_(r);
-}
-
-}  // namespace
-
 // ---- mode
 
 namespace {

@@ -411,6 +411,16 @@ Tensor cumprod(const Tensor& t, int64_t dim, std::optional<ScalarType> dtype) {
 
 std::tuple<Tensor, Tensor> Tensor::sort(int64_t dim, bool descending) const { return fw::sort(*this, dim, descending); }
 Tensor Tensor::argsort(int64_t dim, bool descending) const { return fw::argsort(*this, dim, descending); }
+std::tuple<Tensor, Tensor> sort(const Tensor& t, std::optional<bool>, int64_t dim, bool descending) {
+  return sort(t, dim, descending);
+}
+Tensor argsort(const Tensor& t, bool, int64_t dim, bool descending) { return argsort(t, dim, descending); }
+std::tuple<Tensor, Tensor> Tensor::sort(std::optional<bool> stable, int64_t dim, bool descending) const {
+  return fw::sort(*this, stable, dim, descending);
+}
+Tensor Tensor::argsort(bool stable, int64_t dim, bool descending) const {
+  return fw::argsort(*this, stable, dim, descending);
+}
 std::tuple<Tensor, Tensor> Tensor::topk(int64_t k, int64_t dim, bool largest, bool sorted) const {
   return fw::topk(*this, k, dim, largest, sorted);
 }

@@ -272,6 +272,15 @@ Tensor std(const Tensor& t, I dim, bool unbiased = true, bool keepdim = false) {
   return std(t, IntArrayRef(&d, 1), unbiased, keepdim);
 }
 std::tuple<Tensor, Tensor> var_mean(const Tensor& t, IntArrayRef dim, bool unbiased = true, bool keepdim = false);
+// libtorch's correction forms: the sum of squared deviations over (N - correction), N the number
+// of reduced elements (a non-positive denominator gives inf or nan, as PyTorch); dim nullopt
+// reduces everything and correction nullopt means 1.
+Tensor var(const Tensor& t, OptionalIntArrayRef dim, std::optional<int64_t> correction, bool keepdim = false);
+Tensor std(const Tensor& t, OptionalIntArrayRef dim, std::optional<int64_t> correction, bool keepdim = false);
+std::tuple<Tensor, Tensor> var_mean(const Tensor& t, OptionalIntArrayRef dim, std::optional<int64_t> correction,
+                                    bool keepdim = false);
+std::tuple<Tensor, Tensor> std_mean(const Tensor& t, OptionalIntArrayRef dim, std::optional<int64_t> correction,
+                                    bool keepdim = false);
 std::tuple<Tensor, Tensor> std_mean(const Tensor& t, IntArrayRef dim, bool unbiased = true, bool keepdim = false);
 Tensor logsumexp(const Tensor& t, IntArrayRef dim, bool keepdim = false);
 Tensor norm(const Tensor& t, const Scalar& p = 2);
@@ -285,6 +294,10 @@ Tensor cumsum(const Tensor& t, int64_t dim, std::optional<ScalarType> dtype = st
 Tensor cumprod(const Tensor& t, int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
 std::tuple<Tensor, Tensor> sort(const Tensor& t, int64_t dim = -1, bool descending = false);
 Tensor argsort(const Tensor& t, int64_t dim = -1, bool descending = false);
+// libtorch's forms with `stable` first. fw's sort is always stable, so the flag only documents
+// intent.
+std::tuple<Tensor, Tensor> sort(const Tensor& t, std::optional<bool> stable, int64_t dim = -1, bool descending = false);
+Tensor argsort(const Tensor& t, bool stable, int64_t dim = -1, bool descending = false);
 std::tuple<Tensor, Tensor> topk(const Tensor& t, int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true);
 Tensor median(const Tensor& t);
 std::tuple<Tensor, Tensor> median(const Tensor& t, int64_t dim, bool keepdim = false);

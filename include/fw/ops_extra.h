@@ -79,6 +79,11 @@ Tensor argwhere(const Tensor& t);
 std::vector<Tensor> meshgrid(TensorList tensors, const std::string& indexing = "ij");
 // Cartesian product of 1-D tensors as rows of a (n, len(tensors)) tensor.
 Tensor cartesian_prod(TensorList tensors);
+// The length-r combinations of a 1-D tensor's elements, one per row, in lexicographic order of
+// positions (with_replacement allows repeats): shape [count, r]; r = 0 gives an empty 1-D tensor.
+Tensor combinations(const Tensor& t, int64_t r = 2, bool with_replacement = false);
+// (N, C, *) -> the same shape with channels reordered as (groups, C / groups) -> (C / groups, groups).
+Tensor channel_shuffle(const Tensor& x, int64_t groups);
 // Row and column indices (2, n) of the lower / upper triangle of a row x col matrix.
 Tensor tril_indices(int64_t row, int64_t col, int64_t offset = 0, const TensorOptions& options = kLong);
 Tensor triu_indices(int64_t row, int64_t col, int64_t offset = 0, const TensorOptions& options = kLong);
@@ -128,6 +133,26 @@ Tensor cdist(const Tensor& x1, const Tensor& x2, double p = 2, std::optional<int
 // ---- more composites
 // Sorted along dim 0.
 Tensor msort(const Tensor& t);
+
+// More libtorch spellings (core/ops/compat_ops.cpp).
+// torch::max(a, b) / torch::min(a, b): the elementwise maximum / minimum.
+Tensor max(const Tensor& a, const Tensor& b);
+Tensor min(const Tensor& a, const Tensor& b);
+// scatter with reduce "add" or "multiply": the indexed positions of t combined with src (or with
+// value), as scatter_reduce with "sum" / "prod" and include_self.
+Tensor scatter(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce);
+Tensor scatter(const Tensor& t, int64_t dim, const Tensor& index, const Scalar& value, const std::string& reduce);
+// t with slice index[i] along dim combined with source's slice i by reduce ("prod", "mean",
+// "amax", "amin"); include_self false leaves t's own values out of the indexed slices.
+Tensor index_reduce(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& source, const std::string& reduce,
+                    bool include_self = true);
+std::vector<Tensor> unsafe_split(const Tensor& t, int64_t split_size, int64_t dim = 0);
+std::vector<Tensor> unsafe_split_with_sizes(const Tensor& t, IntArrayRef sizes, int64_t dim = 0);
+std::vector<Tensor> unsafe_chunk(const Tensor& t, int64_t chunks, int64_t dim = 0);
+Tensor matrix_power(const Tensor& t, int64_t n);
+Tensor pinverse(const Tensor& t, double rcond = 1e-15);
+// The QR decomposition: reduced (some) or complete Q and R.
+std::tuple<Tensor, Tensor> qr(const Tensor& t, bool some = true);
 // Median ignoring NaNs (NaN only when all are NaN); the lower of the two middle values.
 Tensor nanmedian(const Tensor& t);
 std::tuple<Tensor, Tensor> nanmedian(const Tensor& t, int64_t dim, bool keepdim = false);

@@ -14,6 +14,7 @@
 #include "fw/dtype.h"
 #include "fw/error.h"
 #include "fw/intrusive_ptr.h"
+#include "fw/optional_dims.h"
 #include "fw/scalar.h"
 #include "fw/storage.h"
 
@@ -425,7 +426,9 @@ class Tensor {
   Tensor cumsum(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
   Tensor cumprod(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
   std::tuple<Tensor, Tensor> sort(int64_t dim = -1, bool descending = false) const;
+  std::tuple<Tensor, Tensor> sort(std::optional<bool> stable, int64_t dim = -1, bool descending = false) const;
   Tensor argsort(int64_t dim = -1, bool descending = false) const;
+  Tensor argsort(bool stable, int64_t dim = -1, bool descending = false) const;
   std::tuple<Tensor, Tensor> topk(int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true) const;
   Tensor median() const;
   std::tuple<Tensor, Tensor> median(int64_t dim, bool keepdim = false) const;
@@ -657,6 +660,21 @@ class Tensor {
   std::tuple<Tensor, Tensor> triangular_solve(const Tensor& A, bool upper = true, bool transpose = false,
                                               bool unitriangular = false) const;
   Tensor lu_solve(const Tensor& LU_data, const Tensor& LU_pivots) const;
+  // More libtorch forms (core/ops/compat_ops.cpp): scatter with reduce "add" / "multiply",
+  // index_reduce, the unsafe_ split spellings, var/std with a correction.
+  Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce) const;
+  Tensor scatter(int64_t dim, const Tensor& index, const Scalar& value, const std::string& reduce) const;
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce);
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Scalar& value, const std::string& reduce);
+  Tensor index_reduce(int64_t dim, const Tensor& index, const Tensor& source, const std::string& reduce,
+                      bool include_self = true) const;
+  Tensor& index_reduce_(int64_t dim, const Tensor& index, const Tensor& source, const std::string& reduce,
+                        bool include_self = true);
+  std::vector<Tensor> unsafe_split(int64_t split_size, int64_t dim = 0) const { return split(split_size, dim); }
+  std::vector<Tensor> unsafe_split_with_sizes(IntArrayRef sizes, int64_t dim = 0) const { return split(sizes, dim); }
+  std::vector<Tensor> unsafe_chunk(int64_t chunks, int64_t dim = 0) const { return chunk(chunks, dim); }
+  Tensor var(OptionalIntArrayRef dim, std::optional<int64_t> correction, bool keepdim = false) const;
+  Tensor std(OptionalIntArrayRef dim, std::optional<int64_t> correction, bool keepdim = false) const;
 
  private:
   intrusive_ptr<TensorImpl> impl_;

@@ -1,7 +1,9 @@
-// PixelShuffle / PixelUnshuffle: libtorch's sub-pixel rearrangements between channels and space.
+// PixelShuffle / PixelUnshuffle: libtorch's sub-pixel rearrangements between channels and space;
+// ChannelShuffle.
 #pragma once
 #include "fw/nn/functional.h"
 #include "fw/nn/module.h"
+#include "fw/ops_extra.h"
 
 namespace fw::nn {
 
@@ -31,5 +33,23 @@ class PixelUnshuffleImpl : public Cloneable<PixelUnshuffleImpl> {
   PixelUnshuffleOptions options;
 };
 FW_MODULE(PixelUnshuffle);
+
+// libtorch's ChannelShuffleOptions: groups.
+struct ChannelShuffleOptions {
+  ChannelShuffleOptions(int64_t groups) : groups_(groups) {}
+  FW_ARG(int64_t, groups);
+};
+
+// fw::channel_shuffle as a module: (N, C, *) with channels regrouped (ShuffleNet).
+class ChannelShuffleImpl : public Cloneable<ChannelShuffleImpl> {
+ public:
+  explicit ChannelShuffleImpl(const ChannelShuffleOptions& options_) : options(options_) {}
+  void reset() override {}
+  void pretty_print(std::ostream& stream) const override;
+  Tensor forward(const Tensor& input) { return fw::channel_shuffle(input, options.groups()); }
+
+  ChannelShuffleOptions options;
+};
+FW_MODULE(ChannelShuffle);
 
 }  // namespace fw::nn
