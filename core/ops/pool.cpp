@@ -370,17 +370,20 @@ void adaptive_meta(const OpCall& c, Metas& m) {
   m.push_back({out_sizes(c.in[0], c.a.ints[0], c.a.ints[1]), c.in[0].dtype()});
 }
 
-// The sum of n consecutive values in double, in 8 independent lanes (so that it vectorises) added
-// together at the end.
+// The sum of n consecutive values in double, in 32 independent lanes added together at the end:
+// four vectors of 8 doubles, so that the additions' latency overlaps (one 8-lane chain ran at
+// about half the memory bandwidth: adaptive_avg_pool3d(1) on [8,32,16,32,32] 0.60 ms, libtorch
+// 0.42 ms).
 template <class T>
 double sum_run(const T* __restrict x, int64_t n) {
-  double lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  constexpr int kLanes = 32;
+  double lane[kLanes] = {};
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int k = 0; k < 8; k++) lane[k] += double(x[i + k]);
+  for (; i + kLanes <= n; i += kLanes)
+    for (int k = 0; k < kLanes; k++) lane[k] += double(x[i + k]);
   double s = 0;
   for (; i < n; i++) s += double(x[i]);
-  for (int k = 0; k < 8; k++) s += lane[k];
+  for (int k = 0; k < kLanes; k++) s += lane[k];
   return s;
 }
 
