@@ -564,3 +564,27 @@ TEST(TorchCompat, NodeEdges) {
   EXPECT_EQ(add->next_edges().size(), 2u);
   EXPECT_THROW(fn->next_edge(5), std::out_of_range);
 }
+
+TEST(TorchCompat, AtenFlatNames) {
+  torch::manual_seed(5);
+  auto m = torch::randn({4, 4}, torch::kDouble);
+  auto v = torch::randn({16}, torch::kDouble);
+  // Each flat name is the namespaced function: same values, defaults and overloads.
+  EXPECT_TRUE(torch::equal(torch::linalg_det(m), torch::linalg::det(m)));
+  EXPECT_TRUE(torch::equal(torch::linalg_inv(m), torch::linalg::inv(m)));
+  EXPECT_TRUE(torch::equal(torch::linalg_vector_norm(m, 2, {1}, true), torch::linalg::vector_norm(m, 2, {1}, true)));
+  EXPECT_EQ(torch::linalg_vector_norm(m, 2, {1}, true).sizes(), (std::vector<int64_t>{4, 1}));
+  EXPECT_TRUE(torch::equal(torch::linalg_matrix_norm(m, "fro", {-2, -1}), torch::linalg::matrix_norm(m, "fro")));
+  auto [q, r] = torch::linalg_qr(m, "complete");
+  FW_EXPECT_CLOSE(q.mm(r), m, 1e-12, 1e-12);
+  EXPECT_TRUE(torch::equal(torch::fft_rfft(v), torch::fft::rfft(v)));
+  EXPECT_TRUE(torch::equal(torch::fft_irfft(torch::fft_rfft(v), 16), torch::fft::irfft(torch::fft::rfft(v), 16)));
+  EXPECT_TRUE(torch::equal(torch::fft_fftn(m, {4, 4}, {0, 1}), torch::fft::fftn(m, torch::IntArrayRef{4, 4},
+                                                                                torch::IntArrayRef{0, 1})));
+  EXPECT_TRUE(torch::equal(torch::fft_fftshift(m, {0}), torch::fft::fftshift(m, torch::IntArrayRef{0})));
+  EXPECT_TRUE(torch::equal(torch::fft_fftfreq(8), torch::fft::fftfreq(8)));
+  EXPECT_TRUE(torch::equal(torch::special_erf(v), torch::special::erf(v)));
+  EXPECT_TRUE(torch::equal(torch::special_logsumexp(m, {1}), torch::logsumexp(m, {1})));
+  EXPECT_TRUE(torch::equal(torch::special_i0e(v), torch::special::i0e(v)));
+  EXPECT_ERROR(torch::linalg_inv(torch::randn({2, 3})), "[linalg.inv]");
+}

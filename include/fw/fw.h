@@ -20,3 +20,4 @@
 #include "fw/linalg_more.h"
 #include "fw/parallel.h"
 #include "fw/torch_compat.h"
+#include "fw/aten_names.h"
