@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
 #include <functional>
 #include <map>
 
@@ -598,4 +599,45 @@ TEST(OpsMore, MethodsAndFreeFunctions) {
   FW_EXPECT_CLOSE(std::get<0>(rhs.triangular_solve(l, false)), std::get<0>(fw::triangular_solve(rhs, l, false)), 0, 0);
   auto [lu, piv] = fw::linalg::lu_factor(m);
   FW_EXPECT_CLOSE(m.matmul(rhs.lu_solve(lu, piv)), rhs, 1e-12, 1e-12);
+}
+
+TEST(OpsMore, Multinomial) {
+  fw::manual_seed(11);
+  // With replacement: the frequencies of 40000 draws match the weights (not normalised).
+  Tensor w = fw::tensor({1.0, 0.0, 2.0, 7.0});
+  Tensor s = fw::multinomial(w, 40000, /*replacement=*/true);
+  EXPECT_EQ(s.dtype(), fw::kLong);
+  EXPECT_EQ(s.sizes(), (std::vector<int64_t>{40000}));
+  Tensor counts = fw::bincount(s, {}, 4).to(fw::kDouble) / 40000;
+  FW_EXPECT_CLOSE(counts, fw::tensor({0.1, 0.0, 0.2, 0.7}, fw::kDouble), 0, 0.01);
+  // Without replacement: distinct categories per row, never a zero weight, and the heavier
+  // category first more often.
+  Tensor rows = fw::tensor({{0.0, 5.0, 1.0, 1.0, 0.0}, {1.0, 1.0, 1.0, 1.0, 1.0}});
+  int heavy_first = 0;
+  for (int rep = 0; rep < 200; rep++) {
+    Tensor t = fw::multinomial(rows, 3);
+    ASSERT_EQ(t.sizes(), (std::vector<int64_t>{2, 3}));
+    auto a = t.accessor<int64_t, 2>();
+    for (int r = 0; r < 2; r++) {
+      std::set<int64_t> seen{a[r][0], a[r][1], a[r][2]};
+      EXPECT_EQ(seen.size(), 3u);
+      if (r == 0) {
+        EXPECT_EQ(seen.count(0) + seen.count(4), 0u);
+        heavy_first += a[0][0] == 1;
+      }
+    }
+  }
+  EXPECT_GT(heavy_first, 120);  // P(first = 1) = 5/7
+  // The same seed gives the same draws.
+  fw::manual_seed(3);
+  Tensor d1 = fw::multinomial(rows, 2);
+  fw::manual_seed(3);
+  EXPECT_TRUE(fw::equal(fw::multinomial(rows, 2), d1));
+  EXPECT_ERROR(fw::multinomial(fw::ones({2, 2, 2}), 1), "[multinomial] prob_dist must be 1 or 2 dim");
+  EXPECT_ERROR(fw::multinomial(fw::tensor({1, 2}), 1), "only supports floating-point dtypes");
+  EXPECT_ERROR(fw::multinomial(w, 0), "cannot sample n_sample <= 0 samples");
+  EXPECT_ERROR(fw::multinomial(w, 5), "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
+  EXPECT_ERROR(fw::multinomial(w, 4), "not enough non-negative category to sample");
+  EXPECT_ERROR(fw::multinomial(fw::tensor({1.0, -1.0}), 1, true), "contains either `inf`, `nan` or element < 0");
+  EXPECT_ERROR(fw::multinomial(fw::zeros({3}), 1, true), "sum of probabilities <= 0");
 }

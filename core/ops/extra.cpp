@@ -1227,6 +1227,69 @@ Tensor scatter_reduce(const Tensor& self, int64_t dim, const Tensor& index, cons
   return ScatterReduceFn::apply(self, d, index, src, code, include_self);
 }
 
+// Draws category indices per row of non-negative weights: with replacement by inverting the
+// cumulative weights at uniform points, without by Efraimidis-Spirakis keys u^(1/w) (the
+// num_samples largest keys are a weighted sample without replacement; zero weights never win).
+// The uniforms come from fw's generator, so manual_seed makes draws reproducible.
+Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement) {
+  const char* op = "multinomial";
+  FW_CHECK(probs.dim() == 1 || probs.dim() == 2, "[", op, "] prob_dist must be 1 or 2 dim, got shape ", probs.sizes());
+  FW_CHECK(probs.is_floating_point(), "[", op, "] only supports floating-point dtypes for input, got ",
+           dtype_str(probs.dtype()));
+  FW_CHECK(num_samples > 0, "[", op, "] cannot sample n_sample <= 0 samples (got ", num_samples, ")");
+  const int64_t rows = probs.dim() == 2 ? probs.size(0) : 1, n = probs.size(-1);
+  FW_CHECK(n > 0, "[", op, "] prob_dist must have at least one category, got shape ", probs.sizes());
+  FW_CHECK(replacement || num_samples <= n, "[", op, "] cannot sample n_sample > prob_dist.size(-1) samples without ",
+           "replacement (", num_samples, " > ", n, ")");
+  const std::vector<double> w = host_values<double>(probs);
+  for (int64_t r = 0; r < rows; r++) {
+    double total = 0;
+    int64_t positive = 0;
+    for (int64_t j = 0; j < n; j++) {
+      const double v = w[size_t(r * n + j)];
+      FW_CHECK(std::isfinite(v) && v >= 0, "[", op, "] probability tensor contains either `inf`, `nan` or element < 0");
+      total += v;
+      positive += v > 0;
+    }
+    FW_CHECK(total > 0, "[", op, "] invalid multinomial distribution (sum of probabilities <= 0)");
+    FW_CHECK(replacement || positive >= num_samples, "[", op, "] invalid multinomial distribution (with "
+             "replacement=False, not enough non-negative category to sample): ", positive, " categories with non-zero "
+             "probability for ", num_samples, " samples");
+  }
+  const std::vector<double> u =
+      host_values<double>(rand({rows * (replacement ? num_samples : n)}, TensorOptions(kDouble)));
+  std::vector<int64_t> out(static_cast<size_t>(rows * num_samples));
+  std::vector<double> cum(static_cast<size_t>(n));
+  std::vector<std::pair<double, int64_t>> keys(static_cast<size_t>(n));
+  for (int64_t r = 0; r < rows; r++) {
+    const double* wr = w.data() + r * n;
+    int64_t* o = out.data() + r * num_samples;
+    if (replacement) {
+      double acc = 0;
+      for (int64_t j = 0; j < n; j++) cum[size_t(j)] = acc += wr[j];
+      for (int64_t s = 0; s < num_samples; s++) {
+        const double target = u[size_t(r * num_samples + s)] * acc;
+        // The first category whose cumulative weight exceeds the target, skipping zero weights.
+        int64_t j = int64_t(std::upper_bound(cum.begin(), cum.end(), target) - cum.begin());
+        j = std::min(j, n - 1);
+        while (wr[j] == 0 && j > 0) j--;
+        o[s] = j;
+      }
+    } else {
+      for (int64_t j = 0; j < n; j++) {
+        const double uj = std::max(u[size_t(r * n + j)], std::numeric_limits<double>::min());
+        keys[size_t(j)] = {wr[j] > 0 ? std::log(uj) / wr[j] : -std::numeric_limits<double>::infinity(), j};
+      }
+      std::partial_sort(keys.begin(), keys.begin() + num_samples, keys.end(),
+                        [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); });
+      for (int64_t s = 0; s < num_samples; s++) o[s] = keys[size_t(s)].second;
+    }
+  }
+  Tensor result = longs(out, probs.dim() == 2 ? std::vector<int64_t>{rows, num_samples} : std::vector<int64_t>{num_samples},
+                        probs.device());
+  return result;
+}
+
 Tensor poisson(const Tensor& rates) {
   FW_CHECK(rates.is_floating_point(), "[poisson] expected a floating point tensor of rates, got ",
            dtype_str(rates.dtype()));
