@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "fw/nn/init.h"
+#include "fw/ops_extra.h"
 #include "nn/print_util.h"
 
 namespace fw::nn {
@@ -60,7 +61,7 @@ void BilinearImpl::pretty_print(std::ostream& stream) const {
 }
 
 Tensor BilinearImpl::forward(const Tensor& input1, const Tensor& input2) {
-  const int64_t in1 = options.in1_features(), in2 = options.in2_features(), out = options.out_features();
+  const int64_t in1 = options.in1_features(), in2 = options.in2_features();
   FW_CHECK(input1.dim() >= 1 && input1.size(-1) == in1, "[Bilinear] input1 must end in ", in1,
            " features, got shape ", input1.sizes());
   FW_CHECK(input2.dim() >= 1 && input2.size(-1) == in2, "[Bilinear] input2 must end in ", in2,
@@ -68,14 +69,7 @@ Tensor BilinearImpl::forward(const Tensor& input1, const Tensor& input2) {
   FW_CHECK(input1.sizes().slice(0, input1.dim() - 1).equals(input2.sizes().slice(0, input2.dim() - 1)),
            "[Bilinear] input1 and input2 must have the same leading dims, got ", input1.sizes(), " and ",
            input2.sizes());
-  std::vector<int64_t> lead(input1.sizes().begin(), input1.sizes().end() - 1);
-  Tensor x1 = input1.reshape({-1, in1}), x2 = input2.reshape({-1, in2});
-  // (B, in1) @ (in1, out * in2) -> (B, out, in2), then contract in2 with x2.
-  Tensor t = x1.matmul(weight.permute({1, 0, 2}).reshape({in1, out * in2})).view({-1, out, in2});
-  Tensor y = t.mul(x2.unsqueeze(1)).sum({2});
-  if (bias.defined()) y = y.add(bias);
-  lead.push_back(out);
-  return y.reshape(lead);
+  return fw::bilinear(input1, input2, weight, bias);
 }
 
 void FlattenImpl::pretty_print(std::ostream& stream) const {

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <set>
+#include <sstream>
 #include <functional>
 #include <map>
 
@@ -177,6 +178,42 @@ const std::map<std::string, Fn>& table() {
          EXPECT_TRUE(fw::allclose(s2, sd, 1e-12, 0, /*equal_nan=*/true));
          return V{x.var(dims, corr, c.flag("keepdim")), fw::std(x, dims, corr, c.flag("keepdim")), v, m};
        }},
+      {"gradient",
+       [](const Case& c, const Inputs& in) {
+         const Tensor& x = in.at("x");
+         const std::string mode = c.opt("mode");
+         const int64_t eo = c.num("edge_order");
+         if (mode == "unit") return eo == 1 ? fw::gradient(x) : fw::gradient(x, std::nullopt, std::nullopt, eo);
+         if (mode == "dims") return fw::gradient(x, c.ints("dim"), eo);
+         if (mode == "scalar") {
+           std::vector<int64_t> d = c.ints("dim");
+           if (d.size() == 1) return fw::gradient(x, std::optional<fw::Scalar>(c.real("h")), d[0], eo);
+           return fw::gradient(x, fw::Scalar(c.real("h")), fw::IntArrayRef(d), eo);
+         }
+         if (mode == "list") {
+           std::vector<fw::Scalar> hs;
+           std::stringstream ss(c.opt("hs"));
+           for (std::string tok; std::getline(ss, tok, ',');) hs.push_back(std::stod(tok));
+           if (c.opts.count("dim")) return fw::gradient(x, fw::ArrayRef<fw::Scalar>(hs), fw::IntArrayRef(c.ints("dim")), eo);
+           return fw::gradient(x, fw::ArrayRef<fw::Scalar>(hs), std::nullopt, eo);
+         }
+         std::vector<Tensor> coords{in.at("c0"), in.at("c2")};
+         return fw::gradient(x, fw::TensorList(coords), fw::IntArrayRef(c.ints("dim")), eo);
+       }},
+      {"bilinear",
+       [](const Case&, const Inputs& in) {
+         Tensor b = in.count("b") ? in.at("b") : Tensor();
+         Tensor y = fw::nn::functional::bilinear(in.at("x1"), in.at("x2"), in.at("w"), b);
+         return V{y};
+       }},
+      {"sdpa",
+       [](const Case& c, const Inputs& in) {
+         Tensor m = in.count("m") ? in.at("m") : Tensor();
+         if (c.name == "boolmask") m = m.to(fw::kBool);  // records store bool tensors as int64
+         std::optional<double> scale;
+         if (!c.none("scale")) scale = c.real("scale");
+         return V{fw::scaled_dot_product_attention(in.at("q"), in.at("k"), in.at("v"), m, 0.0, c.flag("causal"), scale)};
+       }},
       {"max2", [](const Case&, const Inputs& in) { return V{fw::max(in.at("a"), in.at("b")), fw::min(in.at("a"), in.at("b"))}; }},
       {"hyp",
        [](const Case& c, const Inputs& in) {
@@ -191,7 +228,7 @@ const std::map<std::string, Fn>& table() {
 }  // namespace
 
 TEST(OpsMore, MatchesPyTorch) {
-  EXPECT_EQ(fwtest::run_record_table("ops_more.txt", table(), {1e-6, 1e-12, 1e-6, 1e-10}), 108);
+  EXPECT_EQ(fwtest::run_record_table("ops_more.txt", table(), {1e-6, 1e-12, 1e-6, 1e-10}), 130);
 }
 
 TEST(OpsMore, FftnMatchesPyTorch) {
@@ -640,4 +677,46 @@ TEST(OpsMore, Multinomial) {
   EXPECT_ERROR(fw::multinomial(w, 4), "not enough non-negative category to sample");
   EXPECT_ERROR(fw::multinomial(fw::tensor({1.0, -1.0}), 1, true), "contains either `inf`, `nan` or element < 0");
   EXPECT_ERROR(fw::multinomial(fw::zeros({3}), 1, true), "sum of probabilities <= 0");
+}
+
+TEST(OpsMore, GradientAttentionBilinearErrors) {
+  Tensor x = fw::randn({3, 4});
+  EXPECT_ERROR(fw::gradient(x, std::nullopt, std::nullopt, 3), "[gradient] torch.gradient only supports edge_order=1 and edge_order=2, got 3");
+  EXPECT_ERROR(fw::gradient(fw::randn({2, 4}), std::nullopt, std::nullopt, 2),
+               "[gradient] torch.gradient expected each dimension size to be at least edge_order+1, but dim 0 of shape [2, 4] has size 2");
+  std::vector<fw::Scalar> three{1.0, 2.0, 3.0};
+  EXPECT_ERROR(fw::gradient(x, fw::ArrayRef<fw::Scalar>(three), std::nullopt),
+               "a list of length equal to 'self.dim() = 2', since dim argument was not given, but got a list of length 3");
+  EXPECT_ERROR(fw::gradient(x, fw::ArrayRef<fw::Scalar>(three), fw::IntArrayRef{0, 1}),
+               "but got a spacing argument of length 3 and a dim argument of length 2.");
+  EXPECT_ERROR(fw::gradient(x, fw::IntArrayRef{1, -1}), "[gradient] dim 1 appears multiple times");
+  EXPECT_ERROR(fw::gradient(x, fw::IntArrayRef{2}), "[gradient] Dimension out of range (expected to be in range of [-2, 1], but got 2)");
+  std::vector<Tensor> coords{fw::arange(4)};
+  EXPECT_ERROR(fw::gradient(x, fw::TensorList(coords), fw::IntArrayRef{0}),
+               "[gradient] the coordinates for dim 0 must be a 1-D tensor of 3 values, got shape [4]");
+  EXPECT_ERROR(fw::gradient(fw::tensor(1.0)), "[gradient] expected a tensor with at least one dimension");
+  // Integral input: default floating dtype; two samples: the one-sided difference at both ends.
+  auto g = fw::gradient(fw::tensor({1, 4}));
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].dtype(), fw::kFloat);
+  EXPECT_TRUE(fw::equal(g[0], fw::tensor({3.0f, 3.0f})));
+
+  Tensor q = fw::randn({2, 3, 4}), k = fw::randn({2, 5, 4}), v = fw::randn({2, 5, 6});
+  EXPECT_ERROR(fw::scaled_dot_product_attention(q, fw::randn({2, 5, 3}), v),
+               "[scaled_dot_product_attention] query and key must share their last dim, got shapes [2, 3, 4] and [2, 5, 3]");
+  EXPECT_ERROR(fw::scaled_dot_product_attention(q, k, fw::randn({2, 4, 6})), "key and value must have the same sequence length");
+  EXPECT_ERROR(fw::scaled_dot_product_attention(q, k, v, fw::ones({3, 5}), 0.0, true),
+               "Explicit attn_mask should not be set when is_causal=True");
+  EXPECT_ERROR(fw::scaled_dot_product_attention(q, k, v.to(fw::kDouble)), "expected query, key and value of one floating dtype");
+  // Dropout 1 zeroes every weight; dropout draws from the generator (reproducible under a seed).
+  EXPECT_TRUE(fw::equal(fw::scaled_dot_product_attention(q, k, v, {}, 1.0), fw::zeros({2, 3, 6})));
+  fw::manual_seed(5);
+  Tensor d1 = fw::scaled_dot_product_attention(q, k, v, {}, 0.5);
+  fw::manual_seed(5);
+  EXPECT_TRUE(fw::equal(d1, fw::scaled_dot_product_attention(q, k, v, {}, 0.5)));
+
+  EXPECT_ERROR(fw::bilinear(fw::randn({2, 3}), fw::randn({2, 5}), fw::randn({4, 3})), "[bilinear] expected a 3-D weight (out, in1, in2), got shape [4, 3]");
+  EXPECT_ERROR(fw::bilinear(fw::randn({2, 3}), fw::randn({2, 5}), fw::randn({4, 3, 4})), "[bilinear] input2 must end in 4 features");
+  EXPECT_ERROR(fw::bilinear(fw::randn({2, 3}), fw::randn({3, 5}), fw::randn({4, 3, 5})), "must have the same leading dims");
+  EXPECT_ERROR(fw::bilinear(fw::randn({2, 3}), fw::randn({2, 5}), fw::randn({4, 3, 5}), fw::randn({3})), "[bilinear] expected a bias of shape [4], got [3]");
 }

@@ -1057,11 +1057,15 @@ Tensor gcd_lcm(const char* op, const Tensor& a, const Tensor& b, bool lcm) {
 Tensor gcd(const Tensor& a, const Tensor& b) { return gcd_lcm("gcd", a, b, false); }
 Tensor lcm(const Tensor& a, const Tensor& b) { return gcd_lcm("lcm", a, b, true); }
 
-ScalarType result_type(const Tensor& a, const Tensor& b) {
-  // One element each, keeping whether each is 0-D (a 0-D tensor does not promote a dimensioned
-  // one within its category).
-  auto probe = [](const Tensor& t) { return t.dim() == 0 ? t.new_zeros({}) : t.new_zeros({1}); };
-  return (probe(a) + probe(b)).dtype();
+// One element of t's dtype, keeping whether t is 0-D (a 0-D tensor does not promote a dimensioned
+// one within its category), so that adding probes promotes as the operands would.
+static Tensor result_probe(const Tensor& t) { return t.dim() == 0 ? t.new_zeros({}) : t.new_zeros({1}); }
+ScalarType result_type(const Tensor& a, const Tensor& b) { return (result_probe(a) + result_probe(b)).dtype(); }
+ScalarType result_type(const Tensor& a, const Scalar& b) { return (result_probe(a) + b).dtype(); }
+ScalarType result_type(const Scalar& a, const Tensor& b) { return (a + result_probe(b)).dtype(); }
+ScalarType result_type(const Scalar& a, const Scalar& b) {
+  // Two wrapped numbers: the higher category wins, at its wrapped dtype.
+  return promote_types(a.type(), b.type());
 }
 
 bool can_cast(ScalarType from, ScalarType to) {

@@ -79,6 +79,32 @@ Tensor argwhere(const Tensor& t);
 std::vector<Tensor> meshgrid(TensorList tensors, const std::string& indexing = "ij");
 // Cartesian product of 1-D tensors as rows of a (n, len(tensors)) tensor.
 Tensor cartesian_prod(TensorList tensors);
+// y[..., o] = sum_ij x1[..., i] W[o, i, j] x2[..., j] + b[o] (torch.bilinear; nn::Bilinear's math).
+// x1 and x2 share their leading dims; W is (out, in1, in2), b (out) or undefined.
+Tensor bilinear(const Tensor& input1, const Tensor& input2, const Tensor& weight, const Tensor& bias = {});
+// softmax(q k^T * scale + mask) v over the last two dims (PyTorch 2's scaled_dot_product_attention):
+// q (..., L, E), k (..., S, E), v (..., S, Ev), leading dims broadcast. scale defaults to
+// 1/sqrt(E). A bool attn_mask keeps the positions where it is true (a row with none gives NaN, as
+// PyTorch); a floating one is added to the scores. is_causal keeps key j <= query i (and excludes
+// attn_mask). dropout_p drops attention weights (scaled by 1/(1-p)) from fw's generator.
+Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                    const Tensor& attn_mask = {}, double dropout_p = 0.0, bool is_causal = false,
+                                    std::optional<double> scale = std::nullopt);
+// torch.gradient: the derivative of the samples in t along each of `dim` (every dim when absent)
+// by second-order central differences inside and first- or second-order (edge_order) one-sided
+// differences at the ends, one tensor per dim. The spacing is 1, one Scalar for every dim, a Scalar
+// per dim, or a 1-D tensor of coordinates per dim (non-uniform samples). Integral inputs give the
+// default floating dtype. Each size along dim must be at least edge_order + 1.
+std::vector<Tensor> gradient(const Tensor& t, const std::optional<Scalar>& spacing = std::nullopt,
+                             std::optional<int64_t> dim = std::nullopt, int64_t edge_order = 1);
+std::vector<Tensor> gradient(const Tensor& t, const Scalar& spacing, IntArrayRef dim, int64_t edge_order = 1);
+std::vector<Tensor> gradient(const Tensor& t, IntArrayRef dim, int64_t edge_order = 1);
+std::vector<Tensor> gradient(const Tensor& t, ArrayRef<Scalar> spacing, std::optional<int64_t> dim = std::nullopt,
+                             int64_t edge_order = 1);
+std::vector<Tensor> gradient(const Tensor& t, ArrayRef<Scalar> spacing, IntArrayRef dim, int64_t edge_order = 1);
+std::vector<Tensor> gradient(const Tensor& t, TensorList spacing, std::optional<int64_t> dim = std::nullopt,
+                             int64_t edge_order = 1);
+std::vector<Tensor> gradient(const Tensor& t, TensorList spacing, IntArrayRef dim, int64_t edge_order = 1);
 // The length-r combinations of a 1-D tensor's elements, one per row, in lexicographic order of
 // positions (with_replacement allows repeats): shape [count, r]; r = 0 gives an empty 1-D tensor.
 Tensor combinations(const Tensor& t, int64_t r = 2, bool with_replacement = false);
@@ -195,6 +221,11 @@ Tensor gcd(const Tensor& a, const Tensor& b);
 Tensor lcm(const Tensor& a, const Tensor& b);
 // The dtype of a binary op's result, and whether `from` casts to `to` under PyTorch's rules.
 ScalarType result_type(const Tensor& a, const Tensor& b);
+// The same with numbers, which promote as wrapped scalars (1.0 with an int64 tensor gives the
+// default float dtype, not float64).
+ScalarType result_type(const Tensor& a, const Scalar& b);
+ScalarType result_type(const Scalar& a, const Tensor& b);
+ScalarType result_type(const Scalar& a, const Scalar& b);
 bool can_cast(ScalarType from, ScalarType to);
 
 // ---- more of libtorch's tensor functions (core/ops/extra_more.cpp)

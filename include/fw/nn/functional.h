@@ -9,6 +9,7 @@
 
 #include "fw/nn/options.h"
 #include "fw/ops.h"
+#include "fw/ops_extra.h"
 
 namespace fw::nn::functional {
 
@@ -141,6 +142,9 @@ inline Tensor softmin(const Tensor& x, const SoftminFuncOptions& o) { return fw:
 // ---- linear and convolution
 
 inline Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b = {}) { return fw::linear(x, w, b); }
+inline Tensor bilinear(const Tensor& input1, const Tensor& input2, const Tensor& weight, const Tensor& bias = {}) {
+  return fw::bilinear(input1, input2, weight, bias);
+}
 
 template <size_t D>
 struct ConvFuncOptions {
