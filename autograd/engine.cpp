@@ -187,18 +187,16 @@ bool anomaly_mode_enabled() { return t_anomaly; }
 
 }  // namespace autograd
 
-namespace {
-thread_local bool t_inference_mode = false;
-}
-InferenceMode::InferenceMode(bool enabled) : prev_grad_(is_grad_enabled()), prev_inference_(t_inference_mode) {
-  t_inference_mode = enabled;
+InferenceMode::InferenceMode(bool enabled)
+    : prev_grad_(is_grad_enabled()), prev_inference_(fw::detail::tls().inference_mode) {
+  fw::detail::tls().inference_mode = enabled;
   set_grad_enabled(!enabled);
 }
 InferenceMode::~InferenceMode() {
-  t_inference_mode = prev_inference_;
+  fw::detail::tls().inference_mode = prev_inference_;
   set_grad_enabled(prev_grad_);
 }
-bool InferenceMode::is_enabled() { return t_inference_mode; }
+bool InferenceMode::is_enabled() { return fw::detail::tls().inference_mode; }
 
 void Tensor::backward(const Tensor& gradient, std::optional<bool> retain_graph, bool create_graph,
                       const std::vector<Tensor>& inputs) const {

@@ -100,11 +100,17 @@ static bool overlaps_differently(const Tensor& out, ArrayRef<Tensor> in) {
   return false;
 }
 
+void inference_write_error(const char* op) {
+  throw_error("[", op, "] Inplace update to inference tensor outside InferenceMode is not allowed. You can make a "
+              "clone to get a normal tensor before doing inplace update.");
+}
+
 void dispatch_into(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, const Tensor& out) {
   if (void* tr = tls().tracer; FW_UNLIKELY(tr != nullptr)) return g_tracer->dispatch_into(tr, id, in, a, out);
   const OpDef& d = op_def(id);
   check_inputs(d, in);
   FW_CHECK(out.defined(), "[", d.name, "] output tensor is undefined");
+  check_inference_write(out, d.name);
   if (FW_UNLIKELY(g_autograd != nullptr) && tls().grad_enabled &&
       (any_requires_grad(in) || any_requires_grad(ArrayRef<Tensor>(&out, 1)) ||
        base_requires_grad(out)))

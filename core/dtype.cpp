@@ -67,6 +67,14 @@ const char* dtype_str(ScalarType t) {
 
 std::ostream& operator<<(std::ostream& os, ScalarType t) { return os << dtype_name(t); }
 
+const char* TypeMeta::name() const noexcept {
+  static const char* n[] = {"bool", "unsigned char", "signed char", "short int", "int", "long int",
+                            "c10::Half", "c10::BFloat16", "float", "double", "c10::complex<float>",
+                            "c10::complex<double>"};
+  return t_ < ScalarType::NumTypes ? n[int(t_)] : "nullptr (uninitialized)";
+}
+std::ostream& operator<<(std::ostream& os, TypeMeta t) { return os << ScalarType(t); }
+
 ScalarType promote_types(ScalarType a, ScalarType b) {
   if (a == b) return a;
   if (a == kBool) return b;

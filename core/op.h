@@ -159,7 +159,14 @@ extern const TracerHooks* g_tracer;
 struct ThreadState {
   bool grad_enabled = true;
   void* tracer = nullptr;  // the active fw::compile trace on this thread (hooks: g_tracer)
+  bool inference_mode = false;  // an InferenceMode(true) guard is the innermost one
 };
 ThreadState& tls();
+
+// libtorch's rule: an inference tensor's memory only changes inside InferenceMode.
+[[noreturn]] void inference_write_error(const char* op);
+inline void check_inference_write(const Tensor& dst, const char* op) {
+  if (FW_UNLIKELY(dst.impl()->storage->inference) && !tls().inference_mode) inference_write_error(op);
+}
 
 }  // namespace fw::detail

@@ -10,11 +10,14 @@
 // clock reads and a locked map update, so keep it off when timing.
 #include "core/profile.h"
 
+#include "fw/torch_compat.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -91,5 +94,20 @@ void ProfileScope::end() {
   s.self_s += total - child_s_;
   s.total_s += total;
 }
+
+// RECORD_FUNCTION (fw/torch_compat.h): user regions named at run time; ProfileScope keeps the
+// name's pointer, so each distinct name is interned once.
+UserProfileScope::UserProfileScope(const std::string& name) {
+  if (!profile_enabled()) return;
+  static std::mutex mu;
+  static std::set<std::string> names;
+  const char* interned;
+  {
+    std::lock_guard<std::mutex> lk(mu);
+    interned = names.insert(name).first->c_str();
+  }
+  scope_ = new ProfileScope("user", interned);
+}
+UserProfileScope::~UserProfileScope() { delete static_cast<ProfileScope*>(scope_); }
 
 }  // namespace fw::detail

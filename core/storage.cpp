@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/op.h"
 #include "fw/error.h"
 #include "fw/storage.h"
 
@@ -106,6 +107,7 @@ size_t cpu_allocator_cached_bytes() {
 StorageImpl::StorageImpl(size_t n, Device d) : nbytes(n), device(d) {
   FW_CHECK(d.is_cpu(), "[alloc] device ", d, " is not available in this build");
   data = detail::cpu_alloc(n);
+  inference = detail::tls().inference_mode;
 }
 
 StorageImpl::StorageImpl(void* p, size_t n, Device d, std::function<void(void*)> del)

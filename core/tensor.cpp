@@ -115,6 +115,7 @@ Tensor Tensor::clone() const { return dispatch1(OpId::copy, {*this}, OpAttrs());
 
 Tensor& Tensor::copy_(const Tensor& src, bool) {
   FW_CHECK(src.defined(), "[copy_] source tensor is undefined");
+  check_inference_write(*this, "copy_");
   if (is_same(src)) return *this;
   Tensor s = src;
   if (!s.sizes().equals(sizes())) {
@@ -156,6 +157,7 @@ Tensor& Tensor::copy_(const Tensor& src, bool) {
 }
 
 Tensor& Tensor::fill_(const Scalar& v) {
+  check_inference_write(*this, "fill_");
   if (FW_UNLIKELY(tls().tracer != nullptr)) {  // fw::compile: recorded like any in-place op
     OpAttrs a;
     a.s0 = v;

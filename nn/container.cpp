@@ -110,10 +110,6 @@ void ModuleDictImpl::update(const std::vector<std::pair<std::string, std::shared
   for (const auto& [key, m] : modules) insert_ptr(key, m);
 }
 
-void ModuleDictImpl::update(const Dict& modules) {
-  for (const auto& item : modules) insert_ptr(item.key(), item.value());
-}
-
 std::shared_ptr<Module> ModuleDictImpl::operator[](const std::string& key) const {
   const auto* m = modules_.find(key);
   FW_CHECK(m != nullptr, "[ModuleDict] no module named '", key, "' (keys: ", modules_.size(), ")");

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <fw/fw.h>
+#include <fw/jit.h>
 
 #include "tests/expect_error.h"
 #include "tests/fixture.h"
@@ -587,4 +588,380 @@ TEST(TorchCompat, AtenFlatNames) {
   EXPECT_TRUE(torch::equal(torch::special_logsumexp(m, {1}), torch::logsumexp(m, {1})));
   EXPECT_TRUE(torch::equal(torch::special_i0e(v), torch::special::i0e(v)));
   EXPECT_ERROR(torch::linalg_inv(torch::randn({2, 3})), "[linalg.inv]");
+}
+
+// ---- generators (Note [Generators] in fw/generator.h)
+
+TEST(TorchCompat, GeneratorStreams) {
+  auto g1 = at::make_generator<at::CPUGeneratorImpl>(42);
+  auto g2 = at::detail::createCPUGenerator(42);
+  auto a = torch::randn({6}, g1), b = torch::randn({6}, g2);
+  EXPECT_TRUE(torch::equal(a, b));
+  EXPECT_FALSE(torch::equal(torch::randn({6}, g1), a));  // the stream moved on
+  EXPECT_EQ(g1.current_seed(), 42u);
+  EXPECT_EQ(g1.get_offset(), 12u);  // two draws of 6 values
+  {
+    std::lock_guard<std::mutex> lock(g1.mutex());
+    g1.set_current_seed(42);  // rewinds
+  }
+  EXPECT_TRUE(torch::equal(torch::randn({6}, g1), a));
+  EXPECT_FALSE(torch::equal(torch::randn({6}, at::make_generator<at::CPUGeneratorImpl>(43)), a));
+
+  // An explicit generator leaves the default stream alone.
+  torch::manual_seed(7);
+  auto d1 = torch::rand({5});
+  torch::manual_seed(7);
+  auto g = at::make_generator<at::CPUGeneratorImpl>(1);
+  torch::randn({100}, g);
+  torch::empty({10}).uniform_(0, 1, g);
+  EXPECT_TRUE(torch::equal(torch::rand({5}), d1));
+
+  // The default generator, named or not, is the global stream; nullopt and an undefined
+  // generator mean the default.
+  torch::manual_seed(7);
+  EXPECT_TRUE(torch::equal(torch::rand({5}, at::detail::getDefaultCPUGenerator()), d1));
+  torch::manual_seed(7);
+  EXPECT_TRUE(torch::equal(torch::rand({5}, c10::nullopt), d1));
+  torch::manual_seed(7);
+  EXPECT_TRUE(torch::equal(torch::rand({5}, torch::Generator()), d1));
+  EXPECT_TRUE(at::globalContext().defaultGenerator(torch::kCPU) == at::detail::getDefaultCPUGenerator());
+  EXPECT_EQ(torch::initial_seed(), 7u);
+
+  // State round trip and clone.
+  auto s = g.get_state();
+  EXPECT_EQ(s.dtype(), torch::kByte);
+  EXPECT_EQ(s.numel(), 16);
+  auto c = g.clone();
+  auto x1 = torch::randn({4}, g);
+  EXPECT_TRUE(torch::equal(torch::randn({4}, c), x1));
+  g.set_state(s);
+  EXPECT_TRUE(torch::equal(torch::randn({4}, g), x1));
+  EXPECT_ERROR(g.set_state(torch::zeros({8}, torch::kByte)), "[Generator::set_state] expected the 16-byte uint8 state");
+  EXPECT_ERROR(torch::Generator().current_seed(), "[Generator] this generator is undefined");
+  EXPECT_ERROR(at::check_generator<at::CPUGeneratorImpl>(c10::nullopt), "expected a defined CPU generator");
+  auto* impl = at::get_generator_or_default<at::CPUGeneratorImpl>(c10::nullopt, at::detail::getDefaultCPUGenerator());
+  EXPECT_EQ(impl, at::detail::getDefaultCPUGenerator().get<at::CPUGeneratorImpl>());
+  EXPECT_EQ(at::get_generator_or_default<at::CPUGeneratorImpl>(g, at::detail::getDefaultCPUGenerator()),
+            g.get<at::CPUGeneratorImpl>());
+  // Raw draws for hand-written kernels.
+  auto h1 = at::make_generator<at::CPUGeneratorImpl>(3), h2 = at::make_generator<at::CPUGeneratorImpl>(3);
+  EXPECT_EQ(h1->random64(), h2->random64());
+  EXPECT_EQ(h1->random(), h2->random());
+  EXPECT_NE(h1->random64(), h1->random64());
+}
+
+TEST(TorchCompat, GeneratorArgumentsOfEveryRandomOp) {
+  // Each form drawn twice from equal generators gives equal values, and never touches the default
+  // stream.
+  auto same = [](auto&& draw) {
+    torch::manual_seed(11);
+    auto ref = torch::rand({3});
+    torch::manual_seed(11);
+    auto a = draw(at::make_generator<at::CPUGeneratorImpl>(5));
+    auto b = draw(at::make_generator<at::CPUGeneratorImpl>(5));
+    auto c = draw(at::make_generator<at::CPUGeneratorImpl>(6));
+    EXPECT_TRUE(torch::equal(torch::rand({3}), ref));
+    EXPECT_TRUE(torch::equal(a, b));
+    return std::make_pair(a, c);
+  };
+  auto p = torch::full({200}, 0.5);
+  auto [r, r2] = same([](torch::Generator g) { return torch::rand({50}, g); });
+  EXPECT_FALSE(torch::equal(r, r2));
+  EXPECT_GE(r.min().item<float>(), 0.f);
+  EXPECT_LT(r.max().item<float>(), 1.f);
+  same([](torch::Generator g) { return torch::randn({50}, g, torch::kDouble); });
+  auto [ri, ri2] = same([](torch::Generator g) { return torch::randint(3, 9, {100}, g); });
+  EXPECT_EQ(ri.dtype(), torch::kLong);
+  EXPECT_GE(ri.min().item<int64_t>(), 3);
+  EXPECT_LE(ri.max().item<int64_t>(), 8);
+  same([](torch::Generator g) { return torch::randint(9, {100}, g); });
+  auto [pm, pm2] = same([](torch::Generator g) { return torch::randperm(20, g); });
+  EXPECT_TRUE(torch::equal(std::get<0>(pm.sort()), torch::arange(20)));
+  same([&](torch::Generator g) { return torch::bernoulli(p, g); });
+  same([&](torch::Generator g) { return torch::bernoulli(p, 0.3, g); });
+  same([](torch::Generator g) { return torch::normal(2.0, 3.0, {40}, g); });
+  same([](torch::Generator g) { return torch::normal(torch::zeros({40}), torch::ones({40}), g); });
+  same([](torch::Generator g) { return torch::normal(torch::zeros({40}), 2.0, g); });
+  same([](torch::Generator g) { return torch::normal(1.0, torch::ones({40}), g); });
+  same([&](torch::Generator g) { return torch::multinomial(torch::ones({10}), 5, false, g); });
+  same([&](torch::Generator g) { return torch::ones({10}).multinomial(20, true, g); });
+  same([](torch::Generator g) { return torch::poisson(torch::full({30}, 4.0), g); });
+  same([](torch::Generator g) { return torch::binomial(torch::full({30}, 10.0), torch::full({30}, 0.3), g); });
+  same([&](torch::Generator g) { return p.bernoulli(g); });
+  same([&](torch::Generator g) { return p.bernoulli(0.2, g); });
+  same([](torch::Generator g) { return torch::empty({30}).uniform_(-2, 2, g); });
+  same([](torch::Generator g) { return torch::empty({30}).normal_(0, 1, g); });
+  same([](torch::Generator g) { return torch::empty({30}).bernoulli_(0.4, g); });
+  same([](torch::Generator g) { return torch::empty({30}).bernoulli_(torch::full({30}, 0.4), g); });
+  same([](torch::Generator g) { return torch::empty({30}).exponential_(2.0, g); });
+  same([](torch::Generator g) { return torch::empty({30}).geometric_(0.3, g); });
+  same([](torch::Generator g) { return torch::empty({30}).cauchy_(0, 1, g); });
+  same([](torch::Generator g) { return torch::empty({30}).log_normal_(0, 1, g); });
+  auto [a, b] = same([](torch::Generator g) { return torch::empty({300}).random_(2, 5, g); });
+  EXPECT_EQ(a.min().item<float>(), 2.f);
+  EXPECT_EQ(a.max().item<float>(), 4.f);
+  auto [t, t2] = same([](torch::Generator g) { return torch::empty({300}, torch::kLong).random_(3, g); });
+  EXPECT_EQ(t.min().item<int64_t>(), 0);
+  EXPECT_EQ(t.max().item<int64_t>(), 2);
+  auto [f, f2] = same([](torch::Generator g) { return torch::empty({2000}).random_(g); });
+  EXPECT_GE(f.min().item<float>(), 0.f);
+  EXPECT_LE(f.max().item<float>(), 16777216.f);
+  EXPECT_GT(f.max().item<float>(), 1e6f);
+  EXPECT_TRUE(torch::equal(f, f.round()));
+  auto [u8, u82] = same([](torch::Generator g) { return torch::empty({2000}, torch::kByte).random_(g); });
+  EXPECT_GT(u8.max().item<int64_t>(), 200);
+  auto [bo, bo2] = same([](torch::Generator g) { return torch::empty({100}, torch::kBool).random_(g); });
+  EXPECT_TRUE(bo.any().item<bool>());
+  EXPECT_FALSE(bo.all().item<bool>());
+  // Without a generator the new forms draw from the default stream.
+  torch::manual_seed(3);
+  auto d = torch::empty({20}, torch::kLong).random_(10);
+  torch::manual_seed(3);
+  EXPECT_TRUE(torch::equal(d, torch::empty({20}, torch::kLong).random_(0, 10)));
+}
+
+TEST(TorchCompat, GeneratorUnderCompile) {
+  // A draw from an explicit generator breaks the graph and runs eagerly, so the compiled function
+  // consumes the generator's stream exactly as eager code does.
+  auto fn = [](const torch::Tensor& x, torch::Generator g) { return (x * 2).add(torch::randn({4}, g)).relu(); };
+  auto x = torch::randn({4});
+  auto ge = at::make_generator<at::CPUGeneratorImpl>(9), gc = at::make_generator<at::CPUGeneratorImpl>(9);
+  auto compiled = torch::compile([&](const torch::Tensor& t) { return fn(t, gc); });
+  for (int i = 0; i < 3; i++) EXPECT_TRUE(torch::equal(compiled(x), fn(x, ge))) << "call " << i;
+  auto e = torch::jit::explain([&](const torch::Tensor& t) { return fn(t, at::make_generator<at::CPUGeneratorImpl>(9)); }, x);
+  ASSERT_EQ(e.breaks.size(), 1u);
+  EXPECT_EQ(e.breaks[0].op, "random op with a generator");
+  auto full = torch::compile([&](const torch::Tensor& t) { return fn(t, gc); }, torch::CompileOptions().fullgraph(true));
+  EXPECT_ERROR(full(x), "graph break in fullgraph mode at random op with a generator");
+}
+
+// ---- TypeMeta, legacy type(), inference tensors, small Tensor members
+
+TEST(TorchCompat, DtypeIsTypeMeta) {
+  auto x = torch::ones({2, 3});
+  caffe2::TypeMeta m = x.dtype();
+  EXPECT_STREQ(m.name(), "float");
+  EXPECT_EQ(m.itemsize(), 4u);
+  EXPECT_EQ(m.toScalarType(), torch::kFloat);
+  EXPECT_TRUE(m == torch::kFloat32);
+  EXPECT_TRUE(torch::kFloat == m);
+  EXPECT_TRUE(m != torch::kDouble);
+  EXPECT_TRUE(m.Match<float>());
+  EXPECT_TRUE(caffe2::TypeMeta::Make<double>() == torch::kDouble);
+  EXPECT_STREQ(torch::ones({1}, torch::kLong).dtype().name(), "long int");
+  EXPECT_STREQ(torch::ones({1}, torch::kHalf).dtype().name(), "c10::Half");
+  EXPECT_EQ(torch::ones({1}, torch::kComplexDouble).dtype().itemsize(), 16u);
+  EXPECT_STREQ(caffe2::TypeMeta().name(), "nullptr (uninitialized)");
+  std::ostringstream os;
+  os << x.dtype() << " " << x.scalar_type();
+  EXPECT_EQ(os.str(), "Float Float");  // fw streams both as the ScalarType (libtorch: "float Float")
+  // Everything that takes a ScalarType or TensorOptions takes it.
+  torch::ScalarType st = x.dtype();
+  EXPECT_EQ(st, torch::kFloat);
+  EXPECT_EQ(torch::zeros({2}, x.dtype()).dtype(), torch::kFloat);
+  EXPECT_EQ(torch::ones({2}, torch::kInt).to(x.dtype()).dtype(), torch::kFloat);
+  EXPECT_EQ(torch::ones({2}).to(torch::kCPU, torch::ones({1}, torch::kDouble).dtype()).dtype(), torch::kDouble);
+  EXPECT_EQ(torch::TensorOptions().dtype(x.dtype()).dtype(), torch::kFloat);
+  EXPECT_EQ(torch::TensorOptions().dtype<int64_t>().dtype(), torch::kLong);
+  EXPECT_EQ(torch::dtype<double>().dtype(), torch::kDouble);
+  int branch = 0;
+  switch (x.dtype()) {
+    case torch::kFloat: branch = 1; break;
+    default: branch = 2;
+  }
+  EXPECT_EQ(branch, 1);
+
+  auto ty = torch::ones({2}, torch::kLong).type();
+  EXPECT_EQ(ty.scalarType(), torch::kLong);
+  EXPECT_EQ(ty.toString(), "CPULongType");
+  EXPECT_FALSE(ty.is_cuda());
+  EXPECT_TRUE(ty == torch::zeros({1}, torch::kLong).type());
+  EXPECT_TRUE(ty != x.type());
+  EXPECT_EQ(torch::empty({1}, ty.options()).dtype(), torch::kLong);
+}
+
+TEST(TorchCompat, InferenceTensors) {
+  auto normal = torch::ones({4});
+  EXPECT_FALSE(normal.is_inference());
+  torch::Tensor inf, view_of_normal;
+  {
+    c10::InferenceMode guard;
+    inf = torch::ones({4}) * 2;
+    view_of_normal = normal.view({2, 2});
+    inf.add_(1);  // allowed inside
+  }
+  EXPECT_TRUE(inf.is_inference());
+  EXPECT_TRUE(inf.view({2, 2}).is_inference());
+  EXPECT_FALSE(view_of_normal.is_inference());  // a view keeps its base's kind
+  EXPECT_FALSE(inf.clone().is_inference());
+  EXPECT_FALSE(torch::Tensor().is_inference());
+  EXPECT_ERROR(inf.add_(1), "[add] Inplace update to inference tensor outside InferenceMode is not allowed");
+  EXPECT_ERROR(inf.copy_(normal), "[copy_] Inplace update to inference tensor outside InferenceMode");
+  EXPECT_ERROR(inf.zero_(), "[fill_] Inplace update to inference tensor outside InferenceMode");
+  EXPECT_FLOAT_EQ(inf[0].item<float>(), 3.f);  // nothing was written
+  {
+    c10::InferenceMode guard(false);  // disabled: still outside
+    EXPECT_ERROR(inf.mul_(2), "Inplace update to inference tensor outside InferenceMode");
+  }
+  {
+    c10::InferenceMode guard;
+    inf.mul_(2);
+  }
+  EXPECT_FLOAT_EQ(inf[0].item<float>(), 6.f);
+  auto ok = inf.clone();
+  ok.add_(1);
+  EXPECT_FLOAT_EQ(ok[0].item<float>(), 7.f);
+}
+
+TEST(TorchCompat, SmallTensorMembers) {
+  auto x = torch::randn({3, 4});
+  EXPECT_TRUE(x.pin_memory().is_same(x));
+  EXPECT_TRUE(x.is_variable());
+  auto acc = x.packed_accessor64<float, 2>();
+  EXPECT_EQ(acc.size(1), 4);
+  EXPECT_EQ(acc[2][3], x[2][3].item<float>());
+  torch::PackedTensorAccessor32<float, 2> acc32 = x.packed_accessor32<float, 2>();
+  EXPECT_EQ(acc32[1][1], x[1][1].item<float>());
+  EXPECT_TRUE(torch::allclose(x._log_softmax(1, false), x.log_softmax(1)));
+  EXPECT_TRUE(torch::allclose(torch::_softmax(x, 0, false), x.softmax(0)));
+  auto h = x.to(torch::kHalf);
+  auto hf = torch::_log_softmax(h, 1, true);
+  EXPECT_EQ(hf.dtype(), torch::kFloat);
+  EXPECT_TRUE(torch::allclose(hf, torch::log_softmax(h, 1, torch::kFloat)));
+  EXPECT_ERROR(torch::_softmax(x, 1, true), "[_softmax] conversion is supported for Half type only, got float32");
+}
+
+TEST(TorchCompat, GlobalContextAndDispatchGuards) {
+  auto& ctx = at::globalContext();
+  bool prev = ctx.deterministicAlgorithms();
+  ctx.setDeterministicAlgorithms(true, true);
+  EXPECT_TRUE(ctx.deterministicAlgorithms());
+  EXPECT_TRUE(at::globalContext().deterministicAlgorithmsWarnOnly());
+  ctx.setDeterministicAlgorithms(prev);
+  ctx.setBenchmarkCuDNN(true);
+  EXPECT_TRUE(ctx.benchmarkCuDNN());
+  ctx.setBenchmarkCuDNN(false);
+  ctx.setDeterministicCuDNN(true);
+  EXPECT_TRUE(ctx.deterministicCuDNN());
+  EXPECT_FALSE(ctx.hasCUDA());
+  EXPECT_ERROR(ctx.defaultGenerator(torch::Device(torch::kCUDA, 0)), "[defaultGenerator] no cuda:0 generator");
+
+  auto w = torch::ones({3}, torch::requires_grad());
+  {
+    at::AutoDispatchBelowADInplaceOrView guard;
+    EXPECT_FALSE((w * 2).requires_grad());
+  }
+  EXPECT_TRUE((w * 2).requires_grad());
+}
+
+TEST(TorchCompat, ModuleDictUpdate) {
+  nn::ModuleDict md;
+  md->update({{"fc", std::make_shared<nn::LinearImpl>(2, 3)}, {"act", std::make_shared<nn::ReLUImpl>()}});
+  EXPECT_EQ(md->size(), 2u);
+  EXPECT_EQ(md->keys()[0], "fc");
+  torch::OrderedDict<std::string, std::shared_ptr<nn::Module>> more;
+  more.insert("out", std::make_shared<nn::LinearImpl>(3, 1));
+  more.insert("fc", std::make_shared<nn::LinearImpl>(2, 5));  // replaces
+  md->update(more);
+  EXPECT_EQ(md->size(), 3u);
+  EXPECT_EQ(md->at<nn::LinearImpl>("fc").options.out_features(), 5);
+  torch::OrderedDict<std::string, nn::Linear> holders;
+  holders.insert("h", nn::Linear(1, 1));
+  md->update(holders);
+  EXPECT_TRUE(md->contains("h"));
+}
+
+TEST(TorchCompat, OptionsMemoryFormatAndMore) {
+  auto cl = torch::empty({2, 3, 4, 5}, torch::TensorOptions().memory_format(torch::MemoryFormat::ChannelsLast));
+  EXPECT_TRUE(cl.is_contiguous(torch::MemoryFormat::ChannelsLast));
+  EXPECT_FALSE(cl.is_contiguous());
+  EXPECT_EQ(cl.strides(), (std::vector<int64_t>{60, 1, 15, 3}));
+  auto z = torch::zeros({2, 3, 4, 5, 6}, torch::TensorOptions(torch::MemoryFormat::ChannelsLast3d).dtype(torch::kDouble));
+  EXPECT_TRUE(z.is_contiguous(torch::MemoryFormat::ChannelsLast3d));
+  EXPECT_EQ(z.dtype(), torch::kDouble);
+  EXPECT_EQ(z.abs().sum().item<double>(), 0.0);
+  auto o = torch::ones({1, 2, 2, 2}, torch::MemoryFormat::ChannelsLast);
+  EXPECT_TRUE(torch::equal(o.contiguous(), torch::ones({1, 2, 2, 2})));
+  // *_like: Preserve keeps a channels-last input's layout; the default result is contiguous.
+  auto src = torch::randn({2, 3, 4, 5}).contiguous(torch::MemoryFormat::ChannelsLast);
+  EXPECT_TRUE(torch::empty_like(src, torch::MemoryFormat::Preserve).is_contiguous(torch::MemoryFormat::ChannelsLast));
+  EXPECT_TRUE(torch::zeros_like(src, torch::MemoryFormat::ChannelsLast).is_contiguous(torch::MemoryFormat::ChannelsLast));
+  EXPECT_TRUE(torch::empty_like(src).is_contiguous());
+  EXPECT_TRUE(torch::empty_like(src, torch::MemoryFormat::Contiguous).is_contiguous());
+  EXPECT_ERROR(torch::empty({2, 3}, torch::MemoryFormat::ChannelsLast), "[empty] required rank 4 tensor to use channels_last format, got size [2, 3]");
+  auto pinned = torch::empty({3}, torch::TensorOptions().pinned_memory(true));
+  EXPECT_EQ(pinned.numel(), 3);
+  EXPECT_TRUE(torch::TensorOptions().pinned_memory(true).pinned_memory());
+
+  auto c = torch::view_as_complex(torch::randn({3, 2}));
+  auto cj = c.conj();
+  EXPECT_FALSE(cj.is_conj());
+  EXPECT_TRUE(torch::equal(cj.resolve_conj(), cj));
+  EXPECT_TRUE(torch::equal(c.conj_physical(), cj));
+  auto t = torch::ones({2});
+  auto t2 = t;
+  t2.reset();
+  EXPECT_FALSE(t2.defined());
+  EXPECT_TRUE(t.defined());
+
+  auto i = torch::tensor({1, 2, 6}, torch::kInt);
+  EXPECT_TRUE(torch::equal(torch::bitwise_and(i, 3), torch::tensor({1, 2, 2}, torch::kInt)));
+  EXPECT_TRUE(torch::equal(i.bitwise_or(8), torch::tensor({9, 10, 14}, torch::kInt)));
+  EXPECT_TRUE(torch::equal(torch::bitwise_xor(i, 1), torch::tensor({0, 3, 7}, torch::kInt)));
+  EXPECT_EQ(torch::bitwise_and(i, 3).dtype(), torch::kInt);
+}
+
+TEST(TorchCompat, AtenChecksAndDtypeHelpers) {
+  // A TensorArg refers to its tensor (as libtorch's): the tensors must outlive it.
+  auto x = torch::randn({2, 3}), y = torch::zeros({2, 3}, torch::kDouble), z = torch::ones({3});
+  at::TensorArg tx(x, "x", 1), ty(y, "y", 2), tz(z, "z", 3);
+  at::checkDim("my_op", tx, 2);
+  at::checkDimRange("my_op", tx, 1, 3);
+  at::checkSize("my_op", tx, {2, 3});
+  at::checkSize("my_op", tx, 1, 3);
+  at::checkNumel("my_op", tx, 6);
+  at::checkContiguous("my_op", tx);
+  at::checkScalarType("my_op", tx, at::kFloat);
+  EXPECT_ERROR(at::checkDim("my_op", tx, 3),
+               "[my_op] Expected 3-dimensional tensor, but got 2-dimensional tensor for argument #1 'x' (while checking arguments for my_op)");
+  EXPECT_ERROR(at::checkDimRange("my_op", tz, 2, 4), "[my_op] Expected 2 to 3 dimensions, but got 1-dimensional tensor for argument #3 'z'");
+  EXPECT_ERROR(at::checkSize("my_op", tz, {2}), "[my_op] Expected tensor of size [2], but got tensor of size [3] for argument #3 'z'");
+  EXPECT_ERROR(at::checkSize("my_op", tx, 0, 5), "[my_op] Expected tensor to have size 5 at dimension 0, but got size 2");
+  EXPECT_ERROR(at::checkNumel("my_op", tz, 4), "to have 4 elements; but it actually has 3 elements");
+  EXPECT_ERROR(at::checkSameSize("my_op", tx, tz), "to have same size as tensor for argument #3 'z'; but [2, 3] does not equal [3]");
+  EXPECT_ERROR(at::checkSameType("my_op", tx, ty), "; but type CPUFloatType does not equal CPUDoubleType");
+  EXPECT_ERROR(at::checkAllSameType("my_op", {tx, tz, ty}), "does not equal CPUDoubleType");
+  EXPECT_ERROR(at::checkScalarType("my_op", ty, at::kFloat), "to have scalar type Float; but got CPUDoubleType instead");
+  EXPECT_ERROR(at::checkContiguous("my_op", at::TensorArg(x.t(), "xt", 1)), "Expected contiguous tensor, but got non-contiguous");
+  torch::Tensor undef;
+  EXPECT_ERROR(at::checkDefined("my_op", at::TensorArg(undef, "u", 4)), "Expected tensor for argument #4 'u' to be non-null");
+
+  EXPECT_TRUE(at::isFloatingType(at::kHalf));
+  EXPECT_FALSE(at::isFloatingType(at::kLong));
+  EXPECT_TRUE(at::isIntegralType(at::kBool, true));
+  EXPECT_FALSE(at::isIntegralType(at::kBool, false));
+  EXPECT_TRUE(c10::isComplexType(at::kComplexFloat));
+  EXPECT_EQ(at::promoteTypes(at::kInt, at::kFloat), at::kFloat);
+  EXPECT_EQ(c10::toRealValueType(at::kComplexDouble), at::kDouble);
+  EXPECT_EQ(c10::elementSize(at::kBFloat16), 2u);
+  EXPECT_EQ(at::result_type(torch::ones({2}, torch::kLong), 1.0), at::kFloat);
+  EXPECT_EQ(at::result_type(torch::ones({2}, torch::kHalf), 1.0), at::kHalf);
+  EXPECT_EQ(at::result_type(2, torch::ones({2}, torch::kInt)), at::kInt);
+  EXPECT_EQ(at::result_type(torch::ones({2}, torch::kLong), torch::tensor(1.0, torch::kDouble)), at::kDouble);
+  EXPECT_EQ(at::result_type(1, 2.5), at::kFloat);
+  EXPECT_EQ(at::result_type(true, 3), at::kLong);
+  at::IntList il = x.sizes();
+  EXPECT_EQ(il.size(), 2u);
+  EXPECT_EQ(x.get_device(), -1);
+  EXPECT_TRUE(torch::equal(torch::copysign(torch::tensor({1.0f, -2.0f}), -1.0), torch::tensor({-1.0f, -2.0f})));
+  EXPECT_TRUE(torch::equal(torch::tensor({-1.0f, 2.0f}).copysign(1), torch::tensor({1.0f, 2.0f})));
+
+  auto v = torch::autograd::make_variable(x, true);
+  EXPECT_TRUE(v.requires_grad());
+  EXPECT_TRUE(v.is_leaf());
+  EXPECT_EQ(v.data_ptr(), x.data_ptr());
+  {
+    RECORD_FUNCTION("user_region", std::vector<torch::Tensor>({x}));
+    EXPECT_EQ((x * 2).numel(), 6);
+  }
 }

@@ -8,6 +8,7 @@
 #include "core/ops/composite_util.h"
 #include "fw/linalg.h"
 #include "fw/ops_extra.h"
+#include "fw/torch_compat.h"
 
 namespace fw {
 using namespace detail;
@@ -136,5 +137,106 @@ std::vector<Tensor> unsafe_chunk(const Tensor& t, int64_t chunks, int64_t dim) {
 Tensor matrix_power(const Tensor& t, int64_t n) { return linalg::matrix_power(t, n); }
 Tensor pinverse(const Tensor& t, double rcond) { return linalg::pinv(t, rcond); }
 std::tuple<Tensor, Tensor> qr(const Tensor& t, bool some) { return linalg::qr(t, some ? "reduced" : "complete"); }
+
+// ---- small libtorch Tensor members
+
+Tensor Tensor::pin_memory(std::optional<Device> target) const {
+  FW_CHECK(defined(), "[pin_memory] tensor is undefined");
+  FW_CHECK(is_cpu(), "[pin_memory] cannot pin a ", device(), " tensor: only dense CPU tensors can be pinned");
+  (void)target;
+  return *this;
+}
+bool Tensor::is_inference() const { return defined() && impl_->storage->inference; }
+DeprecatedTypeProperties Tensor::type() const {
+  FW_CHECK(defined(), "[type] tensor is undefined");
+  return DeprecatedTypeProperties(device().type(), scalar_type());
+}
+
+static Tensor underscore_softmax(const char* op, const Tensor& t, int64_t dim, bool half_to_float, bool log) {
+  std::optional<ScalarType> dt;
+  if (half_to_float) {
+    FW_CHECK(t.dtype() == kHalf, "[", op, "] conversion is supported for Half type only, got ", dtype_str(t.dtype()));
+    dt = kFloat;
+  }
+  return log ? log_softmax(t, dim, dt) : softmax(t, dim, dt);
+}
+Tensor _softmax(const Tensor& t, int64_t dim, bool half_to_float) {
+  return underscore_softmax("_softmax", t, dim, half_to_float, false);
+}
+Tensor _log_softmax(const Tensor& t, int64_t dim, bool half_to_float) {
+  return underscore_softmax("_log_softmax", t, dim, half_to_float, true);
+}
+Tensor Tensor::_softmax(int64_t dim, bool half_to_float) const { return fw::_softmax(*this, dim, half_to_float); }
+Tensor Tensor::_log_softmax(int64_t dim, bool half_to_float) const { return fw::_log_softmax(*this, dim, half_to_float); }
+
+Tensor bitwise_and(const Tensor& a, const Scalar& b) { return bitwise_and(a, scalar_tensor(b)); }
+Tensor bitwise_or(const Tensor& a, const Scalar& b) { return bitwise_or(a, scalar_tensor(b)); }
+Tensor bitwise_xor(const Tensor& a, const Scalar& b) { return bitwise_xor(a, scalar_tensor(b)); }
+Tensor Tensor::bitwise_and(const Scalar& o) const { return fw::bitwise_and(*this, o); }
+Tensor Tensor::bitwise_or(const Scalar& o) const { return fw::bitwise_or(*this, o); }
+Tensor Tensor::bitwise_xor(const Scalar& o) const { return fw::bitwise_xor(*this, o); }
+
+Tensor copysign(const Tensor& a, const Scalar& b) { return copysign(a, scalar_tensor(b)); }
+Tensor Tensor::copysign(const Scalar& o) const { return fw::copysign(*this, o); }
+
+// ---- ATen's argument checks (torch_compat.h)
+
+static std::string while_checking(CheckedFrom c) { return std::string(" (while checking arguments for ") + c + ")"; }
+static void require_defined(CheckedFrom c, const TensorArg& t) {
+  FW_CHECK(t.tensor.defined(), "[", c, "] Expected tensor for ", t, " to be non-null, but it was undefined",
+           while_checking(c));
+}
+void checkDefined(CheckedFrom c, const TensorArg& t) { require_defined(c, t); }
+void checkDim(CheckedFrom c, const TensorArg& t, int64_t dim) {
+  require_defined(c, t);
+  FW_CHECK(t->dim() == dim, "[", c, "] Expected ", dim, "-dimensional tensor, but got ", t->dim(),
+           "-dimensional tensor for ", t, while_checking(c));
+}
+void checkDimRange(CheckedFrom c, const TensorArg& t, int64_t dim_start, int64_t dim_end) {
+  require_defined(c, t);
+  FW_CHECK(t->dim() >= dim_start && t->dim() < dim_end, "[", c, "] Expected ", dim_start, " to ", dim_end - 1,
+           " dimensions, but got ", t->dim(), "-dimensional tensor for ", t, while_checking(c));
+}
+void checkSize(CheckedFrom c, const TensorArg& t, IntArrayRef sizes) {
+  require_defined(c, t);
+  FW_CHECK(t->sizes().equals(sizes), "[", c, "] Expected tensor of size ", sizes, ", but got tensor of size ",
+           t->sizes(), " for ", t, while_checking(c));
+}
+void checkSize(CheckedFrom c, const TensorArg& t, int64_t dim, int64_t size) {
+  require_defined(c, t);
+  FW_CHECK(dim >= 0 && dim < t->dim() && t->size(dim) == size, "[", c, "] Expected tensor to have size ", size,
+           " at dimension ", dim, ", but got size ", dim >= 0 && dim < t->dim() ? t->size(dim) : -1, " for ", t,
+           while_checking(c));
+}
+void checkNumel(CheckedFrom c, const TensorArg& t, int64_t numel) {
+  require_defined(c, t);
+  FW_CHECK(t->numel() == numel, "[", c, "] Expected tensor for ", t, " to have ", numel,
+           " elements; but it actually has ", t->numel(), " elements", while_checking(c));
+}
+void checkSameSize(CheckedFrom c, const TensorArg& t1, const TensorArg& t2) {
+  require_defined(c, t1);
+  require_defined(c, t2);
+  FW_CHECK(t1->sizes().equals(t2->sizes()), "[", c, "] Expected tensor for ", t1, " to have same size as tensor for ",
+           t2, "; but ", t1->sizes(), " does not equal ", t2->sizes(), while_checking(c));
+}
+void checkSameType(CheckedFrom c, const TensorArg& t1, const TensorArg& t2) {
+  require_defined(c, t1);
+  require_defined(c, t2);
+  FW_CHECK(t1->type() == t2->type(), "[", c, "] Expected tensor for ", t1, " to have the same type as tensor for ", t2,
+           "; but type ", t1->type(), " does not equal ", t2->type(), while_checking(c));
+}
+void checkScalarType(CheckedFrom c, const TensorArg& t, ScalarType s) {
+  require_defined(c, t);
+  FW_CHECK(t->scalar_type() == s, "[", c, "] Expected tensor for ", t, " to have scalar type ", dtype_name(s),
+           "; but got ", t->type(), " instead", while_checking(c));
+}
+void checkContiguous(CheckedFrom c, const TensorArg& t) {
+  require_defined(c, t);
+  FW_CHECK(t->is_contiguous(), "[", c, "] Expected contiguous tensor, but got non-contiguous tensor for ", t,
+           while_checking(c));
+}
+void checkAllSameType(CheckedFrom c, ArrayRef<TensorArg> tensors) {
+  for (size_t i = 1; i < tensors.size(); i++) checkSameType(c, tensors[0], tensors[i]);
+}
 
 }  // namespace fw

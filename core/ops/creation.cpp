@@ -1,4 +1,5 @@
 // Creation ops: copy/cast, fill, ranges, eye, random sampling, and the libtorch factory functions.
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <numeric>
@@ -205,7 +206,26 @@ FW_DEFINE_OP(randint) { d.meta = randint_meta; d.cpu = randint_kernel; d.differe
 FW_DEFINE_OP(bernoulli) { d.meta = bernoulli_meta; d.cpu = bernoulli_kernel; d.differentiable = false; }
 FW_DEFINE_OP(randperm) { d.meta = randperm_meta; d.cpu = randperm_kernel; d.differentiable = false; }
 
+// Strides of a channels-last layout of `size`: N, the spatial dims, then C vary slowest to fastest.
+static std::vector<int64_t> channels_last_strides(IntArrayRef size, MemoryFormat f) {
+  const size_t rank = f == MemoryFormat::ChannelsLast ? 4 : 5;
+  FW_CHECK(size.size() == rank, "[empty] required rank ", rank, " tensor to use ",
+           f == MemoryFormat::ChannelsLast ? "channels_last" : "channels_last_3d", " format, got size ", size);
+  std::vector<int64_t> st(rank);
+  int64_t acc = 1;
+  st[1] = acc;
+  acc *= std::max<int64_t>(size[1], 1);
+  for (size_t d = rank - 1; d >= 2; d--) {
+    st[d] = acc;
+    acc *= std::max<int64_t>(size[d], 1);
+  }
+  st[0] = acc;
+  return st;
+}
+
 Tensor empty(IntArrayRef size, const TensorOptions& o) {
+  if (auto f = o.memory_format_opt(); f && (*f == MemoryFormat::ChannelsLast || *f == MemoryFormat::ChannelsLast3d))
+    return empty_strided(size, channels_last_strides(size, *f), o.memory_format(std::nullopt));
   return finish(make_tensor(size, o.dtype(), o.device().is_cpu() ? o.device() : Device(kCPU)), o);
 }
 Tensor empty_strided(IntArrayRef size, IntArrayRef stride, const TensorOptions& o) {
@@ -228,8 +248,17 @@ Tensor full(IntArrayRef size, const Scalar& v, const TensorOptions& o) {
 }
 Tensor zeros(IntArrayRef size, const TensorOptions& o) { return full(size, 0, o.dtype(o.dtype())); }
 Tensor ones(IntArrayRef size, const TensorOptions& o) { return full(size, 1, o.dtype(o.dtype())); }
+// The options of a *_like result: t's dtype unless given, and with MemoryFormat::Preserve t's
+// channels-last layout when t has one. Without a memory format the result is contiguous (libtorch
+// defaults to Preserve; fw's kernels rely on contiguous *_like results, and the values agree).
 static TensorOptions like(const Tensor& t, const TensorOptions& o) {
-  return o.has_dtype() ? o : o.dtype(t.dtype());
+  TensorOptions r = o.has_dtype() ? o : o.dtype(t.dtype());
+  auto f = o.memory_format_opt();
+  if (f && *f == MemoryFormat::Preserve && (t.dim() == 4 || t.dim() == 5) && !t.is_contiguous()) {
+    MemoryFormat cl = t.dim() == 4 ? MemoryFormat::ChannelsLast : MemoryFormat::ChannelsLast3d;
+    r = r.memory_format(t.is_contiguous(cl) ? std::optional<MemoryFormat>(cl) : std::nullopt);
+  }
+  return r;
 }
 Tensor empty_like(const Tensor& t, const TensorOptions& o) { return empty(t.sizes(), like(t, o)); }
 Tensor zeros_like(const Tensor& t, const TensorOptions& o) { return zeros(t.sizes(), like(t, o)); }
@@ -365,7 +394,7 @@ Tensor& Tensor::uniform_(double from, double to) {
   return *this;
 }
 Tensor& Tensor::normal_(double mean, double std) { return copy_(normal(mean, std, sizes(), dtype())); }
-Tensor& Tensor::bernoulli_(double p) { return copy_(bernoulli(*this, p)); }
+Tensor& Tensor::bernoulli_(double p) { return copy_(fw::bernoulli(*this, p)); }
 Tensor& Tensor::random_(int64_t from, int64_t to) { return copy_(randint(from, to, sizes(), dtype())); }
 
 }  // namespace fw

@@ -123,4 +123,39 @@ template <> struct CppToType<double> { static constexpr ScalarType value = kDoub
 template <> struct CppToType<complex64> { static constexpr ScalarType value = kComplexFloat; };
 template <> struct CppToType<complex128> { static constexpr ScalarType value = kComplexDouble; };
 
+
+// What Tensor::dtype() returns: a ScalarType with libtorch's caffe2::TypeMeta interface (name(),
+// itemsize(), toScalarType(), Match<T>()). It converts implicitly to ScalarType, so code written
+// for either (`switch (t.dtype())`, `t.dtype() == kFloat`, `zeros(n, t.dtype())`) compiles; a
+// default-constructed TypeMeta is libtorch's "uninitialized" type. name() is the C++ type name as
+// libtorch spells it ("float", "long int"). Streamed, it prints as its ScalarType does ("Float",
+// "Long"), so fw's messages read the same whichever a caller streams; libtorch streams the name.
+class TypeMeta {
+ public:
+  constexpr TypeMeta() noexcept : t_(ScalarType::NumTypes) {}
+  constexpr explicit TypeMeta(ScalarType t) noexcept : t_(t) {}
+  constexpr operator ScalarType() const noexcept { return t_; }
+  static constexpr TypeMeta fromScalarType(ScalarType t) noexcept { return TypeMeta(t); }
+  template <class T> static constexpr TypeMeta Make() noexcept { return TypeMeta(CppToType<T>::value); }
+  constexpr ScalarType toScalarType() const noexcept { return t_; }
+  constexpr bool isScalarType() const noexcept { return t_ != ScalarType::NumTypes; }
+  constexpr bool isScalarType(ScalarType t) const noexcept { return t_ == t; }
+  template <class T> constexpr bool Match() const noexcept { return t_ == CppToType<T>::value; }
+  size_t itemsize() const { return t_ == ScalarType::NumTypes ? 0 : element_size(t_); }
+  // The C++ type's name, as libtorch spells it: "float", "double", "long int", "c10::Half".
+  const char* name() const noexcept;
+  friend constexpr bool operator==(TypeMeta a, TypeMeta b) noexcept { return a.t_ == b.t_; }
+  friend constexpr bool operator!=(TypeMeta a, TypeMeta b) noexcept { return a.t_ != b.t_; }
+  friend constexpr bool operator==(TypeMeta a, ScalarType b) noexcept { return a.t_ == b; }
+  friend constexpr bool operator!=(TypeMeta a, ScalarType b) noexcept { return a.t_ != b; }
+  friend constexpr bool operator==(ScalarType a, TypeMeta b) noexcept { return a == b.t_; }
+  friend constexpr bool operator!=(ScalarType a, TypeMeta b) noexcept { return a != b.t_; }
+
+ private:
+  ScalarType t_;
+};
+std::ostream& operator<<(std::ostream& os, TypeMeta t);
+inline ScalarType typeMetaToScalarType(TypeMeta t) { return t.toScalarType(); }
+inline TypeMeta scalarTypeToTypeMeta(ScalarType t) { return TypeMeta(t); }
+
 }  // namespace fw

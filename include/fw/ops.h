@@ -93,6 +93,23 @@ Tensor bernoulli(const Tensor& t, double p);
 Tensor normal(double mean, double std, IntArrayRef size, const TensorOptions& o = {});
 Tensor normal(const Tensor& mean, const Tensor& std);
 Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement = false);
+// The same draws from `gen` (Note [Generators] in fw/generator.h): nullopt or an undefined
+// generator is the default one.
+Tensor rand(IntArrayRef size, std::optional<Generator> gen, const TensorOptions& o = {});
+Tensor randn(IntArrayRef size, std::optional<Generator> gen, const TensorOptions& o = {});
+Tensor randint(int64_t high, IntArrayRef size, std::optional<Generator> gen, const TensorOptions& o = kLong);
+Tensor randint(int64_t low, int64_t high, IntArrayRef size, std::optional<Generator> gen,
+               const TensorOptions& o = kLong);
+Tensor randperm(int64_t n, std::optional<Generator> gen, const TensorOptions& o = kLong);
+Tensor bernoulli(const Tensor& p, std::optional<Generator> gen);
+Tensor bernoulli(const Tensor& t, double p, std::optional<Generator> gen);
+Tensor normal(double mean, double std, IntArrayRef size, std::optional<Generator> gen, const TensorOptions& o = {});
+Tensor normal(const Tensor& mean, const Tensor& std, std::optional<Generator> gen);
+Tensor normal(const Tensor& mean, double std, std::optional<Generator> gen);
+Tensor normal(double mean, const Tensor& std, std::optional<Generator> gen);
+Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement, std::optional<Generator> gen);
+Tensor poisson(const Tensor& rates, std::optional<Generator> gen);
+Tensor binomial(const Tensor& count, const Tensor& prob, std::optional<Generator> gen);
 
 // ---- views and shape
 Tensor reshape(const Tensor& t, IntArrayRef size);
@@ -159,6 +176,7 @@ Tensor fmax(const Tensor& a, const Tensor& b);
 Tensor fmin(const Tensor& a, const Tensor& b);
 Tensor hypot(const Tensor& a, const Tensor& b);
 Tensor copysign(const Tensor& a, const Tensor& b);
+Tensor copysign(const Tensor& a, const Scalar& b);
 Tensor xlogy(const Tensor& a, const Tensor& b);
 Tensor lerp(const Tensor& a, const Tensor& b, const Scalar& w);
 Tensor lerp(const Tensor& a, const Tensor& b, const Tensor& w);
@@ -183,6 +201,9 @@ Tensor logical_not(const Tensor& a);
 Tensor bitwise_and(const Tensor& a, const Tensor& b);
 Tensor bitwise_or(const Tensor& a, const Tensor& b);
 Tensor bitwise_xor(const Tensor& a, const Tensor& b);
+Tensor bitwise_and(const Tensor& a, const Scalar& b);
+Tensor bitwise_or(const Tensor& a, const Scalar& b);
+Tensor bitwise_xor(const Tensor& a, const Scalar& b);
 Tensor bitwise_not(const Tensor& a);
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 Tensor where(const Tensor& cond, const Scalar& a, const Tensor& b);
@@ -338,6 +359,9 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b = {});
 // ---- nn ops exposed at top level (libtorch names)
 Tensor softmax(const Tensor& t, int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
 Tensor log_softmax(const Tensor& t, int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
+// ATen's underscore forms; half_to_float takes a float16 input to a float32 result.
+Tensor _softmax(const Tensor& t, int64_t dim, bool half_to_float);
+Tensor _log_softmax(const Tensor& t, int64_t dim, bool half_to_float);
 Tensor layer_norm(const Tensor& x, IntArrayRef normalized_shape, const Tensor& weight = {},
                   const Tensor& bias = {}, double eps = 1e-5, bool cudnn_enable = true);
 Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight = {}, const Tensor& bias = {},

@@ -20,6 +20,8 @@ struct StorageImpl : RefCounted {
   const char* last_writer = nullptr;
   // A value traced by fw::compile: no memory until the trace materialises it (DESIGN.md §6).
   bool placeholder = false;
+  // Allocated under InferenceMode: tensors over it are inference tensors (Tensor::is_inference).
+  bool inference = false;
   // Empty for memory from fw's caching allocator; otherwise called with data on release.
   std::function<void(void*)> deleter;
   StorageImpl(size_t n, Device d);                          // allocates from the caching allocator

@@ -13,6 +13,7 @@
 #include "fw/device.h"
 #include "fw/dtype.h"
 #include "fw/error.h"
+#include "fw/generator.h"
 #include "fw/intrusive_ptr.h"
 #include "fw/optional_dims.h"
 #include "fw/scalar.h"
@@ -32,29 +33,71 @@ using TensorList = ArrayRef<Tensor>;
 namespace autograd { struct Node; }
 namespace indexing { struct TensorIndex; }
 
-// How to create a tensor: dtype, device, requires_grad. Converts from a ScalarType or Device.
+// How to create a tensor: dtype, device, requires_grad, memory format. Converts from a ScalarType,
+// Device or MemoryFormat. empty/zeros/ones/full (and their _like forms) lay a 4-D (5-D) tensor out
+// channels-last when memory_format says so, and the _like forms keep a channels-last input's
+// layout under MemoryFormat::Preserve (without a memory format their result is contiguous, where
+// libtorch preserves). pinned_memory is accepted and has no effect (fw has no page-locked memory:
+// there is no device to copy to).
 struct TensorOptions {
   std::optional<ScalarType> dtype_;
   Device device_ = Device(kCPU);
   bool requires_grad_ = false;
+  bool pinned_memory_ = false;
+  std::optional<MemoryFormat> memory_format_;
   TensorOptions() = default;
+  TensorOptions(MemoryFormat f) : memory_format_(f) {}
   TensorOptions(ScalarType t) : dtype_(t) {}
   TensorOptions(Device d) : device_(d) {}
   TensorOptions(DeviceType d) : device_(d) {}
+  TensorOptions(TypeMeta t) : dtype_(t.toScalarType()) {}
   TensorOptions dtype(ScalarType t) const { auto o = *this; o.dtype_ = t; return o; }
   TensorOptions dtype(std::optional<ScalarType> t) const { auto o = *this; o.dtype_ = t; return o; }
+  TensorOptions dtype(TypeMeta t) const { return dtype(t.toScalarType()); }
+  template <class T> TensorOptions dtype() const { return dtype(CppToType<T>::value); }
   TensorOptions device(Device d) const { auto o = *this; o.device_ = d; return o; }
   TensorOptions requires_grad(bool r) const { auto o = *this; o.requires_grad_ = r; return o; }
   TensorOptions layout(int) const { return *this; }  // strided only; accepted for libtorch code
+  TensorOptions memory_format(std::optional<MemoryFormat> f) const { auto o = *this; o.memory_format_ = f; return o; }
+  TensorOptions pinned_memory(std::optional<bool> p) const { auto o = *this; o.pinned_memory_ = p.value_or(false); return o; }
+  std::optional<MemoryFormat> memory_format_opt() const { return memory_format_; }
+  bool pinned_memory() const { return pinned_memory_; }
+  bool has_device() const { return true; }
+  bool has_requires_grad() const { return requires_grad_; }
+  int layout() const { return 0; }
   ScalarType dtype() const { return dtype_ ? *dtype_ : get_default_dtype(); }
   bool has_dtype() const { return dtype_.has_value(); }
   Device device() const { return device_; }
   bool requires_grad() const { return requires_grad_; }
 };
 inline TensorOptions dtype(ScalarType t) { return TensorOptions(t); }
+template <class T> TensorOptions dtype() { return TensorOptions(CppToType<T>::value); }
 inline TensorOptions device(Device d) { return TensorOptions(d); }
 inline TensorOptions requires_grad(bool r = true) { return TensorOptions().requires_grad(r); }
 constexpr int kStrided = 0;
+
+// libtorch's legacy type object (Tensor::type()): a device type and a dtype.
+class DeprecatedTypeProperties {
+ public:
+  DeprecatedTypeProperties(DeviceType device, ScalarType dtype) : device_(device), dtype_(dtype) {}
+  ScalarType scalarType() const { return dtype_; }
+  TypeMeta typeMeta() const { return TypeMeta(dtype_); }
+  DeviceType device_type() const { return device_; }
+  bool is_cuda() const { return device_ == kCUDA; }
+  bool is_sparse() const { return false; }
+  TensorOptions options() const { return TensorOptions(dtype_).device(Device(device_)); }
+  // "CPUFloatType", "CUDALongType".
+  std::string toString() const {
+    return std::string(device_ == kCUDA ? "CUDA" : "CPU") + dtype_name(dtype_) + "Type";
+  }
+  bool operator==(const DeprecatedTypeProperties& o) const { return device_ == o.device_ && dtype_ == o.dtype_; }
+  bool operator!=(const DeprecatedTypeProperties& o) const { return !(*this == o); }
+
+ private:
+  DeviceType device_;
+  ScalarType dtype_;
+};
+inline std::ostream& operator<<(std::ostream& os, const DeprecatedTypeProperties& t) { return os << t.toString(); }
 
 struct TensorImpl;
 struct AutogradMeta;  // defined after Tensor (it holds the gradient as a Tensor)
@@ -102,6 +145,10 @@ class TensorAccessor {
   const int64_t* sz_;
   const int64_t* st_;
 };
+// libtorch's packed accessors are the same view here (CPU kernels index through it).
+template <class T, size_t N> using PackedTensorAccessor64 = TensorAccessor<T, N>;
+template <class T, size_t N> using PackedTensorAccessor32 = TensorAccessor<T, N>;
+template <class T, size_t N> using GenericPackedTensorAccessor = TensorAccessor<T, N>;
 
 class Tensor {
  public:
@@ -128,7 +175,8 @@ class Tensor {
   int64_t stride(int64_t d) const;
   int64_t numel() const { return impl_->numel; }
   ScalarType scalar_type() const { return impl_->dtype; }
-  ScalarType dtype() const { return impl_->dtype; }
+  // A ScalarType with libtorch's TypeMeta interface (x.dtype().name(), .itemsize()).
+  TypeMeta dtype() const { return TypeMeta(impl_->dtype); }
   Device device() const { return impl_->storage->device; }
   bool is_cuda() const { return device().is_cuda(); }
   bool is_cpu() const { return device().is_cpu(); }
@@ -195,6 +243,10 @@ class Tensor {
   Tensor to(Device d, bool non_blocking = false, bool copy = false) const;
   Tensor to(const TensorOptions& o, bool non_blocking = false, bool copy = false) const;
   Tensor to(const Tensor& other, bool non_blocking = false, bool copy = false) const;
+  Tensor to(TypeMeta t, bool non_blocking = false, bool copy = false) const { return to(t.toScalarType(), non_blocking, copy); }
+  Tensor to(Device d, TypeMeta t, bool non_blocking = false, bool copy = false) const {
+    return to(d, t.toScalarType(), non_blocking, copy);
+  }
   Tensor to(DeviceType d, bool non_blocking = false, bool copy = false) const { return to(Device(d), non_blocking, copy); }
   Tensor cpu() const { return to(Device(kCPU)); }
   Tensor toType(ScalarType t) const { return to(t); }
@@ -215,6 +267,25 @@ class Tensor {
   Tensor& geometric_(double p);
   Tensor& cauchy_(double median = 0, double sigma = 1);
   Tensor& log_normal_(double mean = 1, double std = 2);
+  // The same samplers drawing from `gen` (Note [Generators] in fw/generator.h; nullopt or an
+  // undefined generator is the default one), and libtorch's other random_ forms: random_(to)
+  // draws from [0, to), random_() from [0, 2^mantissa] for floating dtypes (2^24 for float32) and
+  // from the dtype's non-negative range for integral ones.
+  Tensor& uniform_(double from, double to, std::optional<Generator> gen);
+  Tensor& normal_(double mean, double std, std::optional<Generator> gen);
+  Tensor& bernoulli_(double p, std::optional<Generator> gen);
+  Tensor& bernoulli_(const Tensor& p, std::optional<Generator> gen = std::nullopt);
+  Tensor& random_(int64_t from, int64_t to, std::optional<Generator> gen);
+  Tensor& random_(int64_t to, std::optional<Generator> gen = std::nullopt);
+  Tensor& random_(std::optional<Generator> gen = std::nullopt);
+  Tensor& exponential_(double lambd, std::optional<Generator> gen);
+  Tensor& geometric_(double p, std::optional<Generator> gen);
+  Tensor& cauchy_(double median, double sigma, std::optional<Generator> gen);
+  Tensor& log_normal_(double mean, double std, std::optional<Generator> gen);
+  // Samples of Bernoulli(this) (values in [0, 1]), or Bernoulli(p) in this tensor's shape.
+  Tensor bernoulli(std::optional<Generator> gen = std::nullopt) const;
+  Tensor bernoulli(double p, std::optional<Generator> gen = std::nullopt) const;
+  Tensor multinomial(int64_t num_samples, bool replacement = false, std::optional<Generator> gen = std::nullopt) const;
   Tensor view_as_real() const;
   Tensor real() const;
   Tensor imag() const;
@@ -329,6 +400,9 @@ class Tensor {
   Tensor bitwise_and(const Tensor& o) const;
   Tensor bitwise_or(const Tensor& o) const;
   Tensor bitwise_xor(const Tensor& o) const;
+  Tensor bitwise_and(const Scalar& o) const;
+  Tensor bitwise_or(const Scalar& o) const;
+  Tensor bitwise_xor(const Scalar& o) const;
   Tensor bitwise_not() const;
   Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
   Tensor clamp(const std::optional<Tensor>& min, const std::optional<Tensor>& max = std::nullopt) const;
@@ -503,6 +577,32 @@ class Tensor {
   int layout() const { return kStrided; }
   bool is_sparse() const { return false; }
   bool is_pinned() const { return false; }
+  // fw's conj() writes the conjugate (no lazy conjugate bit), so nothing is left to resolve.
+  bool is_conj() const { return false; }
+  bool is_neg() const { return false; }
+  Tensor resolve_conj() const { return *this; }
+  Tensor resolve_neg() const { return *this; }
+  Tensor conj_physical() const { return conj(); }
+  // libtorch's device index: -1 for CPU tensors.
+  int64_t get_device() const { return device().is_cpu() ? -1 : device().index(); }
+  // Makes this handle undefined (libtorch's reset()).
+  void reset() { impl_.reset(); }
+  // fw has no page-locked host memory yet (no CUDA device to copy to): pin_memory() returns the
+  // tensor itself, as libtorch's does for a tensor that is already pinned.
+  Tensor pin_memory(std::optional<Device> device = std::nullopt) const;
+  // True for tensors whose memory was allocated under InferenceMode (and views of them); an
+  // in-place write to one outside InferenceMode raises, as in libtorch.
+  bool is_inference() const;
+  // Every fw::Tensor is a libtorch "Variable" (autograd is built in).
+  bool is_variable() const { return true; }
+  // libtorch's legacy type object: x.type().scalarType(), x.type().toString() ("CPUFloatType").
+  DeprecatedTypeProperties type() const;
+  // ATen's underscore forms (half_to_float: a float16 input gives a float32 result).
+  Tensor _log_softmax(int64_t dim, bool half_to_float) const;
+  Tensor _softmax(int64_t dim, bool half_to_float) const;
+  template <class T, size_t N> TensorAccessor<T, N> packed_accessor64() const { return accessor<T, N>(); }
+  template <class T, size_t N> TensorAccessor<T, N> packed_accessor32() const { return accessor<T, N>(); }
+  template <class T, size_t N> TensorAccessor<T, N> generic_packed_accessor() const { return accessor<T, N>(); }
   bool has_names() const { return false; }
   bool is_signed() const;
   // The value of a one-element tensor as a bool (raises for any other size).
@@ -614,6 +714,7 @@ class Tensor {
   Tensor igamma(const Tensor& other) const;
   Tensor igammac(const Tensor& other) const;
   Tensor copysign(const Tensor& o) const;
+  Tensor copysign(const Scalar& o) const;
   Tensor hypot(const Tensor& o) const;
   Tensor fmax(const Tensor& o) const;
   Tensor fmin(const Tensor& o) const;

@@ -20,6 +20,7 @@
 #include "fw/error.h"
 #include "fw/nn/module.h"
 #include "fw/nn/options.h"
+#include "fw/ops.h"
 #include "fw/parallel.h"
 #include "fw/tensor.h"
 
@@ -39,6 +40,65 @@ constexpr ScalarType kF16 = kHalf, kF32 = kFloat, kF64 = kDouble;
 
 // libtorch's c10::toString(ScalarType): "Float", "Long", ...
 inline const char* toString(ScalarType t) { return dtype_name(t); }
+// c10's dtype predicates and conversions under their libtorch names.
+inline bool isFloatingType(ScalarType t) { return is_floating_point(t); }
+inline bool isComplexType(ScalarType t) { return is_complex(t); }
+inline bool isIntegralType(ScalarType t, bool include_bool) { return is_integral(t, include_bool); }
+inline bool isReducedFloatingType(ScalarType t) { return t == kHalf || t == kBFloat16; }
+inline bool isSignedType(ScalarType t) { return t != kBool && t != kUInt8; }
+inline ScalarType promoteTypes(ScalarType a, ScalarType b) { return promote_types(a, b); }
+inline ScalarType toRealValueType(ScalarType t) { return to_real_value_type(t); }
+inline ScalarType toComplexType(ScalarType t) { return to_complex_type(t); }
+using IntList = IntArrayRef;  // ATen's old name
+
+// ATen's argument checks for hand-written ops (at::checkDim, ...): a tensor with its name and
+// position, and checks that raise with libtorch's wording.
+struct TensorArg {
+  const Tensor& tensor;
+  const char* name;
+  int pos;  // 1-based
+  TensorArg(const Tensor& t, const char* n, int p) : tensor(t), name(n), pos(p) {}
+  const Tensor* operator->() const { return &tensor; }
+  const Tensor& operator*() const { return tensor; }
+};
+inline std::ostream& operator<<(std::ostream& os, const TensorArg& t) {
+  return os << "argument #" << t.pos << " '" << t.name << "'";
+}
+using CheckedFrom = const char*;
+void checkDim(CheckedFrom c, const TensorArg& t, int64_t dim);
+void checkDimRange(CheckedFrom c, const TensorArg& t, int64_t dim_start, int64_t dim_end);
+void checkSize(CheckedFrom c, const TensorArg& t, IntArrayRef sizes);
+void checkSize(CheckedFrom c, const TensorArg& t, int64_t dim, int64_t size);
+void checkNumel(CheckedFrom c, const TensorArg& t, int64_t numel);
+void checkSameSize(CheckedFrom c, const TensorArg& t1, const TensorArg& t2);
+void checkSameType(CheckedFrom c, const TensorArg& t1, const TensorArg& t2);
+void checkScalarType(CheckedFrom c, const TensorArg& t, ScalarType s);
+void checkContiguous(CheckedFrom c, const TensorArg& t);
+void checkDefined(CheckedFrom c, const TensorArg& t);
+void checkAllSameType(CheckedFrom c, ArrayRef<TensorArg> tensors);
+
+namespace autograd {
+// libtorch's make_variable: a leaf sharing `data`'s memory, with no history.
+inline Tensor make_variable(const Tensor& data, bool requires_grad = false) {
+  Tensor v = data.detach();
+  if (requires_grad) v.requires_grad_(true);
+  return v;
+}
+}  // namespace autograd
+
+namespace detail {
+// Times its lifetime as a "user" region of FW_PROFILE's report (RECORD_FUNCTION).
+class UserProfileScope {
+ public:
+  explicit UserProfileScope(const std::string& name);
+  ~UserProfileScope();
+  UserProfileScope(const UserProfileScope&) = delete;
+  UserProfileScope& operator=(const UserProfileScope&) = delete;
+
+ private:
+  void* scope_ = nullptr;
+};
+}  // namespace detail
 
 // The C++ element type of a ScalarType (what AT_DISPATCH_* names scalar_t). Complex dtypes map to
 // std::complex (libtorch: c10::complex, the same layout).
@@ -107,6 +167,56 @@ inline std::ostream& operator<<(std::ostream& os, const TensorOptions& o) {
   return os;
 }
 
+// libtorch's process-wide context (at::globalContext()): the switches programs set at start-up.
+// fw's CPU kernels are deterministic for a given thread count (fixed reduction orders), and there
+// is no cuDNN/cuBLAS in a CPU build, so these flags are stored and read back and change no
+// result. defaultGenerator is the generator fw::manual_seed seeds.
+class Context {
+ public:
+  bool deterministicAlgorithms() const { return deterministic_; }
+  bool deterministicAlgorithmsWarnOnly() const { return deterministic_warn_only_; }
+  void setDeterministicAlgorithms(bool on, bool warn_only = false) {
+    deterministic_ = on;
+    deterministic_warn_only_ = warn_only;
+  }
+  bool deterministicCuDNN() const { return deterministic_cudnn_; }
+  void setDeterministicCuDNN(bool on) { deterministic_cudnn_ = on; }
+  bool benchmarkCuDNN() const { return benchmark_cudnn_; }
+  void setBenchmarkCuDNN(bool on) { benchmark_cudnn_ = on; }
+  bool userEnabledCuDNN() const { return enabled_cudnn_; }
+  void setUserEnabledCuDNN(bool on) { enabled_cudnn_ = on; }
+  bool allowTF32CuBLAS() const { return tf32_cublas_; }
+  void setAllowTF32CuBLAS(bool on) { tf32_cublas_ = on; }
+  bool allowTF32CuDNN() const { return tf32_cudnn_; }
+  void setAllowTF32CuDNN(bool on) { tf32_cudnn_ = on; }
+  static bool hasCUDA() { return false; }
+  static bool hasCuDNN() { return false; }
+  static bool hasMKL() { return false; }
+  static bool hasMKLDNN() { return false; }
+  static bool hasOpenMP() { return true; }
+  static bool hasLAPACK() { return true; }
+  const Generator& defaultGenerator(Device device) const {
+    FW_CHECK(device.is_cpu(), "[defaultGenerator] no ", device, " generator in this build");
+    return detail::getDefaultCPUGenerator();
+  }
+
+ private:
+  bool deterministic_ = false, deterministic_warn_only_ = false, deterministic_cudnn_ = false;
+  bool benchmark_cudnn_ = false, enabled_cudnn_ = true, tf32_cublas_ = false, tf32_cudnn_ = true;
+};
+inline Context& globalContext() {
+  static Context ctx;
+  return ctx;
+}
+
+// Dispatch below autograd (libtorch's guards for kernels that call other ops without recording
+// them): ops inside run without autograd recording.
+struct AutoDispatchBelowADInplaceOrView {
+  NoGradGuard guard;
+};
+using AutoDispatchBelowAutograd = AutoDispatchBelowADInplaceOrView;
+using AutoNonVariableTypeMode = AutoDispatchBelowADInplaceOrView;
+
 namespace detail {
 // Builds the message of a failed TORCH_CHECK: the caller's message, or libtorch's default.
 template <class... Args>
@@ -136,6 +246,9 @@ inline void torch_warn(const std::string& msg, const char* file, int line) {
 #ifndef FW_NO_TORCH_NAMESPACES
 namespace at = fw;
 namespace c10 = fw;
+namespace caffe2 {
+using fw::TypeMeta;
+}
 #endif
 
 #ifndef TORCH_MODULE
@@ -146,6 +259,14 @@ namespace c10 = fw;
 #endif
 #ifndef TORCH_ARG
 #define TORCH_ARG(T, name) FW_ARG(T, name)
+#endif
+
+// ATen's profiler hook for hand-written ops: the region shows in FW_PROFILE's report; the inputs
+// are not evaluated.
+#ifndef RECORD_FUNCTION
+#define FW_RECORD_CAT_(a, b) a##b
+#define FW_RECORD_NAME_(line) FW_RECORD_CAT_(fw_record_function_, line)
+#define RECORD_FUNCTION(fn, inputs, ...) ::fw::detail::UserProfileScope FW_RECORD_NAME_(__LINE__)(fn)
 #endif
 
 #ifndef C10_LIKELY

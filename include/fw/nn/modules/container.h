@@ -497,8 +497,14 @@ class ModuleDictImpl : public Cloneable<ModuleDictImpl> {
   // Removes the module under `key` and returns it.
   std::shared_ptr<Module> pop(const std::string& key);
   // Inserts or replaces each pair.
+  // A braced list picks this overload: md->update({{"fc", std::make_shared<LinearImpl>(2, 3)}}).
   void update(const std::vector<std::pair<std::string, std::shared_ptr<Module>>>& modules);
-  void update(const Dict& modules);
+  // Any OrderedDict of modules or module holders (a template, as libtorch's, so that braced lists
+  // are not ambiguous).
+  template <class Container>
+  void update(const Container& modules) {
+    for (const auto& item : modules) insert_ptr(item.key(), detail::module_ptr(item.value()));
+  }
 
   std::shared_ptr<Module> operator[](const std::string& key) const;
   template <class T>
