@@ -241,3 +241,56 @@ TEST(Data, TimeoutRaisesAndTheBatchStillArrives) {
   for (auto& b : patient) firsts.push_back(b.target[0].item<int64_t>());
   EXPECT_EQ(firsts, (std::vector<int64_t>{0, 4}));
 }
+
+// ---- stream datasets (libtorch's StreamDataset + StreamSampler)
+namespace {
+// Hands out consecutive integers as examples {i, 2i}; get_batch(n) returns the next n.
+struct CountingStream : fw::data::datasets::StreamDataset<CountingStream> {
+  int64_t next = 0;
+  std::vector<fw::data::Example<>> get_batch(size_t n) override {
+    std::vector<fw::data::Example<>> batch;
+    for (size_t i = 0; i < n; i++, next++)
+      batch.push_back({fw::full({1}, double(next)), fw::full({1}, double(2 * next))});
+    return batch;
+  }
+  std::optional<size_t> size() const override { return std::nullopt; }
+};
+}  // namespace
+
+TEST(Data, StreamDatasetWithStreamSampler) {
+  namespace data = fw::data;
+  data::samplers::StreamSampler s(10);
+  std::vector<size_t> sizes;
+  while (auto b = s.next(4)) sizes.push_back(b->size());
+  EXPECT_EQ(sizes, (std::vector<size_t>{4, 4, 2}));
+  s.reset(3);
+  EXPECT_EQ(s.next(4)->size(), 3u);
+  EXPECT_FALSE(s.next(4).has_value());
+
+  auto loader = data::make_data_loader(CountingStream().map(data::transforms::Stack<>()),
+                                       data::samplers::StreamSampler(10), data::DataLoaderOptions(4));
+  std::vector<int64_t> got;
+  for (auto& batch : *loader) {
+    EXPECT_TRUE(fw::equal(batch.target, batch.data * 2));
+    for (int64_t i = 0; i < batch.data.size(0); i++) got.push_back(int64_t(batch.data[i][0].item<float>()));
+  }
+  EXPECT_EQ(got, (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
+  // A second epoch asks the (stateful) stream for the next 10.
+  size_t batches = 0;
+  for (auto& batch : *loader) batches += batch.data.size(0) > 0;
+  EXPECT_EQ(batches, 3u);
+
+  // drop_last drops the short batch; vector batches without Stack.
+  auto plain = data::make_data_loader(CountingStream(), data::samplers::StreamSampler(10),
+                                      data::DataLoaderOptions(4).drop_last(true));
+  std::vector<size_t> lens;
+  for (auto& batch : *plain) lens.push_back(batch.size());
+  EXPECT_EQ(lens, (std::vector<size_t>{4, 4}));
+
+  try {
+    data::DataLoader<CountingStream> bad(CountingStream{});
+    ADD_FAILURE() << "a stream dataset without a sampler was accepted";
+  } catch (const fw::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("[DataLoader] a stream dataset needs a sampler"), std::string::npos) << e.what();
+  }
+}

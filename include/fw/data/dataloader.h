@@ -77,10 +77,27 @@ struct FullDataLoaderOptions {
 // Iterates the batches of `DatasetT` (any BatchDataset) as get_batch returns them: a Dataset's
 // batch is std::vector<Example<>>, a dataset mapped with transforms::Stack<>() yields one stacked
 // Example<> (libtorch's semantics). See Note [DataLoader threads].
+namespace detail {
+// The sampler's request type for a dataset's: index lists for index datasets, BatchSize for
+// stream datasets (whose get_batch takes a size_t).
+template <class DatasetRequest>
+struct SamplerRequest {
+  using type = std::vector<size_t>;
+};
+template <>
+struct SamplerRequest<size_t> {
+  using type = samplers::BatchSize;
+};
+inline size_t request_size(const std::vector<size_t>& r) { return r.size(); }
+inline size_t request_size(const samplers::BatchSize& r) { return r.size(); }
+}  // namespace detail
+
 template <class DatasetT>
 class DataLoader {
  public:
   using BatchType = typename DatasetT::BatchType;
+  using BatchRequestType = typename detail::SamplerRequest<typename DatasetT::BatchRequestType>::type;
+  using SamplerType = samplers::Sampler<BatchRequestType>;
 
   class Iterator {
    public:
@@ -109,7 +126,7 @@ class DataLoader {
   // Samples sequentially, or randomly (seeded) when options.shuffle().
   DataLoader(DatasetT dataset, DataLoaderOptions options = DataLoaderOptions())
       : DataLoader(dataset, make_default_sampler(dataset, options), options) {}
-  DataLoader(DatasetT dataset, std::unique_ptr<samplers::Sampler<>> sampler,
+  DataLoader(DatasetT dataset, std::unique_ptr<SamplerType> sampler,
              DataLoaderOptions options)
       : dataset_(std::move(dataset)), sampler_(std::move(sampler)), options_(options) {
     FW_CHECK(options_.batch_size > 0, "[DataLoader] batch_size must be positive, got ",
@@ -146,29 +163,33 @@ class DataLoader {
  private:
   struct Job {
     uint64_t generation, seq;
-    std::vector<size_t> indices;
+    BatchRequestType indices;
   };
   struct Result {
     std::optional<BatchType> batch;
     std::exception_ptr error;
   };
 
-  static std::unique_ptr<samplers::Sampler<>> make_default_sampler(const DatasetT& dataset,
-                                                                   const DataLoaderOptions& o) {
-    auto size = dataset.size();
-    FW_CHECK(size.has_value(), "[DataLoader] dataset must have a known size");
-    if (o.shuffle()) return std::make_unique<samplers::RandomSampler>(*size, o.seed());
-    return std::make_unique<samplers::SequentialSampler>(*size);
+  static std::unique_ptr<SamplerType> make_default_sampler(const DatasetT& dataset, const DataLoaderOptions& o) {
+    if constexpr (std::is_same_v<BatchRequestType, samplers::BatchSize>) {
+      (void)dataset;
+      (void)o;
+      ::fw::detail::throw_error("[DataLoader] a stream dataset needs a sampler: make_data_loader(dataset, "
+                          "samplers::StreamSampler(epoch_size), options)");
+    } else {
+      auto size = dataset.size();
+      FW_CHECK(size.has_value(), "[DataLoader] dataset must have a known size");
+      if (o.shuffle()) return std::make_unique<samplers::RandomSampler>(*size, o.seed());
+      return std::make_unique<samplers::SequentialSampler>(*size);
+    }
   }
 
-  BatchType fetch(DatasetT& ds, const std::vector<size_t>& indices) {
-    return ds.get_batch(indices);
-  }
+  BatchType fetch(DatasetT& ds, const BatchRequestType& request) { return ds.get_batch(request); }
 
-  std::optional<std::vector<size_t>> next_indices() {
+  std::optional<BatchRequestType> next_indices() {
     auto b = sampler_->next(options_.batch_size);
-    if (!b || b->empty()) return std::nullopt;
-    if (options_.drop_last && b->size() < options_.batch_size) return std::nullopt;
+    if (!b || detail::request_size(*b) == 0) return std::nullopt;
+    if (options_.drop_last && detail::request_size(*b) < options_.batch_size) return std::nullopt;
     return b;
   }
 
@@ -259,7 +280,7 @@ class DataLoader {
   // A worker's exception is stored with its batch and rethrown when that batch is consumed.
   // begin() bumps the generation, so results of an abandoned epoch are dropped on arrival.
   DatasetT dataset_;
-  std::unique_ptr<samplers::Sampler<>> sampler_;
+  std::unique_ptr<SamplerType> sampler_;
   FullDataLoaderOptions options_;
   std::vector<std::thread> workers_;
   std::mutex mu_;
@@ -293,7 +314,8 @@ std::unique_ptr<DataLoader<DatasetT>> make_data_loader(DatasetT dataset,
 
 // make_data_loader with an explicit sampler: make_data_loader(ds, sampler, 64).
 template <class DatasetT, class SamplerT,
-          std::enable_if_t<std::is_base_of_v<samplers::Sampler<>, SamplerT>, int> = 0>
+          std::enable_if_t<std::is_base_of_v<samplers::Sampler<typename SamplerT::BatchRequestType>, SamplerT>,
+                           int> = 0>
 std::unique_ptr<DataLoader<DatasetT>> make_data_loader(DatasetT dataset, SamplerT sampler,
                                                        DataLoaderOptions options = DataLoaderOptions()) {
   return std::make_unique<DataLoader<DatasetT>>(

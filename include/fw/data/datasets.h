@@ -14,15 +14,17 @@ namespace fw::data::datasets {
 template <class Source, class Transform>
 class MapDataset;
 
-// A dataset that returns whole batches for a list of indices.
-template <class Self, class Batch>
+// A dataset that returns whole batches for a request: a list of indices by default, a batch size
+// for stream datasets (libtorch's BatchDataset<Self, Batch, BatchRequest>).
+template <class Self, class Batch, class BatchRequest = ArrayRef<size_t>>
 class BatchDataset {
  public:
   using SelfType = Self;
   using BatchType = Batch;
+  using BatchRequestType = BatchRequest;
   virtual ~BatchDataset() = default;
-  // The batch for `indices`.
-  virtual Batch get_batch(ArrayRef<size_t> indices) = 0;
+  // The batch for `request`.
+  virtual Batch get_batch(BatchRequest request) = 0;
   // Number of examples, if known.
   virtual std::optional<size_t> size() const = 0;
   // This dataset with `transform` applied to every batch (copies the dataset).
@@ -53,16 +55,17 @@ class Dataset : public BatchDataset<Self, std::vector<SingleExample>> {
 
 // A batch dataset whose batches pass through Transform::apply_batch.
 template <class Source, class Transform>
-class MapDataset : public BatchDataset<MapDataset<Source, Transform>,
-                                       typename Transform::OutputBatchType> {
+class MapDataset : public BatchDataset<MapDataset<Source, Transform>, typename Transform::OutputBatchType,
+                                       typename Source::BatchRequestType> {
  public:
   using DatasetType = Source;
   using TransformType = Transform;
   using BatchType = typename Transform::OutputBatchType;
+  using BatchRequestType = typename Source::BatchRequestType;
   MapDataset(Source dataset, Transform transform)
       : dataset_(std::move(dataset)), transform_(std::move(transform)) {}
-  BatchType get_batch(ArrayRef<size_t> indices) override {
-    return transform_.apply_batch(dataset_.get_batch(indices));
+  BatchType get_batch(BatchRequestType request) override {
+    return transform_.apply_batch(dataset_.get_batch(std::move(request)));
   }
   std::optional<size_t> size() const override { return dataset_.size(); }
   const Source& dataset() const { return dataset_; }
@@ -72,6 +75,12 @@ class MapDataset : public BatchDataset<MapDataset<Source, Transform>,
   Source dataset_;
   Transform transform_;
 };
+
+// A dataset read as a stream (libtorch's StreamDataset): get_batch(n) returns the next batch of
+// up to n examples; use it with samplers::StreamSampler(epoch_size). size() may be nullopt. As in
+// libtorch's stateless DataLoader, each worker thread reads its own copy of the dataset.
+template <class Self, class Batch = std::vector<Example<>>>
+using StreamDataset = BatchDataset<Self, Batch, size_t>;
 
 // Free-function form of BatchDataset::map.
 template <class Source, class Transform>

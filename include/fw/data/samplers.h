@@ -1,6 +1,7 @@
 // fw::data::samplers: index orders for a DataLoader (libtorch's torch::data::samplers, plus
 // PyTorch's DistributedSampler). Shuffling uses a private seeded generator, never the global one.
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -106,6 +107,35 @@ class DistributedSequentialSampler : public DistributedSamplerBase {
   DistributedSequentialSampler(size_t size, size_t num_replicas = 1, size_t rank = 0,
                                bool allow_duplicates = true);
   void reset(std::optional<size_t> new_size = std::nullopt) override;
+};
+
+// The request a StreamSampler hands a stream dataset: how many examples the next batch holds.
+struct BatchSize {
+  /* implicit */ BatchSize(size_t size = 0) : size_(size) {}
+  size_t size() const noexcept { return size_; }
+  operator size_t() const noexcept { return size_; }
+  size_t size_;
+};
+
+// Batches for a StreamDataset: batch_size examples at a time until epoch_size were requested
+// (the last batch holds the rest). reset(n) starts a new epoch, of n examples when given.
+class StreamSampler : public Sampler<BatchSize> {
+ public:
+  explicit StreamSampler(size_t epoch_size) : epoch_size_(epoch_size) {}
+  void reset(std::optional<size_t> new_size = std::nullopt) override {
+    if (new_size) epoch_size_ = *new_size;
+    served_ = 0;
+  }
+  std::optional<BatchSize> next(size_t batch_size) override {
+    if (served_ >= epoch_size_) return std::nullopt;
+    size_t n = std::min(batch_size, epoch_size_ - served_);
+    served_ += n;
+    return BatchSize(n);
+  }
+
+ private:
+  size_t epoch_size_;
+  size_t served_ = 0;
 };
 
 // A permutation of 0..n-1 from a generator seeded with `seed` (Fisher-Yates, portable).
