@@ -169,14 +169,14 @@ Tensor _log_softmax(const Tensor& t, int64_t dim, bool half_to_float) {
 Tensor Tensor::_softmax(int64_t dim, bool half_to_float) const { return fw::_softmax(*this, dim, half_to_float); }
 Tensor Tensor::_log_softmax(int64_t dim, bool half_to_float) const { return fw::_log_softmax(*this, dim, half_to_float); }
 
-Tensor bitwise_and(const Tensor& a, const Scalar& b) { return bitwise_and(a, scalar_tensor(b)); }
-Tensor bitwise_or(const Tensor& a, const Scalar& b) { return bitwise_or(a, scalar_tensor(b)); }
-Tensor bitwise_xor(const Tensor& a, const Scalar& b) { return bitwise_xor(a, scalar_tensor(b)); }
+Tensor bitwise_and(const Tensor& a, const Scalar& b) { return bitwise_and(a, wrapped_scalar(b, a)); }
+Tensor bitwise_or(const Tensor& a, const Scalar& b) { return bitwise_or(a, wrapped_scalar(b, a)); }
+Tensor bitwise_xor(const Tensor& a, const Scalar& b) { return bitwise_xor(a, wrapped_scalar(b, a)); }
 Tensor Tensor::bitwise_and(const Scalar& o) const { return fw::bitwise_and(*this, o); }
 Tensor Tensor::bitwise_or(const Scalar& o) const { return fw::bitwise_or(*this, o); }
 Tensor Tensor::bitwise_xor(const Scalar& o) const { return fw::bitwise_xor(*this, o); }
 
-Tensor copysign(const Tensor& a, const Scalar& b) { return copysign(a, scalar_tensor(b)); }
+Tensor copysign(const Tensor& a, const Scalar& b) { return copysign(a, wrapped_scalar(b, a)); }
 Tensor Tensor::copysign(const Scalar& o) const { return fw::copysign(*this, o); }
 
 // ---- ATen's argument checks (torch_compat.h)

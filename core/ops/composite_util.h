@@ -8,6 +8,21 @@
 
 namespace fw::detail {
 
+// The permutation undoing perm.
+inline std::vector<int64_t> inverse_perm(const std::vector<int64_t>& perm) {
+  std::vector<int64_t> inv(perm.size());
+  for (size_t i = 0; i < perm.size(); i++) inv[size_t(perm[i])] = int64_t(i);
+  return inv;
+}
+// Channels-last as a dim order, outermost to innermost in memory: N, the spatial dims, then C.
+inline std::vector<int64_t> channels_last_order(int64_t nd) {
+  std::vector<int64_t> o{0};
+  for (int64_t i = 2; i < nd; i++) o.push_back(i);
+  o.push_back(1);
+  return o;
+}
+inline int64_t format_rank(MemoryFormat f) { return f == MemoryFormat::ChannelsLast ? 4 : 5; }
+
 // The tensor's values on the host, contiguous, as int64 or double.
 template <class T>
 std::vector<T> host_values(const Tensor& t) {

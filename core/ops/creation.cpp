@@ -1,10 +1,10 @@
 // Creation ops: copy/cast, fill, ranges, eye, random sampling, and the libtorch factory functions.
-#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <numeric>
 
 #include "core/convert.h"
+#include "core/ops/composite_util.h"
 #include "core/loops.h"
 #include "core/op.h"
 #include "core/random.h"
@@ -206,26 +206,16 @@ FW_DEFINE_OP(randint) { d.meta = randint_meta; d.cpu = randint_kernel; d.differe
 FW_DEFINE_OP(bernoulli) { d.meta = bernoulli_meta; d.cpu = bernoulli_kernel; d.differentiable = false; }
 FW_DEFINE_OP(randperm) { d.meta = randperm_meta; d.cpu = randperm_kernel; d.differentiable = false; }
 
-// Strides of a channels-last layout of `size`: N, the spatial dims, then C vary slowest to fastest.
-static std::vector<int64_t> channels_last_strides(IntArrayRef size, MemoryFormat f) {
-  const size_t rank = f == MemoryFormat::ChannelsLast ? 4 : 5;
-  FW_CHECK(size.size() == rank, "[empty] required rank ", rank, " tensor to use ",
-           f == MemoryFormat::ChannelsLast ? "channels_last" : "channels_last_3d", " format, got size ", size);
-  std::vector<int64_t> st(rank);
-  int64_t acc = 1;
-  st[1] = acc;
-  acc *= std::max<int64_t>(size[1], 1);
-  for (size_t d = rank - 1; d >= 2; d--) {
-    st[d] = acc;
-    acc *= std::max<int64_t>(size[d], 1);
-  }
-  st[0] = acc;
-  return st;
-}
-
 Tensor empty(IntArrayRef size, const TensorOptions& o) {
-  if (auto f = o.memory_format_opt(); f && (*f == MemoryFormat::ChannelsLast || *f == MemoryFormat::ChannelsLast3d))
-    return empty_strided(size, channels_last_strides(size, *f), o.memory_format(std::nullopt));
+  if (auto f = o.memory_format_opt(); f && (*f == MemoryFormat::ChannelsLast || *f == MemoryFormat::ChannelsLast3d)) {
+    // A row-major buffer in channels-last dim order, viewed back in the logical order.
+    FW_CHECK(int64_t(size.size()) == format_rank(*f), "[empty] required rank ", format_rank(*f), " tensor to use ",
+             *f == MemoryFormat::ChannelsLast ? "channels_last" : "channels_last_3d", " format, got size ", size);
+    const std::vector<int64_t> order = channels_last_order(int64_t(size.size()));
+    std::vector<int64_t> physical;
+    for (int64_t d : order) physical.push_back(size[size_t(d)]);
+    return empty(physical, o.memory_format(std::nullopt)).permute(inverse_perm(order));
+  }
   return finish(make_tensor(size, o.dtype(), o.device().is_cpu() ? o.device() : Device(kCPU)), o);
 }
 Tensor empty_strided(IntArrayRef size, IntArrayRef stride, const TensorOptions& o) {

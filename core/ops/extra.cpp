@@ -29,12 +29,6 @@ using namespace detail;
 
 namespace {
 
-// The permutation undoing perm.
-std::vector<int64_t> inverse_perm(const std::vector<int64_t>& perm) {
-  std::vector<int64_t> inv(perm.size());
-  for (size_t i = 0; i < perm.size(); i++) inv[size_t(perm[i])] = int64_t(i);
-  return inv;
-}
 
 // Permutation moving `dim` last.
 std::vector<int64_t> dim_last(int64_t nd, int64_t dim) {
@@ -1057,12 +1051,9 @@ Tensor gcd_lcm(const char* op, const Tensor& a, const Tensor& b, bool lcm) {
 Tensor gcd(const Tensor& a, const Tensor& b) { return gcd_lcm("gcd", a, b, false); }
 Tensor lcm(const Tensor& a, const Tensor& b) { return gcd_lcm("lcm", a, b, true); }
 
-// One element of t's dtype, keeping whether t is 0-D (a 0-D tensor does not promote a dimensioned
-// one within its category), so that adding probes promotes as the operands would.
-static Tensor result_probe(const Tensor& t) { return t.dim() == 0 ? t.new_zeros({}) : t.new_zeros({1}); }
-ScalarType result_type(const Tensor& a, const Tensor& b) { return (result_probe(a) + result_probe(b)).dtype(); }
-ScalarType result_type(const Tensor& a, const Scalar& b) { return (result_probe(a) + b).dtype(); }
-ScalarType result_type(const Scalar& a, const Tensor& b) { return (a + result_probe(b)).dtype(); }
+ScalarType result_type(const Tensor& a, const Tensor& b) { return detail::result_type({a, b}); }
+ScalarType result_type(const Tensor& a, const Scalar& b) { return detail::result_type({a}, &b); }
+ScalarType result_type(const Scalar& a, const Tensor& b) { return detail::result_type({b}, &a); }
 ScalarType result_type(const Scalar& a, const Scalar& b) {
   // Two wrapped numbers: the higher category wins, at its wrapped dtype.
   return promote_types(a.type(), b.type());
@@ -1446,15 +1437,6 @@ Tensor Tensor::matrix_power(int64_t n) const { return fw::linalg::matrix_power(*
 // strides are those of a row-major (N, H, W, C) buffer (C fastest). contiguous(ChannelsLast)
 // permutes to NHWC, copies and permutes back; kernels that need row-major NCHW copy as they
 // would for any other non-contiguous input.
-namespace {
-std::vector<int64_t> channels_last_order(int64_t nd) {
-  std::vector<int64_t> o{0};
-  for (int64_t i = 2; i < nd; i++) o.push_back(i);
-  o.push_back(1);
-  return o;  // dims from outermost to innermost in memory
-}
-int64_t format_rank(MemoryFormat f) { return f == MemoryFormat::ChannelsLast ? 4 : 5; }
-}  // namespace
 
 bool Tensor::is_contiguous(MemoryFormat format) const {
   if (format == MemoryFormat::Contiguous || format == MemoryFormat::Preserve) return is_contiguous();

@@ -17,11 +17,6 @@ namespace {
 
 Tensor sl(const Tensor& t, int64_t d, int64_t start, int64_t end) { return t.slice(d, start, end); }
 
-// Values for one dim: the interior, and the two ends, joined along d.
-Tensor join(const Tensor& first, const Tensor& inner, const Tensor& last, int64_t d) {
-  return cat({first, inner, last}, d);
-}
-
 Tensor uniform_dim(const Tensor& f, int64_t d, const Scalar& h, int64_t edge_order) {
   const int64_t n = f.size(d);
   Tensor inner = (sl(f, d, 2, n) - sl(f, d, 0, n - 2)) / h / 2;
@@ -33,7 +28,7 @@ Tensor uniform_dim(const Tensor& f, int64_t d, const Scalar& h, int64_t edge_ord
     first = (sl(f, d, 0, 1) * -1.5 + sl(f, d, 1, 2) * 2 - sl(f, d, 2, 3) * 0.5) / h;
     last = (sl(f, d, n - 3, n - 2) * 0.5 - sl(f, d, n - 2, n - 1) * 2 + sl(f, d, n - 1, n) * 1.5) / h;
   }
-  return join(first, inner, last, d);
+  return cat({first, inner, last}, d);
 }
 
 Tensor coordinate_dim(const Tensor& f, int64_t d, const Tensor& x, int64_t edge_order) {
@@ -58,7 +53,7 @@ Tensor coordinate_dim(const Tensor& f, int64_t d, const Tensor& x, int64_t edge_
     last = sl(f, d, n - 3, n - 2) * (g0 / (g1 * (g0 + g1))) + sl(f, d, n - 2, n - 1) * (-(g0 + g1) / (g0 * g1)) +
            sl(f, d, n - 1, n) * ((g0 * 2 + g1) / (g0 * (g0 + g1)));
   }
-  return join(first, inner, last, d);
+  return cat({first, inner, last}, d);
 }
 
 // The dims to differentiate (wrapped, checked for repeats) and the input in a floating dtype.
