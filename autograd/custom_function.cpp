@@ -1,4 +1,4 @@
-// Custom autograd functions (fw::autograd::Function<T>) and fw::IValue.
+// Custom autograd functions (fw::autograd::Function<T>).
 #include <cxxabi.h>
 
 #include <algorithm>
@@ -9,33 +9,6 @@
 #include "fw/ops.h"
 
 namespace fw {
-
-// ---- IValue
-
-IValue::IValue(Scalar s) {
-  if (s.isBoolean()) v_ = s.to<bool>();
-  else if (s.isIntegral()) v_ = s.to<int64_t>();
-  else if (s.isFloatingPoint()) v_ = s.to<double>();
-  else fw::detail::throw_error("[IValue] complex scalars are not supported (got ", s.to<std::complex<double>>().real(), "+",
-                   s.to<std::complex<double>>().imag(), "j)");
-}
-
-Scalar IValue::toScalar() const {
-  if (isDouble()) return Scalar(toDouble());
-  if (isInt()) return Scalar(toInt());
-  if (isBool()) return Scalar(toBool());
-  wrong_kind("Scalar");
-}
-
-std::string IValue::tagKind() const {
-  static const char* kinds[] = {"None", "Tensor", "Double", "Int", "Bool", "String", "IntList", "DoubleList",
-                                "TensorList"};
-  return kinds[v_.index()];
-}
-
-void IValue::wrong_kind(const char* want) const {
-  fw::detail::throw_error("[IValue] expected ", want, " but got ", tagKind());
-}
 
 namespace autograd {
 
