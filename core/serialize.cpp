@@ -15,6 +15,7 @@
 
 #include "core/json.h"
 #include "fw/ops.h"
+#include "fw/pickle.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "safetensors I/O assumes a little-endian host");
 
@@ -264,6 +265,46 @@ SafetensorsContents parse(uint64_t size, const Read& read, const std::string& ct
   return out;
 }
 
+// Python's torch.save files (zip archives; the legacy format only to name it in the error) go
+// through pickle_load instead: fw::load(module, "model.pt") takes torch.save(model.state_dict()).
+bool is_torch_save(const unsigned char* head, uint64_t n) {
+  static const unsigned char zip[] = {'P', 'K', 3, 4}, empty_zip[] = {'P', 'K', 5, 6}, legacy[] = {0x80, 2, 0x8a, 0x0a};
+  return n >= 4 && (std::memcmp(head, zip, 4) == 0 || std::memcmp(head, empty_zip, 4) == 0 ||
+                    std::memcmp(head, legacy, 4) == 0);
+}
+
+// The tensors of a torch.save file: a dict of tensors by name (a state_dict), one tensor (named
+// "tensor"), or a list or tuple of tensors (named "0", "1", ...), contiguous and detached.
+SafetensorsContents from_torch_save(const char* data, size_t n, const std::string& ctx) {
+  IValue v;
+  try {
+    v = pickle_load(data, n);
+  } catch (const Error& e) {
+    fw::detail::throw_error(ctx, ": ", e.what());
+  }
+  SafetensorsContents out;
+  auto add = [&](const std::string& k, const IValue& x) {
+    FW_CHECK(x.isTensor(), ctx, ": entry '", k, "' of the torch.save file is a ", x.tagKind(),
+             ", not a tensor (read such files with fw::pickle_load)");
+    out.tensors.emplace(k, x.toTensor().detach().contiguous());
+  };
+  if (v.isTensor()) {
+    add("tensor", v);
+  } else if (v.isGenericDict()) {
+    for (const auto& e : v.toGenericDict()) {
+      FW_CHECK(e.key().isString(), ctx, ": the torch.save file's dict has a key of kind ", e.key().tagKind(),
+               " (tensor names are strings)");
+      add(e.key().toStringRef(), e.value());
+    }
+  } else if (v.isList() || v.isTuple()) {
+    std::vector<IValue> xs = v.isTuple() ? v.toTupleRef().elements() : v.toList().vec();
+    for (size_t i = 0; i < xs.size(); ++i) add(std::to_string(i), xs[i]);
+  } else {
+    fw::detail::throw_error(ctx, ": the torch.save file holds a ", v.tagKind(), ", not tensors");
+  }
+  return out;
+}
+
 SafetensorsContents read_file(const std::string& path) {
   std::string ctx = quoted(path);
   FileGuard g;
@@ -272,6 +313,14 @@ SafetensorsContents read_file(const std::string& path) {
   struct stat st;
   if (::fstat(g.fd, &st) != 0) sys_fail(ctx, "stat");
   FW_CHECK(S_ISREG(st.st_mode), ctx, ": not a regular file");
+  unsigned char head[4];
+  uint64_t size = uint64_t(st.st_size);
+  if (size >= 4) read_at(g.fd, head, 4, 0, ctx);
+  if (is_torch_save(head, size)) {
+    std::unique_ptr<char[]> bytes(new char[size]);  // uninitialised: read() fills it
+    read_at(g.fd, bytes.get(), size, 0, ctx);
+    return from_torch_save(bytes.get(), size, ctx);
+  }
   return parse(uint64_t(st.st_size), [&](void* dst, uint64_t n, uint64_t off) { read_at(g.fd, dst, n, off, ctx); },
                ctx);
 }
@@ -282,6 +331,8 @@ SafetensorsContents read_stream(std::istream& in) {
   FW_CHECK(in.good(), ctx, ": the input stream is not readable");
   std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   FW_CHECK(!in.bad(), ctx, ": reading the input stream failed");
+  if (is_torch_save(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()))
+    return from_torch_save(bytes.data(), bytes.size(), ctx);
   return parse(uint64_t(bytes.size()),
                [&](void* dst, uint64_t n, uint64_t off) {
                  FW_CHECK(off <= bytes.size() && n <= bytes.size() - off, ctx,

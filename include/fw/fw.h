@@ -12,6 +12,7 @@
 #include "fw/data.h"
 #include "fw/utils.h"
 #include "fw/serialize.h"
+#include "fw/pickle.h"
 #include "fw/fft.h"
 #include "fw/losses.h"
 #include "fw/activations.h"

@@ -11,6 +11,9 @@
 // fsynced and renamed over it, so a crash leaves either the old or the new complete file (a
 // killed writer may leave a "<name>.tmp.XXXXXX" file behind). Loads validate everything before
 // touching memory; every problem throws fw::Error naming the file.
+// Every load also takes a file written by Python's torch.save (a zip archive, read with
+// fw::pickle_load, see fw/pickle.h) holding a dict of tensors, one tensor or a list of tensors:
+// fw::load(model, "model.pt") loads torch.save(model.state_dict(), "model.pt") from PyTorch.
 #pragma once
 #include <iosfwd>
 #include <map>
