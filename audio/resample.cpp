@@ -304,7 +304,7 @@ void polyphase_lanes(const T* x, const T* k, T* out, int64_t rows, int64_t len, 
     run(pad.data(), 0, orow, fa, fb);
   };
   // Frame chunks: at least ~4 per thread, at most 1024 frames.
-  const int64_t chunk = std::clamp<int64_t>(frames * rows / (4 * int64_t(omp_get_max_threads())), 32, 1024);
+  const int64_t chunk = std::clamp<int64_t>(frames * rows / (4 * int64_t(fw::detail::max_threads())), 32, 1024);
   const int64_t chunks = (frames + chunk - 1) / chunk, items = rows * chunks;
   const double work = double(rows) * double(frames) * double(std::max<int64_t>(first[groups], 1)) * double(kVl);
   fw::detail::parallel_for(0, items, work < 2e6 ? items : 1, [&](int64_t it0, int64_t it1) {

@@ -1,9 +1,11 @@
 // The op table and the dispatch door (DESIGN.md §3).
+#include <atomic>
 #include <omp.h>
 
 #include <sstream>
 
 #include "core/op.h"
+#include "core/parallel.h"
 #include "core/profile.h"
 #include "core/visit.h"
 
@@ -321,10 +323,21 @@ NoGradGuard::~NoGradGuard() { set_grad_enabled(prev_); }
 AutoGradMode::AutoGradMode(bool e) : prev_(is_grad_enabled()) { set_grad_enabled(e); }
 AutoGradMode::~AutoGradMode() { set_grad_enabled(prev_); }
 
+// One count for the process, as libtorch's: OpenMP's nthreads setting is per thread, so a
+// DataLoader worker or the pool's own workers would otherwise see OpenMP's default instead of what
+// the program set. 0 until set_num_threads is called.
+namespace {
+std::atomic<int> g_num_threads{0};
+}
+int detail::max_threads() {
+  int n = g_num_threads.load(std::memory_order_relaxed);
+  return n > 0 ? n : omp_get_max_threads();
+}
 void set_num_threads(int n) {
   FW_CHECK(n > 0, "[set_num_threads] expected a positive number of threads, got ", n);
-  omp_set_num_threads(n);
+  g_num_threads.store(n, std::memory_order_relaxed);
+  omp_set_num_threads(n);  // this thread's OpenMP regions (oneDNN) follow too
 }
-int get_num_threads() { return omp_get_max_threads(); }
+int get_num_threads() { return detail::max_threads(); }
 
 }  // namespace fw

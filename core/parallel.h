@@ -28,15 +28,20 @@ void note_openmp_region();
 // What run_tasks does while that team is hot: the tasks on the OpenMP team, claimed from a shared
 // counter. False when a team member was late (off the CPU). Exposed for the tests.
 bool run_tasks_on_openmp(int n_tasks, void (*fn)(void*, int), void* ctx);
-// The thread count parallel regions use: fw::set_num_threads / OMP_NUM_THREADS.
-inline int max_threads() { return omp_get_max_threads(); }
+// The thread count parallel regions use: fw::set_num_threads (process-wide, as libtorch's), else
+// OMP_NUM_THREADS / the number of CPUs.
+int max_threads();
 
 template <class F>
 void parallel_for(int64_t begin, int64_t end, int64_t grain, const F& f) {
   int64_t n = end - begin;
   if (n <= 0) return;
-  int max_t = max_threads();
-  if (n <= grain || max_t == 1 || in_parallel_region()) {
+  if (n <= grain) {  // the common small case decides before reading the thread count
+    f(begin, end);
+    return;
+  }
+  const int max_t = max_threads();
+  if (max_t == 1 || in_parallel_region()) {
     f(begin, end);
     return;
   }

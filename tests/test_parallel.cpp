@@ -14,6 +14,7 @@
 #include <fw/fw.h>
 
 #include "core/parallel.h"
+#include "tests/expect_error.h"
 
 using fw::detail::parallel_for;
 
@@ -81,6 +82,24 @@ TEST(ThreadPool, ConcurrentCallersAndThreadCounts) {
   fw::set_num_threads(3);
   EXPECT_EQ(visit_all(30000, 10), 30000LL * 29999 / 2);
   fw::set_num_threads(before);
+}
+
+// set_num_threads is process-wide, as libtorch's: other threads (a DataLoader worker, the pool's
+// own workers inside a region) see the count the program set, not OpenMP's per-thread default.
+TEST(ThreadPool, ThreadCountIsProcessWide) {
+  const int saved = fw::get_num_threads();
+  fw::set_num_threads(3);
+  int seen = 0;
+  std::thread([&] { seen = fw::get_num_threads(); }).join();
+  EXPECT_EQ(seen, 3);
+  std::atomic<int> bad{0};
+  for (int rep = 0; rep < 200; ++rep)
+    parallel_for(0, 3 * 4096, 4096, [&](int64_t, int64_t) {
+      if (fw::get_thread_num() >= fw::get_num_threads()) bad++;
+    });
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_ERROR(fw::set_num_threads(0), "expected a positive number of threads, got 0");
+  fw::set_num_threads(saved);
 }
 
 TEST(ThreadPool, WorksAfterFork) {

@@ -196,7 +196,7 @@ void reduce_cols(const Red& r, typename Red::acc_t* acc, const T* p, int64_t len
 }
 
 inline int64_t reduce_splits(int64_t tasks, int64_t n_red) {
-  int64_t nt = omp_get_max_threads();
+  int64_t nt = max_threads();
   if (tasks >= nt || n_red < 2 * kGrainSize || in_parallel_region() || omp_in_parallel()) return 1;
   return std::min<int64_t>(nt, n_red / kGrainSize);
 }
@@ -215,7 +215,7 @@ void run_reduce(const Tensor& x, const ReduceGeom& g, const Red& r, const Write&
   // Column blocks: as wide as possible (each row is then read as one long contiguous run)
   // while leaving a block per thread; at most 8192 accumulators.
   int64_t kin = column ? g.ksizes.back() : 1;
-  int64_t nt = omp_get_max_threads();
+  int64_t nt = max_threads();
   int64_t B = std::min<int64_t>(kin, std::min<int64_t>(8192, std::max<int64_t>(512, (kin + nt - 1) / nt)));
   int64_t nb = (kin + B - 1) / B;
   int64_t tasks = column ? (g.n_out / kin) * nb : g.n_out;
