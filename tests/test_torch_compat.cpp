@@ -764,6 +764,12 @@ TEST(TorchCompat, DtypeIsTypeMeta) {
   EXPECT_EQ(torch::TensorOptions().dtype(x.dtype()).dtype(), torch::kFloat);
   EXPECT_EQ(torch::TensorOptions().dtype<int64_t>().dtype(), torch::kLong);
   EXPECT_EQ(torch::dtype<double>().dtype(), torch::kDouble);
+  // TensorOptions::dtype() is a TypeMeta too, defaulted to the default dtype.
+  caffe2::TypeMeta od = torch::TensorOptions().dtype(torch::kLong).dtype();
+  EXPECT_STREQ(od.name(), "long int");
+  EXPECT_EQ(x.options().dtype().itemsize(), 4u);
+  EXPECT_TRUE(torch::TensorOptions().dtype() == torch::get_default_dtype());
+  EXPECT_EQ(torch::empty({1}, torch::TensorOptions().dtype(od)).scalar_type(), torch::kLong);
   int branch = 0;
   switch (x.dtype()) {
     case torch::kFloat: branch = 1; break;

@@ -65,7 +65,8 @@ struct TensorOptions {
   bool has_device() const { return true; }
   bool has_requires_grad() const { return requires_grad_; }
   int layout() const { return 0; }
-  ScalarType dtype() const { return dtype_ ? *dtype_ : get_default_dtype(); }
+  // A TypeMeta, as libtorch's (it converts to ScalarType; .name(), .itemsize()).
+  TypeMeta dtype() const { return TypeMeta(dtype_ ? *dtype_ : get_default_dtype()); }
   bool has_dtype() const { return dtype_.has_value(); }
   Device device() const { return device_; }
   bool requires_grad() const { return requires_grad_; }
