@@ -12,7 +12,12 @@
 //   <name>/version    the format version ("3\n").
 #include "fw/pickle.h"
 
+#include "core/pickle_internal.h"
+
+#include <unistd.h>
+
 #include <array>
+#include <cerrno>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -85,6 +90,27 @@ uint32_t crc32_combine(uint32_t crc_a, uint32_t crc_b, uint64_t len_b) {
   return gf2_mul_mod(x, crc_a) ^ crc_b;
 }
 
+// Copies n bytes into dst with read(offset, length, dst_piece) and returns their CRC-32, in
+// 1 MiB pieces spread over the threads; each piece's CRC is taken on the copy while it is still in
+// cache, and the pieces' CRCs are combined.
+template <class Read>
+uint32_t copy_with_crc(unsigned char* dst, size_t n, const Read& read) {
+  constexpr size_t kPiece = size_t(1) << 20;
+  const size_t pieces = (n + kPiece - 1) / kPiece;
+  std::vector<uint32_t> crcs(pieces);
+  parallel_for(0, int64_t(pieces), 1, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      size_t off = size_t(i) * kPiece, len = std::min(kPiece, n - off);
+      read(off, len, dst + off);
+      crcs[size_t(i)] = crc32(dst + off, len);
+    }
+  });
+  uint32_t crc = 0;  // the CRC of no bytes
+  for (size_t i = 0; i < pieces; ++i)
+    crc = i == 0 ? crcs[0] : crc32_combine(crc, crcs[i], std::min(kPiece, n - i * kPiece));
+  return crc;
+}
+
 // ---- little-endian helpers
 
 uint64_t rd(const unsigned char* p, int bytes) {
@@ -113,8 +139,10 @@ class ZipWriter {
  public:
   explicit ZipWriter(bool force_zip64) : force64_(force_zip64) {}
 
+  void reserve(size_t n) { out_.reserve(n); }
+
   void add(const std::string& name, const void* data, size_t n) {
-    Entry e{name, out_.size(), n, crc32(static_cast<const unsigned char*>(data), n)};
+    Entry e{name, out_.size(), n, 0};  // the CRC is filled in with the data
     bool z64 = force64_ || n >= k32 || e.offset >= k32;
     // Pad the local header with an extra field so the data starts at a multiple of 64 bytes, as
     // PyTorch does (readers may map tensor data in place).
@@ -125,7 +153,8 @@ class ZipWriter {
     wr(out_, 0, 2);              // flags
     wr(out_, 0, 2);              // stored
     wr(out_, 0, 4);              // time and date
-    wr(out_, e.crc, 4);
+    const size_t crc_at = out_.size();
+    wr(out_, 0, 4);
     wr(out_, z64 ? k32 : n, 4);
     wr(out_, z64 ? k32 : n, 4);
     wr(out_, name.size(), 2);
@@ -140,8 +169,12 @@ class ZipWriter {
     wr(out_, 0x4246, 2);  // "FB": PyTorch's padding field
     wr(out_, pad, 2);
     out_.insert(out_.end(), pad, 'Z');
-    const char* p = static_cast<const char*>(data);
-    out_.insert(out_.end(), p, p + n);
+    const size_t at = out_.size();
+    out_.resize(at + n);
+    const auto* src = static_cast<const unsigned char*>(data);
+    e.crc = copy_with_crc(reinterpret_cast<unsigned char*>(out_.data() + at), n,
+                          [&](size_t off, size_t len, unsigned char* d) { std::memcpy(d, src + off, len); });
+    for (int i = 0; i < 4; ++i) out_[crc_at + size_t(i)] = char((e.crc >> (8 * i)) & 0xFF);
     entries_.push_back(std::move(e));
   }
 
@@ -220,34 +253,94 @@ class ZipWriter {
   std::vector<Entry> entries_;
 };
 
+// ---- where an archive's bytes come from: memory, or a file read with pread, so a checkpoint's
+// records go straight into their storages without a whole-file buffer.
+
+class Source {
+ public:
+  virtual ~Source() = default;
+  virtual uint64_t size() const = 0;
+  // n bytes at off into dst; callers keep off + n <= size().
+  virtual void read(uint64_t off, size_t n, void* dst) const = 0;
+  std::string bytes(uint64_t off, size_t n) const {
+    std::string out(n, '\0');
+    read(off, n, out.data());
+    return out;
+  }
+};
+
+class MemorySource : public Source {
+ public:
+  MemorySource(const unsigned char* p, size_t n) : p_(p), n_(n) {}
+  uint64_t size() const override { return n_; }
+  void read(uint64_t off, size_t n, void* dst) const override {
+    if (n) std::memcpy(dst, p_ + off, n);
+  }
+
+ private:
+  const unsigned char* p_;
+  size_t n_;
+};
+
+class FileSource : public Source {
+ public:
+  FileSource(int fd, uint64_t n) : fd_(fd), n_(n) {}
+  uint64_t size() const override { return n_; }
+  void read(uint64_t off, size_t n, void* dst) const override {
+    auto* d = static_cast<char*>(dst);
+    while (n > 0) {
+      ssize_t r = ::pread(fd_, d, n, off_t(off));
+      if (r < 0 && errno == EINTR) continue;
+      FW_CHECK(r > 0, "[pickle_load] reading the file failed at offset ", off,
+               r < 0 ? std::string(": ") + std::strerror(errno) : std::string(" (truncated while reading?)"));
+      d += r;
+      off += uint64_t(r);
+      n -= size_t(r);
+    }
+  }
+
+ private:
+  int fd_;
+  uint64_t n_;
+};
+
 // ---- zip reader: the central directory is the truth; every field is bounds-checked.
 
 class ZipReader {
  public:
-  ZipReader(const unsigned char* p, size_t n) : p_(p), n_(n) {}
+  explicit ZipReader(const Source& src) : src_(src), n_(src.size()) {}
 
   // False when there is no end-of-central-directory record (not a zip archive).
   bool open() {
     if (n_ < 22) return false;
-    size_t lo = n_ - 22 > 65535 ? n_ - 22 - 65535 : 0;
-    size_t end = std::string::npos;
-    for (size_t i = n_ - 22 + 1; i-- > lo;)
-      if (rd(p_ + i, 4) == kEndSig) {
-        end = i;
+    // The end record is in the last 22 + 65535 (comment) bytes.
+    uint64_t tail_start = n_ - std::min<uint64_t>(n_, 22 + 65535);
+    std::string tail = src_.bytes(tail_start, size_t(n_ - tail_start));
+    const auto* t = reinterpret_cast<const unsigned char*>(tail.data());
+    size_t at = std::string::npos;
+    for (size_t i = tail.size() - 22 + 1; i-- > 0;)
+      if (rd(t + i, 4) == kEndSig) {
+        at = i;
         break;
       }
-    if (end == std::string::npos) return false;
-    uint64_t count = rd(p_ + end + 10, 2), cd_size = rd(p_ + end + 12, 4), cd_offset = rd(p_ + end + 16, 4);
+    if (at == std::string::npos) return false;
+    uint64_t end = tail_start + at;
+    uint64_t count = rd(t + at + 10, 2), cd_size = rd(t + at + 12, 4), cd_offset = rd(t + at + 16, 4);
     uint64_t cd_limit = end;
     if (count == 0xFFFF || cd_size == k32 || cd_offset == k32) {
-      FW_CHECK(end >= 20 && rd(p_ + end - 20, 4) == kLocator64Sig,
+      std::string loc = end >= 20 ? src_.bytes(end - 20, 20) : std::string();
+      const auto* l = reinterpret_cast<const unsigned char*>(loc.data());
+      FW_CHECK(end >= 20 && rd(l, 4) == kLocator64Sig,
                "[pickle_load] corrupt zip archive: the end record asks for zip64 but has no zip64 locator");
-      uint64_t end64 = rd(p_ + end - 20 + 8, 8);
-      FW_CHECK(end64 <= end - 20 && end - 20 - end64 >= 56 && rd(p_ + end64, 4) == kEnd64Sig,
+      uint64_t end64 = rd(l + 8, 8);
+      FW_CHECK(end64 <= end - 20 && end - 20 - end64 >= 56,
                "[pickle_load] corrupt zip archive: the zip64 end record at offset ", end64, " is invalid");
-      count = rd(p_ + end64 + 32, 8);
-      cd_size = rd(p_ + end64 + 40, 8);
-      cd_offset = rd(p_ + end64 + 48, 8);
+      std::string rec = src_.bytes(end64, 56);
+      const auto* r = reinterpret_cast<const unsigned char*>(rec.data());
+      FW_CHECK(rd(r, 4) == kEnd64Sig, "[pickle_load] corrupt zip archive: no zip64 end record at offset ", end64);
+      count = rd(r + 32, 8);
+      cd_size = rd(r + 40, 8);
+      cd_offset = rd(r + 48, 8);
       cd_limit = end64;
     }
     FW_CHECK(cd_offset <= cd_limit && cd_size <= cd_limit - cd_offset, "[pickle_load] corrupt zip archive: the central "
@@ -255,28 +348,41 @@ class ZipReader {
     FW_CHECK(count <= cd_size / 46, "[pickle_load] corrupt zip archive: ", count, " entries cannot fit in a central "
              "directory of ", cd_size, " bytes");
     data_limit_ = cd_offset;
-    size_t pos = cd_offset, cd_end = cd_offset + cd_size;
-    for (uint64_t k = 0; k < count; ++k) read_entry(pos, cd_end);
+    std::string cd = src_.bytes(cd_offset, size_t(cd_size));
+    size_t pos = 0;
+    for (uint64_t k = 0; k < count; ++k) read_entry(reinterpret_cast<const unsigned char*>(cd.data()), pos, cd.size(),
+                                                    cd_offset);
     return true;
   }
 
   struct Located {
-    const unsigned char* data;
+    uint64_t offset;
     size_t size;
     uint32_t crc;  // what the directory says; not yet checked
   };
   Located locate(const std::string& name) const {
     auto it = entries_.find(name);
     FW_CHECK(it != entries_.end(), "[pickle_load] the archive has no record '", name, "'");
-    return {p_ + it->second.data, size_t(it->second.size), it->second.crc};
+    const Entry& e = it->second;
+    FW_CHECK(!e.encrypted, "[pickle_load] record '", name, "' is encrypted");
+    FW_CHECK(e.method == 0, "[pickle_load] record '", name, "' is compressed (zip method ", e.method,
+             "); torch.save writes stored records only: re-save the file with torch.save");
+    FW_CHECK(e.sizes_agree, "[pickle_load] corrupt zip archive: stored record '", name,
+             "' has different compressed and uncompressed sizes");
+    FW_CHECK(e.size <= std::numeric_limits<size_t>::max(), "[pickle_load] record '", name, "' is too large");
+    return {e.data, size_t(e.size), e.crc};
   }
 
   // The bytes of a stored entry, CRC-checked.
-  std::pair<const unsigned char*, size_t> read(const std::string& name) const {
+  std::string read(const std::string& name) const {
     Located e = locate(name);
-    FW_CHECK(crc32(e.data, e.size) == e.crc, "[pickle_load] record '", name, "' is corrupt (CRC-32 mismatch)");
-    return {e.data, e.size};
+    std::string out = src_.bytes(e.offset, e.size);
+    FW_CHECK(crc32(reinterpret_cast<const unsigned char*>(out.data()), out.size()) == e.crc, "[pickle_load] record '",
+             name, "' is corrupt (CRC-32 mismatch)");
+    return out;
   }
+
+  const Source& source() const { return src_; }
 
   std::vector<std::string> names() const {
     std::vector<std::string> out;
@@ -288,21 +394,24 @@ class ZipReader {
   struct Entry {
     uint64_t data = 0, size = 0;
     uint32_t crc = 0;
+    uint16_t method = 0;
+    bool encrypted = false, sizes_agree = true;
   };
 
-  void read_entry(size_t& pos, size_t cd_end) {
-    FW_CHECK(cd_end - pos >= 46 && rd(p_ + pos, 4) == kCentralSig,
-             "[pickle_load] corrupt zip archive: bad central directory entry at offset ", pos);
-    uint64_t flags = rd(p_ + pos + 8, 2), method = rd(p_ + pos + 10, 2);
-    uint32_t crc = uint32_t(rd(p_ + pos + 16, 4));
-    uint64_t csize = rd(p_ + pos + 20, 4), usize = rd(p_ + pos + 24, 4);
-    size_t name_len = rd(p_ + pos + 28, 2), extra_len = rd(p_ + pos + 30, 2), comment_len = rd(p_ + pos + 32, 2);
-    uint64_t local = rd(p_ + pos + 42, 4);
-    FW_CHECK(cd_end - pos - 46 >= name_len + extra_len + comment_len,
-             "[pickle_load] corrupt zip archive: central directory entry at offset ", pos, " overruns the directory");
-    std::string name(reinterpret_cast<const char*>(p_ + pos + 46), name_len);
+  // One central directory entry at cd[pos] (the directory starts at file offset cd_offset).
+  void read_entry(const unsigned char* cd, size_t& pos, size_t cd_end, uint64_t cd_offset) {
+    FW_CHECK(cd_end - pos >= 46 && rd(cd + pos, 4) == kCentralSig,
+             "[pickle_load] corrupt zip archive: bad central directory entry at offset ", cd_offset + pos);
+    uint64_t flags = rd(cd + pos + 8, 2), method = rd(cd + pos + 10, 2);
+    uint32_t crc = uint32_t(rd(cd + pos + 16, 4));
+    uint64_t csize = rd(cd + pos + 20, 4), usize = rd(cd + pos + 24, 4);
+    size_t name_len = rd(cd + pos + 28, 2), extra_len = rd(cd + pos + 30, 2), comment_len = rd(cd + pos + 32, 2);
+    uint64_t local = rd(cd + pos + 42, 4);
+    FW_CHECK(cd_end - pos - 46 >= name_len + extra_len + comment_len, "[pickle_load] corrupt zip archive: central "
+             "directory entry at offset ", cd_offset + pos, " overruns the directory");
+    std::string name(reinterpret_cast<const char*>(cd + pos + 46), name_len);
     // zip64 extra field: the 8-byte values of whichever fields are saturated, in this order.
-    const unsigned char* x = p_ + pos + 46 + name_len;
+    const unsigned char* x = cd + pos + 46 + name_len;
     for (size_t off = 0; off + 4 <= extra_len;) {
       size_t id = rd(x + off, 2), len = rd(x + off + 2, 2);
       FW_CHECK(off + 4 + len <= extra_len, "[pickle_load] corrupt zip archive: extra field of '", name, "' overruns");
@@ -321,22 +430,23 @@ class ZipReader {
       off += 4 + len;
     }
     pos += 46 + name_len + extra_len + comment_len;
-    FW_CHECK(!(flags & 1), "[pickle_load] record '", name, "' is encrypted");
-    FW_CHECK(method == 0, "[pickle_load] record '", name, "' is compressed (zip method ", method,
-             "); torch.save writes stored records only: re-save the file with torch.save");
-    FW_CHECK(csize == usize, "[pickle_load] corrupt zip archive: stored record '", name, "' has compressed size ",
-             csize, " but size ", usize);
-    FW_CHECK(local <= data_limit_ && data_limit_ - local >= 30 && rd(p_ + local, 4) == kLocalSig,
-             "[pickle_load] corrupt zip archive: bad local header for '", name, "' at offset ", local);
-    uint64_t data = local + 30 + rd(p_ + local + 26, 2) + rd(p_ + local + 28, 2);
-    FW_CHECK(data <= data_limit_ && usize <= data_limit_ - data, "[pickle_load] corrupt zip archive: record '", name,
-             "' (", usize, " bytes at offset ", data, ") runs past the data area of ", data_limit_, " bytes");
-    FW_CHECK(entries_.emplace(name, Entry{data, usize, crc}).second, "[pickle_load] the archive has two records named '",
-             name, "'");
+    FW_CHECK(local <= data_limit_ && data_limit_ - local >= 30, "[pickle_load] corrupt zip archive: bad local header "
+             "for '", name, "' at offset ", local);
+    std::string lh = src_.bytes(local, 30);
+    const auto* h = reinterpret_cast<const unsigned char*>(lh.data());
+    FW_CHECK(rd(h, 4) == kLocalSig, "[pickle_load] corrupt zip archive: bad local header for '", name, "' at offset ",
+             local);
+    uint64_t data = local + 30 + rd(h + 26, 2) + rd(h + 28, 2);
+    FW_CHECK(data <= data_limit_ && csize <= data_limit_ - data, "[pickle_load] corrupt zip archive: record '", name,
+             "' (", csize, " bytes at offset ", data, ") runs past the data area of ", data_limit_, " bytes");
+    // Encrypted or compressed records are refused when read (TorchScript archives compress code
+    // files that a torch.save file does not have).
+    Entry e{data, usize, crc, uint16_t(method), (flags & 1) != 0, csize == usize};
+    FW_CHECK(entries_.emplace(name, e).second, "[pickle_load] the archive has two records named '", name, "'");
   }
 
-  const unsigned char* p_;
-  size_t n_;
+  const Source& src_;
+  uint64_t n_;
   uint64_t data_limit_ = 0;
   std::map<std::string, Entry> entries_;
 };
@@ -502,6 +612,9 @@ std::vector<char> save_archive(const IValue& value, bool force_zip64) {
   p.put(value, 0);
   p.out += '.';
   ZipWriter zip(force_zip64);
+  size_t total = p.out.size() + 1024;  // one allocation: records, headers, padding, directory
+  for (const auto& st : p.storages) total += size_t(st.numel) * element_size(st.dtype) + 256;
+  zip.reserve(total);
   zip.add("archive/data.pkl", p.out.data(), p.out.size());
   for (size_t i = 0; i < p.storages.size(); ++i) {
     const Tensor& h = p.storages[i].holder;
@@ -742,6 +855,8 @@ class Unpickler {
         "torch._utils._rebuild_parameter_with_state", "torch._utils._rebuild_from_type_v2",
         "torch._tensor._rebuild_from_type_v2", "torch._tensor.Tensor", "torch.Tensor", "torch.nn.parameter.Parameter",
         "torch.Size", "_codecs.encode", "builtins.bytes", "__builtin__.bytes", "builtins.bytearray"};
+    FW_CHECK(name.rfind("__torch__.", 0) != 0, "[pickle_load] the file is a TorchScript archive (torch.jit.save; it "
+             "holds '", name, "'), which fw does not load: save the module's state_dict with torch.save instead");
     bool ok = false;
     for (const char* a : allowed) ok = ok || name == a;
     for (const auto& st : kStorageNames) ok = ok || name == std::string("torch.") + st.name;
@@ -827,38 +942,18 @@ class Unpickler {
   }
 
  public:
-  // One pass over the records' bytes: copies into the storages and checks CRCs, in 1 MiB pieces
-  // spread over the threads (a piece's CRC is computed on the copy while it is in cache; the
-  // pieces of a record combine into its CRC).
+  // Copies the records into their storages and checks their CRCs (copy_with_crc), then that
+  // bool storages hold only 0 and 1.
   void fill_storages() {
-    constexpr size_t kPiece = size_t(1) << 20;
-    struct Piece {
-      size_t rec, off, len;
-    };
-    std::vector<Piece> pieces;
-    for (size_t r = 0; r < pending_.size(); ++r)
-      for (size_t off = 0; off < pending_[r].src.size; off += kPiece)
-        pieces.push_back({r, off, std::min(kPiece, pending_[r].src.size - off)});
-    std::vector<uint32_t> crcs(pieces.size());
-    parallel_for(0, int64_t(pieces.size()), 1, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        const Piece& p = pieces[size_t(i)];
-        unsigned char* dst = static_cast<unsigned char*>(pending_[p.rec].dst) + p.off;
-        std::memcpy(dst, pending_[p.rec].src.data + p.off, p.len);
-        crcs[size_t(i)] = crc32(dst, p.len);
-      }
-    });
-    size_t i = 0;
     for (const Pending& rec : pending_) {
-      uint32_t crc = 0;  // the CRC of no bytes
-      for (; i < pieces.size() && &pending_[pieces[i].rec] == &rec; ++i)
-        crc = pieces[i].off == 0 ? crcs[i] : crc32_combine(crc, crcs[i], pieces[i].len);
+      auto* dst = static_cast<unsigned char*>(rec.dst);
+      uint32_t crc = copy_with_crc(dst, rec.src.size, [&](size_t off, size_t len, unsigned char* d) {
+        zip_->source().read(rec.src.offset + off, len, d);
+      });
       FW_CHECK(crc == rec.src.crc, "[pickle_load] record '", rec.name, "' is corrupt (CRC-32 mismatch)");
-      if (rec.is_bool) {
-        const auto* b = static_cast<const unsigned char*>(rec.dst);
+      if (rec.is_bool)
         for (size_t k = 0; k < rec.src.size; ++k)
-          FW_CHECK(b[k] <= 1, "[pickle_load] record '", rec.name, "' of a bool storage holds the byte ", int(b[k]));
-      }
+          FW_CHECK(dst[k] <= 1, "[pickle_load] record '", rec.name, "' of a bool storage holds the byte ", int(dst[k]));
     }
   }
 
@@ -1054,34 +1149,21 @@ std::vector<char> zip_archive(const std::vector<std::pair<std::string, std::stri
 }
 
 std::vector<std::pair<std::string, std::string>> zip_records(const std::vector<char>& archive) {
-  ZipReader zip(reinterpret_cast<const unsigned char*>(archive.data()), archive.size());
+  MemorySource src(reinterpret_cast<const unsigned char*>(archive.data()), archive.size());
+  ZipReader zip(src);
   FW_CHECK(zip.open(), "[zip_records] the data (", archive.size(), " bytes) is not a zip archive");
   std::vector<std::pair<std::string, std::string>> out;
-  for (const std::string& name : zip.names()) {
-    auto [p, n] = zip.read(name);
-    out.emplace_back(name, std::string(reinterpret_cast<const char*>(p), n));
-  }
+  for (const std::string& name : zip.names()) out.emplace_back(name, zip.read(name));
   return out;
 }
 }  // namespace detail
 
 IValue pickle_load(const std::vector<char>& data) { return pickle_load(data.data(), data.size()); }
 
-IValue pickle_load(const char* data, size_t size) {
-  FW_CHECK(data != nullptr || size == 0, "[pickle_load] the data pointer is null");
-  const auto* p = reinterpret_cast<const unsigned char*>(data);
-  ZipReader zip(p, size);
-  if (!zip.open()) {
-    // Not a zip archive. torch.save's pre-1.6 format starts with a pickled magic number.
-    static const unsigned char legacy[] = {0x80, 0x02, 0x8a, 0x0a, 0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8};
-    FW_CHECK(!(size >= sizeof legacy && std::memcmp(p, legacy, sizeof legacy) == 0),
-             "[pickle_load] this is torch.save's legacy format (PyTorch < 1.6 or "
-             "_use_new_zipfile_serialization=False), which fw does not read: re-save it with a current torch.save");
-    FW_CHECK(size >= 2 && p[0] == 0x80, "[pickle_load] the data (", size,
-             " bytes) is neither a torch.save zip archive nor a binary pickle");
-    return Unpickler(p, size, nullptr, "").run();
-  }
-  // The pickle is <name>/data.pkl for a single top-level folder <name>.
+namespace {
+// The archive's <name>/data.pkl for a single top-level folder <name>, unpickled, with its
+// storages filled.
+IValue load_archive(const ZipReader& zip) {
   std::string pkl;
   for (const std::string& name : zip.names()) {
     size_t slash = name.find('/');
@@ -1091,11 +1173,38 @@ IValue pickle_load(const char* data, size_t size) {
     }
   }
   FW_CHECK(!pkl.empty(), "[pickle_load] the zip archive has no <name>/data.pkl record; is it a torch.save file?");
-  auto [bytes, n] = zip.read(pkl);
-  Unpickler u(bytes, n, &zip, pkl.substr(0, pkl.size() - 8));
+  std::string bytes = zip.read(pkl);
+  Unpickler u(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), &zip, pkl.substr(0, pkl.size() - 8));
   IValue v = u.run();
   u.fill_storages();
   return v;
 }
+}  // namespace
+
+IValue pickle_load(const char* data, size_t size) {
+  FW_CHECK(data != nullptr || size == 0, "[pickle_load] the data pointer is null");
+  const auto* p = reinterpret_cast<const unsigned char*>(data);
+  MemorySource src(p, size);
+  ZipReader zip(src);
+  if (zip.open()) return load_archive(zip);
+  // Not a zip archive. torch.save's pre-1.6 format starts with a pickled magic number.
+  static const unsigned char legacy[] = {0x80, 0x02, 0x8a, 0x0a, 0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8};
+  FW_CHECK(!(size >= sizeof legacy && std::memcmp(p, legacy, sizeof legacy) == 0),
+           "[pickle_load] this is torch.save's legacy format (PyTorch < 1.6 or "
+           "_use_new_zipfile_serialization=False), which fw does not read: re-save it with a current torch.save");
+  FW_CHECK(size >= 2 && p[0] == 0x80, "[pickle_load] the data (", size,
+           " bytes) is neither a torch.save zip archive nor a binary pickle");
+  return Unpickler(p, size, nullptr, "").run();
+}
+
+namespace detail {
+IValue pickle_load_file(int fd, uint64_t size) {
+  FileSource src(fd, size);
+  ZipReader zip(src);
+  if (zip.open()) return load_archive(zip);
+  std::string all = src.bytes(0, size_t(size));  // a plain pickle, or an error to name
+  return pickle_load(all.data(), all.size());
+}
+}  // namespace detail
 
 }  // namespace fw

@@ -14,6 +14,7 @@
 #include <ostream>
 
 #include "core/json.h"
+#include "core/pickle_internal.h"
 #include "fw/ops.h"
 #include "fw/pickle.h"
 
@@ -275,10 +276,12 @@ bool is_torch_save(const unsigned char* head, uint64_t n) {
 
 // The tensors of a torch.save file: a dict of tensors by name (a state_dict), one tensor (named
 // "tensor"), or a list or tuple of tensors (named "0", "1", ...), contiguous and detached.
-SafetensorsContents from_torch_save(const char* data, size_t n, const std::string& ctx) {
+// load() reads the file's value; its errors are prefixed with ctx.
+template <class Load>
+SafetensorsContents from_torch_save(const Load& load, const std::string& ctx) {
   IValue v;
   try {
-    v = pickle_load(data, n);
+    v = load();
   } catch (const Error& e) {
     fw::detail::throw_error(ctx, ": ", e.what());
   }
@@ -317,9 +320,7 @@ SafetensorsContents read_file(const std::string& path) {
   uint64_t size = uint64_t(st.st_size);
   if (size >= 4) read_at(g.fd, head, 4, 0, ctx);
   if (is_torch_save(head, size)) {
-    std::unique_ptr<char[]> bytes(new char[size]);  // uninitialised: read() fills it
-    read_at(g.fd, bytes.get(), size, 0, ctx);
-    return from_torch_save(bytes.get(), size, ctx);
+    return from_torch_save([&] { return fw::detail::pickle_load_file(g.fd, size); }, ctx);
   }
   return parse(uint64_t(st.st_size), [&](void* dst, uint64_t n, uint64_t off) { read_at(g.fd, dst, n, off, ctx); },
                ctx);
@@ -332,7 +333,7 @@ SafetensorsContents read_stream(std::istream& in) {
   std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   FW_CHECK(!in.bad(), ctx, ": reading the input stream failed");
   if (is_torch_save(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()))
-    return from_torch_save(bytes.data(), bytes.size(), ctx);
+    return from_torch_save([&] { return pickle_load(bytes.data(), bytes.size()); }, ctx);
   return parse(uint64_t(bytes.size()),
                [&](void* dst, uint64_t n, uint64_t off) {
                  FW_CHECK(off <= bytes.size() && n <= bytes.size() - off, ctx,

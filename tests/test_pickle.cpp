@@ -228,8 +228,11 @@ TEST(Pickle, LoadsAPlainPythonPickle) {
   EXPECT_EQ(d.at("c").toStringRef(), std::string("\x00\x01", 2));
 }
 
-TEST(Pickle, RefusesTheLegacyFormatWithAnExplanation) {
+TEST(Pickle, RefusesTheLegacyFormatAndTorchScriptWithAnExplanation) {
   EXPECT_ERROR(load_fixture("legacy.pt"), "legacy format");
+  // torch.jit.save(torch.jit.script(nn.Linear(2, 2))): its code records are compressed, which
+  // does not matter; its pickle holds a TorchScript class.
+  EXPECT_ERROR(load_fixture("torchscript.pt"), "is a TorchScript archive (torch.jit.save");
 }
 
 TEST(Pickle, RoundTripKeepsValuesLayoutAndSharing) {
