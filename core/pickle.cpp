@@ -119,7 +119,8 @@ uint64_t rd(const unsigned char* p, int bytes) {
   return v;
 }
 
-void wr(std::vector<char>& out, uint64_t v, int bytes) {
+template <class Buffer>  // std::vector<char> (the archive) or std::string (the pickle)
+void wr(Buffer& out, uint64_t v, int bytes) {
   for (int i = 0; i < bytes; ++i) out.push_back(char((v >> (8 * i)) & 0xFF));
 }
 
@@ -522,23 +523,20 @@ class Pickler {
   }
 
  private:
-  void raw(uint64_t v, int bytes) {
-    for (int i = 0; i < bytes; ++i) out += char((v >> (8 * i)) & 0xFF);
-  }
   void put_int(int64_t i) {
     if (i >= 0 && i < 256) {
       out += 'K';
-      raw(uint64_t(i), 1);
+      wr(out, uint64_t(i), 1);
     } else if (i >= 0 && i < 65536) {
       out += 'M';
-      raw(uint64_t(i), 2);
+      wr(out, uint64_t(i), 2);
     } else if (i >= std::numeric_limits<int32_t>::min() && i <= std::numeric_limits<int32_t>::max()) {
       out += 'J';
-      raw(uint64_t(uint32_t(int32_t(i))), 4);
+      wr(out, uint64_t(uint32_t(int32_t(i))), 4);
     } else {
       out += '\x8a';  // LONG1: 8 bytes of two's complement
       out += '\x08';
-      raw(uint64_t(i), 8);
+      wr(out, uint64_t(i), 8);
     }
   }
   void put_double(double d) {
@@ -550,7 +548,7 @@ class Pickler {
   void put_string(const std::string& s) {
     FW_CHECK(s.size() < k32, "[pickle_save] a string of ", s.size(), " bytes is too long");
     out += 'X';
-    raw(s.size(), 4);
+    wr(out, s.size(), 4);
     out += s;
   }
   void put_global(const char* module, const char* name) {
@@ -701,12 +699,7 @@ class Unpickler {
         case 0x8c: case 'U': case 'C': push(make_str(u(1))); break;
         case 0x8d: case 0x8e: push(make_str(u(8))); break;
         case ')': push(make(Obj::Tuple)); break;
-        case 't': {
-          auto o = make(Obj::Tuple);
-          o->items = pop_mark();
-          push(o);
-          break;
-        }
+        case 't': push(from_mark(Obj::Tuple)); break;
         case 0x85: case 0x86: case 0x87: {
           size_t k = size_t(op - 0x84);
           FW_CHECK(stack_.size() >= k + floor(), "[pickle_load] TUPLE", k, " needs ", k, " values on the stack");
@@ -717,12 +710,7 @@ class Unpickler {
           break;
         }
         case ']': push(make(Obj::List)); break;
-        case 'l': {
-          auto o = make(Obj::List);
-          o->items = pop_mark();
-          push(o);
-          break;
-        }
+        case 'l': push(from_mark(Obj::List)); break;
         case 'a': {
           ObjP v = pop();
           want(top(), Obj::List, "APPEND")->items.push_back(v);
@@ -735,12 +723,7 @@ class Unpickler {
           break;
         }
         case 0x8f: push(make(Obj::List)); break;  // EMPTY_SET
-        case 0x91: {                               // FROZENSET
-          auto o = make(Obj::List);
-          o->items = pop_mark();
-          push(o);
-          break;
-        }
+        case 0x91: push(from_mark(Obj::List)); break;  // FROZENSET
         case '}': push(make(Obj::Dict)); break;
         case 'd': {
           auto o = make(Obj::Dict);
@@ -886,6 +869,12 @@ class Unpickler {
     std::vector<ObjP> out(stack_.begin() + std::ptrdiff_t(m), stack_.end());
     stack_.resize(m);
     return out;
+  }
+  // A tuple or list of the values above the last MARK.
+  ObjP from_mark(Obj::Kind k) {
+    auto o = make(k);
+    o->items = pop_mark();
+    return o;
   }
   ObjP memo_get(uint64_t k) {
     auto it = memo_.find(k);
