@@ -763,3 +763,90 @@ TEST(NnExtraParameterContainers, ParameterDictApi) {
   EXPECT_TRUE(dict->empty());
   EXPECT_TRUE(dict->parameters().empty());
 }
+
+// ---- AdaptiveLogSoftmaxWithLoss (gen_nn_extra.py: "asm.*", float64)
+
+TEST(NnExtraAdaptiveLogSoftmax, MatchesPyTorch) {
+  for (const auto& [key, o] : cases("asm.")) {
+    SCOPED_TRACE(key);
+    const bool head_bias = o.at("head_bias") == "1";
+    nn::AdaptiveLogSoftmaxWithLoss m(
+        nn::AdaptiveLogSoftmaxWithLossOptions(16, 20, {5, 12}).div_value(num(o, "div_value", 4)).head_bias(head_bias));
+    m->to(fw::kDouble);
+    EXPECT_EQ(m->shortlist_size, 5);
+    EXPECT_EQ(m->n_clusters, 2);
+    EXPECT_EQ(m->head_size, 7);
+    EXPECT_EQ(m->head->bias.defined(), head_bias);
+    // State dict names as in PyTorch: head.weight, tail.<cluster>.<layer>.weight.
+    auto params = m->named_parameters();
+    {
+      fw::NoGradGuard ng;
+      for (const auto& item : params) {
+        SCOPED_TRACE(item.key());
+        Tensor want = T(key + "." + item.key());
+        Tensor param = item.value();
+        ASSERT_EQ(param.sizes(), want.sizes());
+        param.copy_(want);
+      }
+    }
+    EXPECT_EQ(params.size(), head_bias ? 6u : 5u);
+    Tensor x = T(key + ".x").requires_grad_(true);
+    Tensor target = L(key + ".target");
+    nn::ASMoutput r = m(x, target);
+    FW_EXPECT_CLOSE(r.output, T(key + ".output"));
+    EXPECT_NEAR(r.loss, T(key + ".loss").item<double>(), 1e-12);
+    FW_EXPECT_CLOSE(m->log_prob(x), T(key + ".log_prob"));
+    // Each row of log_prob is a distribution over the 20 classes.
+    FW_EXPECT_CLOSE(m->log_prob(x).exp().sum(1), fw::ones({9}, fw::kDouble));
+    Tensor x2 = T(key + ".x2");
+    EXPECT_TRUE(fw::equal(m->predict(x2), L(key + ".predict")));
+    // The fixture's rows mix shortlist and tail predictions, so predict's mixed path ran.
+    Tensor head_best = L(key + ".predict_head");
+    EXPECT_TRUE((head_best >= 5).any().item<bool>() && (head_best < 5).any().item<bool>());
+    (r.output * T(key + ".g")).sum().backward();
+    FW_EXPECT_CLOSE(x.grad(), T(key + ".grad.x"));
+    FW_EXPECT_CLOSE(m->head->weight.grad(), T(key + ".grad.head.weight"));
+    FW_EXPECT_CLOSE(params["tail.1.0.weight"].grad(), T(key + ".grad.tail.1.0.weight"));
+    // Unbatched: a 1-D input with a 0-dim target.
+    nn::ASMoutput one = m(x.detach()[3], target[3]);
+    EXPECT_EQ(one.output.dim(), 0);
+    EXPECT_NEAR(one.output.item<double>(), T(key + ".single").item<double>(), 1e-12);
+    FW_EXPECT_CLOSE(m(x.detach(), L(key + ".short_target")).output, T(key + ".short_output"));
+  }
+}
+
+TEST(NnExtraAdaptiveLogSoftmax, TrainsAndRejectsBadInput) {
+  fw::manual_seed(1);
+  nn::AdaptiveLogSoftmaxWithLoss m(8, 12, std::vector<int64_t>{3, 7});
+  // libtorch's defaults: div_value 4 (tail hidden sizes 2 and 0), no head bias.
+  EXPECT_EQ(m->head->weight.sizes(), (std::vector<int64_t>{5, 8}));
+  EXPECT_FALSE(m->head->bias.defined());
+  Tensor x = fw::randn({64, 8});
+  Tensor target = fw::randint(0, 12, {64});
+  fw::optim::Adam opt(m->parameters(), fw::optim::AdamOptions(0.05));
+  double first = 0, last = 0;
+  for (int step = 0; step < 60; step++) {
+    opt.zero_grad();
+    nn::ASMoutput r = m(x, target);
+    (-r.output).mean().backward();
+    opt.step();
+    if (step == 0) first = r.loss;
+    last = r.loss;
+  }
+  EXPECT_LT(last, first);
+  auto clone = std::dynamic_pointer_cast<nn::AdaptiveLogSoftmaxWithLossImpl>(m->clone());
+  ASSERT_NE(clone, nullptr);
+  EXPECT_TRUE(fw::allclose(clone->log_prob(x), m->log_prob(x)));
+  EXPECT_EQ(printed(*m).rfind("fw::nn::AdaptiveLogSoftmaxWithLoss", 0), 0u);
+  expect_error([&] { m(x, fw::full({64}, 12, fw::kLong)); }, "Target values should be in [0, 11], but values in range [12, 12]");
+  expect_error([&] { m(x, fw::zeros({63}, fw::kLong)); }, "should have the same size in the batch dimension");
+  expect_error([&] { m(x, fw::zeros({64}, fw::kFloat)); }, "(an integer dtype), got Float");
+  expect_error([&] { m(x, fw::zeros({64, 1}, fw::kLong)); }, "0D or 1D target tensor expected");
+  expect_error([&] { m(x[0], fw::zeros({1}, fw::kLong)); }, "1D target tensor expects 2D input tensors");
+  expect_error([&] { m(fw::randn({64, 5}), target); }, "expected input with 8 features");
+  expect_error([&] { nn::AdaptiveLogSoftmaxWithLoss(nn::AdaptiveLogSoftmaxWithLossOptions(8, 12, {7, 3})); }, "cutoffs should be a sequence of unique");
+  expect_error([&] { nn::AdaptiveLogSoftmaxWithLoss(nn::AdaptiveLogSoftmaxWithLossOptions(8, 12, {3, 12})); }, "between 1 and n_classes-1");
+  expect_error([&] { nn::AdaptiveLogSoftmaxWithLoss(nn::AdaptiveLogSoftmaxWithLossOptions(8, 12, {})); }, "length larger than 0");
+  expect_error([&] { nn::AdaptiveLogSoftmaxWithLoss(nn::AdaptiveLogSoftmaxWithLossOptions(8, 12, {3}).div_value(0)); },
+               "div_value should not be equal to 0");
+}

@@ -2,6 +2,7 @@
 #pragma once
 #include "fw/nn/module.h"
 #include "fw/nn/modules/activation.h"
+#include "fw/nn/modules/adaptive.h"
 #include "fw/nn/modules/container.h"
 #include "fw/nn/modules/conv.h"
 #include "fw/nn/modules/distance.h"
