@@ -82,7 +82,7 @@ Jacobians analytical(const fn_t& fn, const variable_list& inputs, const std::vec
     for (size_t k = 0; k < diff.size(); k++) J[o][k] = zeros({xs[k].numel(), outs[o].numel()}, kDouble);
     if (!outs[o].requires_grad()) continue;
     for (int64_t e = 0; e < outs[o].numel(); e++) {
-      Tensor go = zeros_like(outs[o]);
+      Tensor go = zeros_like(outs[o], MemoryFormat::Contiguous);
       go.view({-1})[e].fill_(1.0);
       variable_list g = grad({outs[o]}, xs, {go}, /*retain_graph=*/true, false, /*allow_unused=*/true);
       for (size_t k = 0; k < diff.size(); k++)

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cmath>
 
+#include "core/ops/composite_util.h"
 #include "core/profile.h"
 #include "core/visit.h"
 
@@ -111,16 +112,31 @@ variable_list CopySlices::apply(variable_list&& grads, bool create_graph) {
   Tensor g = std::move(grads[0]);
   if (!g.defined()) return {Tensor(), Tensor()};
   AutoGradMode mode(create_graph);
-  Tensor gc = g.contiguous();  // laid out like the contiguous base
+  // g laid out as the base is in memory (row-major in its dim order), so the view's geometry
+  // addresses it as it addresses the base.
+  Tensor gc = (order.empty() ? g : g.permute(order)).contiguous();
   Tensor mask = fw::ones(gc.sizes(), gc.dtype());
   {
     NoGradGuard ng;
     mask.as_strided(sizes, strides, mask.storage_offset() + offset).fill_(0);
   }
   Tensor to_base = gc * mask;
+  if (!order.empty()) to_base = to_base.permute(fw::detail::inverse_perm(order));
   Tensor to_result = gc.as_strided(sizes, strides, gc.storage_offset() + offset).clone();
   return {to_base, to_result};
 }
+
+namespace {
+// A copy of g laid out as the parameter is (libtorch's layout contract for .grad): row-major for a
+// row-major parameter, the parameter's own dim order otherwise.
+Tensor grad_like(const Tensor& param, const Tensor& g) {
+  if (param.is_contiguous()) return g.detach().clone(MemoryFormat::Contiguous);
+  NoGradGuard ng;
+  Tensor r = fw::empty_like(param, TensorOptions(g.dtype()));
+  r.copy_(g);
+  return r;
+}
+}  // namespace
 
 variable_list AccumulateGrad::apply(variable_list&& grads, bool create_graph) {
   Tensor g = std::move(grads[0]);
@@ -133,8 +149,9 @@ variable_list AccumulateGrad::apply(variable_list&& grads, bool create_graph) {
   }
   auto& meta = *leaf->autograd;
   if (!meta.grad.defined()) {
-    bool sole_owner = g.use_count() == 1 && g.impl()->storage.use_count() == 1 && g.is_contiguous();
-    Tensor stored = create_graph ? g : sole_owner ? g.detach() : g.detach().clone();
+    bool laid_out = leaf_t.is_contiguous() ? g.is_contiguous() : g.strides().equals(leaf_t.strides());
+    bool sole_owner = g.use_count() == 1 && g.impl()->storage.use_count() == 1 && laid_out;
+    Tensor stored = create_graph ? g : sole_owner ? g.detach() : grad_like(leaf_t, g);
     meta.grad = stored;
   } else if (create_graph) {
     meta.grad = meta.grad + g;
@@ -195,9 +212,10 @@ void check_inplace(const OpDef& d, const Tensor& out) {
     Tensor base(out.impl()->view_base);
     FW_CHECK(!(base.requires_grad() && base.is_leaf()), "[", d.name,
              "_] a view of a leaf Variable that requires grad is being used in an in-place operation.");
-    FW_CHECK(base.is_contiguous() || !(base.requires_grad() || out.requires_grad()), "[", d.name,
-             "_] in-place writes through a view of a non-contiguous base tensor of shape ", base.sizes(),
-             " are not supported by fw's autograd; clone() the base first");
+    // Called only when the write takes part in autograd (CopySlices then needs the base's layout).
+    FW_CHECK(base.is_non_overlapping_and_dense(), "[", d.name,
+             "_] in-place writes through a view of a base tensor of shape ", base.sizes(), " and strides ",
+             base.strides(), " (with gaps or overlaps) are not supported by fw's autograd; clone() the base first");
     return;
   }
   if (!out.requires_grad()) return;
@@ -231,6 +249,7 @@ void rebase_view(const Tensor& view, const Tensor& result) {
   node->sizes = DimVec(view.sizes());
   node->strides = DimVec(view.strides());
   node->offset = view.storage_offset() - base.storage_offset();
+  node->order = fw::detail::preserved_order(base);
   auto& bm = base.impl()->autograd;
   if (!bm) bm = std::make_unique<AutogradMeta>();
   bm->requires_grad = true;

@@ -62,8 +62,9 @@ struct AccumulateGrad : EngineNode {
 // base_old except on the view's elements, which now hold `result`. Gradient edges: 0 = base_old,
 // 1 = result (Note [In-place writes through views] in node.cpp).
 struct CopySlices : EngineNode {
-  DimVec sizes, strides;  // the view's geometry; offset relative to the (contiguous) base
+  DimVec sizes, strides;  // the view's geometry; offset relative to the base
   int64_t offset = 0;
+  std::vector<int64_t> order;  // the base's dims outermost first in memory; empty: row-major
   std::string name() const override { return "CopySlices"; }
   variable_list apply(variable_list&& grads, bool create_graph) override;
 };

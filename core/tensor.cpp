@@ -108,10 +108,16 @@ Tensor Tensor::to(const Tensor& other, bool nb, bool copy) const { return to(oth
 
 Tensor Tensor::contiguous() const {
   if (is_contiguous()) return *this;
-  return clone();
+  return dispatch1(OpId::copy, {*this}, OpAttrs());
 }
 
-Tensor Tensor::clone() const { return dispatch1(OpId::copy, {*this}, OpAttrs()); }
+// Laid out like the input (MemoryFormat::Preserve, Note [Preserved layouts]): the copy is made
+// row-major in the input's memory order and permuted back.
+Tensor Tensor::clone() const {
+  std::vector<int64_t> order = new_tensor_order(*this);
+  if (order.empty()) return dispatch1(OpId::copy, {*this}, OpAttrs());
+  return permuted_back(dispatch1(OpId::copy, {permute(order)}, OpAttrs()), order);
+}
 
 Tensor& Tensor::copy_(const Tensor& src, bool) {
   FW_CHECK(src.defined(), "[copy_] source tensor is undefined");

@@ -888,11 +888,11 @@ TEST(TorchCompat, OptionsMemoryFormatAndMore) {
   EXPECT_EQ(z.abs().sum().item<double>(), 0.0);
   auto o = torch::ones({1, 2, 2, 2}, torch::MemoryFormat::ChannelsLast);
   EXPECT_TRUE(torch::equal(o.contiguous(), torch::ones({1, 2, 2, 2})));
-  // *_like: Preserve keeps a channels-last input's layout; the default result is contiguous.
+  // *_like: Preserve (also the default) keeps a channels-last input's layout.
   auto src = torch::randn({2, 3, 4, 5}).contiguous(torch::MemoryFormat::ChannelsLast);
   EXPECT_TRUE(torch::empty_like(src, torch::MemoryFormat::Preserve).is_contiguous(torch::MemoryFormat::ChannelsLast));
   EXPECT_TRUE(torch::zeros_like(src, torch::MemoryFormat::ChannelsLast).is_contiguous(torch::MemoryFormat::ChannelsLast));
-  EXPECT_TRUE(torch::empty_like(src).is_contiguous());
+  EXPECT_TRUE(torch::empty_like(src).is_contiguous(torch::MemoryFormat::ChannelsLast));
   EXPECT_TRUE(torch::empty_like(src, torch::MemoryFormat::Contiguous).is_contiguous());
   EXPECT_ERROR(torch::empty({2, 3}, torch::MemoryFormat::ChannelsLast), "[empty] required rank 4 tensor to use channels_last format, got size [2, 3]");
   auto pinned = torch::empty({3}, torch::TensorOptions().pinned_memory(true));

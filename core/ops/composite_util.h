@@ -1,5 +1,6 @@
 // Small helpers of the composite ops (core/ops/extra*.cpp, special_fns.cpp, core/tensor.cpp).
 #pragma once
+#include <functional>
 #include <type_traits>
 #include <vector>
 
@@ -22,6 +23,21 @@ inline std::vector<int64_t> channels_last_order(int64_t nd) {
   return o;
 }
 inline int64_t format_rank(MemoryFormat f) { return f == MemoryFormat::ChannelsLast ? 4 : 5; }
+
+// libtorch's MemoryFormat::Preserve (Note [Preserved layouts]): t's dims ordered from the outermost
+// in memory to the innermost; empty when that order is row-major.
+std::vector<int64_t> preserved_order(const Tensor& t);
+// The order a new tensor like t (a *_like result, a clone) is laid out in: preserved_order(t),
+// except while fw::compile traces, where such results stay row-major.
+std::vector<int64_t> new_tensor_order(const Tensor& t);
+// phys (row-major, its dims in `order`) viewed back in the logical dim order. Unless it requires
+// grad, the result is a tensor of its own, not a view of phys, as a new libtorch tensor is.
+Tensor permuted_back(const Tensor& phys, const std::vector<int64_t>& order);
+// A new tensor of t's sizes laid out by o's memory format (Preserve when none is given), as the
+// *_like factories make it: make(sizes, options) builds a row-major tensor; o's requires_grad is
+// applied to the result.
+Tensor make_like(const Tensor& t, const TensorOptions& o,
+                 const std::function<Tensor(IntArrayRef, const TensorOptions&)>& make);
 
 // The tensor's values on the host, contiguous, as int64 or double.
 template <class T>

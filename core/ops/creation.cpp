@@ -214,7 +214,8 @@ Tensor empty(IntArrayRef size, const TensorOptions& o) {
     const std::vector<int64_t> order = channels_last_order(int64_t(size.size()));
     std::vector<int64_t> physical;
     for (int64_t d : order) physical.push_back(size[size_t(d)]);
-    return empty(physical, o.memory_format(std::nullopt)).permute(inverse_perm(order));
+    Tensor phys = empty(physical, o.memory_format(std::nullopt).requires_grad(false));
+    return finish(permuted_back(phys, order), o);
   }
   return finish(make_tensor(size, o.dtype(), o.device().is_cpu() ? o.device() : Device(kCPU)), o);
 }
@@ -238,24 +239,96 @@ Tensor full(IntArrayRef size, const Scalar& v, const TensorOptions& o) {
 }
 Tensor zeros(IntArrayRef size, const TensorOptions& o) { return full(size, 0, o.dtype(o.dtype())); }
 Tensor ones(IntArrayRef size, const TensorOptions& o) { return full(size, 1, o.dtype(o.dtype())); }
-// The options of a *_like result: t's dtype unless given, and with MemoryFormat::Preserve t's
-// channels-last layout when t has one. Without a memory format the result is contiguous (libtorch
-// defaults to Preserve; fw's kernels rely on contiguous *_like results, and the values agree).
-static TensorOptions like(const Tensor& t, const TensorOptions& o) {
-  TensorOptions r = o.has_dtype() ? o : o.dtype(t.dtype());
-  auto f = o.memory_format_opt();
-  if (f && *f == MemoryFormat::Preserve && (t.dim() == 4 || t.dim() == 5) && !t.is_contiguous()) {
-    MemoryFormat cl = t.dim() == 4 ? MemoryFormat::ChannelsLast : MemoryFormat::ChannelsLast3d;
-    r = r.memory_format(t.is_contiguous(cl) ? std::optional<MemoryFormat>(cl) : std::nullopt);
+namespace detail {
+
+// Note [Preserved layouts]
+// libtorch's default memory format for the *_like factories and clone is Preserve: the result is
+// laid out in memory like the input, so `empty_like(x)` filled through data_ptr in x's memory
+// order holds x's values in x's positions (a transposed or channels-last input gives a transposed
+// or channels-last result). The dim order is the one libtorch's infer_dense_strides computes:
+// an insertion sort of the dims by stride, innermost first, where a stride-0 (broadcast) dim
+// compares equal to everything, so it keeps its row-major place, and of two equal strides the
+// larger dim goes outside. A dense input gets its own strides back (up to the strides of size-1
+// dims, which address nothing); a sliced one gets dense strides in the same order. The result is
+// built row-major in that order and permuted back. Pointwise ops still return row-major results
+// (libtorch's TensorIterator would carry the input's layout there too).
+std::vector<int64_t> preserved_order(const Tensor& t) {
+  const int64_t n = t.dim();
+  if (n < 2 || t.is_contiguous()) return {};
+  IntArrayRef size = t.sizes(), stride = t.strides();
+  std::vector<int64_t> perm(static_cast<size_t>(n));  // innermost first
+  for (int64_t i = 0; i < n; i++) perm[size_t(i)] = n - 1 - i;
+  auto outer = [&](int64_t a, int64_t b) {  // 1: a goes outside b, -1: inside, 0: either
+    int64_t sa = stride[size_t(a)], sb = stride[size_t(b)];
+    if (sa == 0 || sb == 0) return 0;
+    if (sa != sb) return sa < sb ? -1 : 1;
+    return size[size_t(a)] > size[size_t(b)] ? 1 : 0;
+  };
+  for (int64_t i = 1; i < n; i++) {
+    int64_t moving = i;
+    for (int64_t j = i - 1; j >= 0; j--) {
+      int c = outer(perm[size_t(j)], perm[size_t(moving)]);
+      if (c < 0) break;
+      if (c > 0) {
+        std::swap(perm[size_t(j)], perm[size_t(moving)]);
+        moving = j;
+      }
+    }
   }
+  std::vector<int64_t> order(perm.rbegin(), perm.rend());
+  for (int64_t i = 0; i < n; i++)
+    if (order[size_t(i)] != i) return order;
+  return {};
+}
+
+// Under fw::compile a traced value that is a view of an internal one would turn in-place writes
+// through it into graph breaks, so traced *_like results and clones are row-major (values as in
+// eager; only the strides differ).
+std::vector<int64_t> new_tensor_order(const Tensor& t) {
+  return tls().tracer != nullptr ? std::vector<int64_t>{} : preserved_order(t);
+}
+
+Tensor permuted_back(const Tensor& phys, const std::vector<int64_t>& order) {
+  Tensor r = phys.permute(inverse_perm(order));
+  // With a gradient the view keeps autograd's bookkeeping of in-place writes right; without one
+  // nothing else can see phys, so the result need not be marked as a view of it.
+  if (!r.requires_grad()) r.impl()->view_base.reset();
   return r;
 }
-Tensor empty_like(const Tensor& t, const TensorOptions& o) { return empty(t.sizes(), like(t, o)); }
-Tensor zeros_like(const Tensor& t, const TensorOptions& o) { return zeros(t.sizes(), like(t, o)); }
-Tensor ones_like(const Tensor& t, const TensorOptions& o) { return ones(t.sizes(), like(t, o)); }
-Tensor full_like(const Tensor& t, const Scalar& v, const TensorOptions& o) { return full(t.sizes(), v, like(t, o)); }
-Tensor rand_like(const Tensor& t, const TensorOptions& o) { return rand(t.sizes(), like(t, o)); }
-Tensor randn_like(const Tensor& t, const TensorOptions& o) { return randn(t.sizes(), like(t, o)); }
+
+Tensor make_like(const Tensor& t, const TensorOptions& o,
+                 const std::function<Tensor(IntArrayRef, const TensorOptions&)>& make) {
+  TensorOptions r = o.has_dtype() ? o : o.dtype(t.dtype());
+  auto f = o.memory_format_opt();
+  if (f && *f != MemoryFormat::Preserve) return make(t.sizes(), r);  // Contiguous, ChannelsLast(3d)
+  std::vector<int64_t> order = new_tensor_order(t);
+  r = r.memory_format(std::nullopt);
+  if (order.empty()) return make(t.sizes(), r);
+  DimVec physical;
+  for (int64_t d : order) physical.push_back(t.size(d));
+  return finish(permuted_back(make(physical, r.requires_grad(false)), order), r);
+}
+
+}  // namespace detail
+
+Tensor empty_like(const Tensor& t, const TensorOptions& o) {
+  return make_like(t, o, [](IntArrayRef s, const TensorOptions& r) { return empty(s, r); });
+}
+Tensor zeros_like(const Tensor& t, const TensorOptions& o) {
+  return make_like(t, o, [](IntArrayRef s, const TensorOptions& r) { return zeros(s, r); });
+}
+Tensor ones_like(const Tensor& t, const TensorOptions& o) {
+  return make_like(t, o, [](IntArrayRef s, const TensorOptions& r) { return ones(s, r); });
+}
+Tensor full_like(const Tensor& t, const Scalar& v, const TensorOptions& o) {
+  return make_like(t, o, [&v](IntArrayRef s, const TensorOptions& r) { return full(s, v, r); });
+}
+Tensor rand_like(const Tensor& t, const TensorOptions& o) {
+  return make_like(t, o, [](IntArrayRef s, const TensorOptions& r) { return rand(s, r); });
+}
+Tensor randn_like(const Tensor& t, const TensorOptions& o) {
+  return make_like(t, o, [](IntArrayRef s, const TensorOptions& r) { return randn(s, r); });
+}
 Tensor scalar_tensor(const Scalar& v, const TensorOptions& o) { return full({}, v, o); }
 
 Tensor arange(const Scalar& end, const TensorOptions& o) { return arange(0, end, 1, o); }

@@ -796,7 +796,7 @@ Tensor sgn(const Tensor& t) {
   return where(a == 0, zeros_like(t), t / a.to(t.dtype()));
 }
 
-Tensor clone(const Tensor& t) { return t.clone(); }
+Tensor clone(const Tensor& t, std::optional<MemoryFormat> memory_format) { return t.clone(memory_format); }
 
 Tensor logaddexp(const Tensor& a, const Tensor& b) {
   Tensor m = maximum(a, b);
@@ -1460,10 +1460,24 @@ Tensor Tensor::contiguous(MemoryFormat format) const {
   return permute(order).contiguous().permute(inverse_perm(order));
 }
 
-Tensor Tensor::clone(MemoryFormat format) const {
-  if (format == MemoryFormat::Preserve) return clone();
-  if (format == MemoryFormat::Contiguous) return is_contiguous() ? clone() : contiguous();
-  return is_contiguous(format) ? clone().contiguous(format) : contiguous(format);
+Tensor Tensor::clone(std::optional<MemoryFormat> format) const {
+  if (!format || *format == MemoryFormat::Preserve) return clone();
+  if (*format == MemoryFormat::Contiguous) return is_contiguous() ? clone() : contiguous();
+  return is_contiguous(*format) ? clone().contiguous(*format) : contiguous(*format);
+}
+
+bool Tensor::is_non_overlapping_and_dense() const {
+  if (is_contiguous()) return true;
+  // Row-major strides in the preserved dim order, size-1 dims skipped. Arithmetic only, no ops:
+  // autograd asks this of traced values too.
+  std::vector<int64_t> order = preserved_order(*this);
+  int64_t expected = 1;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    if (size(*it) == 1) continue;
+    if (stride(*it) != expected) return false;
+    expected *= size(*it);
+  }
+  return !order.empty();
 }
 
 MemoryFormat Tensor::suggest_memory_format() const {

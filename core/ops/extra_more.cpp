@@ -401,8 +401,9 @@ Tensor randint_like(const Tensor& t, int64_t high, const TensorOptions& options)
   return randint_like(t, 0, high, options);
 }
 Tensor randint_like(const Tensor& t, int64_t low, int64_t high, const TensorOptions& options) {
-  const ScalarType dt = options.has_dtype() ? options.dtype() : t.dtype();
-  return randint(low, high, t.sizes(), TensorOptions(kLong)).to(dt);
+  return make_like(t, options.requires_grad(false), [&](IntArrayRef s, const TensorOptions& r) {
+    return randint(low, high, s, TensorOptions(kLong)).to(r.dtype());
+  });
 }
 
 Tensor range(const Scalar& start, const Scalar& end, const Scalar& step, const TensorOptions& options) {

@@ -535,7 +535,7 @@ Tensor Tensor::view(ScalarType t) const {
 Tensor Tensor::reshape(IntArrayRef size) const {
   DimVec s = infer_size(size, numel(), "reshape");
   if (view_strides(sizes(), strides(), s)) return view(s);
-  return clone().view(s);
+  return contiguous().view(s);
 }
 Tensor reshape(const Tensor& t, IntArrayRef size) { return t.reshape(size); }
 Tensor Tensor::flatten(int64_t start, int64_t end) const {

@@ -132,7 +132,7 @@ Tensor take_along_dim(const Tensor& t, const Tensor& indices, std::optional<int6
 Tensor masked_scatter(const Tensor& t, const Tensor& mask, const Tensor& source);
 // sign for real tensors; x / |x| (0 at 0) for complex ones.
 Tensor sgn(const Tensor& t);
-Tensor clone(const Tensor& t);
+Tensor clone(const Tensor& t, std::optional<MemoryFormat> memory_format = std::nullopt);
 // log(exp(a) + exp(b)) and log2(2^a + 2^b), without overflow.
 Tensor logaddexp(const Tensor& a, const Tensor& b);
 Tensor logaddexp2(const Tensor& a, const Tensor& b);

@@ -35,10 +35,10 @@ namespace indexing { struct TensorIndex; }
 
 // How to create a tensor: dtype, device, requires_grad, memory format. Converts from a ScalarType,
 // Device or MemoryFormat. empty/zeros/ones/full (and their _like forms) lay a 4-D (5-D) tensor out
-// channels-last when memory_format says so, and the _like forms keep a channels-last input's
-// layout under MemoryFormat::Preserve (without a memory format their result is contiguous, where
-// libtorch preserves). pinned_memory is accepted and has no effect (fw has no page-locked memory:
-// there is no device to copy to).
+// channels-last when memory_format says so; without one (or with MemoryFormat::Preserve) the _like
+// forms lay their result out like the input, as libtorch does: a transposed or channels-last input
+// gives a transposed or channels-last result. pinned_memory is accepted and has no effect (fw has
+// no page-locked memory: there is no device to copy to).
 struct TensorOptions {
   std::optional<ScalarType> dtype_;
   Device device_ = Device(kCPU);
@@ -253,6 +253,8 @@ class Tensor {
   Tensor toType(ScalarType t) const { return to(t); }
   Tensor type_as(const Tensor& o) const { return to(o.dtype()); }
   Tensor contiguous() const;
+  // A copy laid out like this tensor (MemoryFormat::Preserve): a transposed or channels-last
+  // tensor's clone is transposed or channels-last too. clone(MemoryFormat::Contiguous) is row-major.
   Tensor clone() const;
   Tensor& copy_(const Tensor& src, bool non_blocking = false);
   Tensor& fill_(const Scalar& v);
@@ -569,8 +571,10 @@ class Tensor {
   // Memory formats: channels-last is NHWC (NDHWC) storage of an NCHW (NCDHW) tensor.
   bool is_contiguous(MemoryFormat format) const;
   Tensor contiguous(MemoryFormat format) const;
-  Tensor clone(MemoryFormat format) const;
+  Tensor clone(std::optional<MemoryFormat> format) const;
   MemoryFormat suggest_memory_format() const;
+  // The elements fill a block of memory without gaps or overlaps, in some dim order.
+  bool is_non_overlapping_and_dense() const;
 
   // ---- and still more (core/ops/extra_more.cpp)
   // A detached alias sharing storage (libtorch's .data()).

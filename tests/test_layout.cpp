@@ -1,0 +1,217 @@
+// Memory layouts of new tensors (Note [Preserved layouts] in core/ops/creation.cpp): the *_like
+// factories and clone lay their result out like the input, as libtorch's MemoryFormat::Preserve
+// does. Strides are checked against PyTorch 1.13 (tests/fixtures/gen_layout.py -> layout.txt).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fw/fw.h>
+
+#include "tests/expect_error.h"
+#include "tests/fixture.h"
+
+using fw::Tensor;
+
+namespace {
+
+std::vector<int64_t> numbers(const std::string& s) {
+  std::vector<int64_t> v;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) v.push_back(std::stoll(item));
+  return v;
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> v;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, sep)) v.push_back(item);
+  return v;
+}
+
+// The input gen_layout.py describes with `recipe` (same steps, same meaning).
+Tensor build(const std::string& recipe) {
+  Tensor x;
+  for (const std::string& step : split(recipe, ';')) {
+    size_t sp = step.find(' ');
+    std::string kind = step.substr(0, sp);
+    std::vector<int64_t> n = sp == std::string::npos ? std::vector<int64_t>{} : numbers(step.substr(sp + 1));
+    if (kind == "new") x = fw::randn(n);
+    else if (kind == "perm") x = x.permute(n);
+    else if (kind == "slice") x = x.slice(n[0], n[1], n[2], n[3]);
+    else if (kind == "expand") x = x.expand(n);
+    else if (kind == "cl") x = x.contiguous(fw::MemoryFormat::ChannelsLast);
+    else if (kind == "cl3d") x = x.contiguous(fw::MemoryFormat::ChannelsLast3d);
+    else ADD_FAILURE() << "unknown recipe step " << step;
+  }
+  return x;
+}
+
+Tensor call_op(const std::string& op, const Tensor& x) {
+  if (op == "empty_like") return fw::empty_like(x);
+  if (op == "zeros_like") return fw::zeros_like(x);
+  if (op == "ones_like") return fw::ones_like(x);
+  if (op == "full_like") return fw::full_like(x, 2.5);
+  if (op == "rand_like") return fw::rand_like(x);
+  if (op == "randn_like") return fw::randn_like(x);
+  if (op == "randint_like") return fw::randint_like(x, 0, 5);
+  if (op == "zeros_like_double") return fw::zeros_like(x, fw::kDouble);
+  if (op == "clone") return x.clone();
+  if (op == "clone_contiguous") return x.clone(fw::MemoryFormat::Contiguous);
+  if (op == "contiguous") return x.contiguous();
+  if (op == "empty_like_contiguous") return fw::empty_like(x, fw::MemoryFormat::Contiguous);
+  if (op == "empty_like_channels_last") return fw::empty_like(x, fw::MemoryFormat::ChannelsLast);
+  if (op == "clone_channels_last") return x.clone(fw::MemoryFormat::ChannelsLast);
+  ADD_FAILURE() << "unknown op " << op;
+  return x;
+}
+
+}  // namespace
+
+TEST(Layout, LikeFactoriesAndCloneMatchPyTorchStrides) {
+  std::ifstream f(std::string(FW_FIXTURE_DIR) + "/layout.txt");
+  ASSERT_TRUE(f.good());
+  std::string line;
+  int cases = 0;
+  while (std::getline(f, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    auto parts = split(line, '|');
+    ASSERT_EQ(parts.size(), 4u) << line;
+    SCOPED_TRACE(line);
+    Tensor x = build(parts[0]);
+    Tensor y = call_op(parts[1], x);
+    std::vector<int64_t> sizes = numbers(parts[2]), strides = numbers(parts[3]);
+    ASSERT_EQ(std::vector<int64_t>(y.sizes().begin(), y.sizes().end()), sizes);
+    // A size-1 dim's stride addresses nothing; libtorch copies it from a dense input, fw derives
+    // it from the dim order. Every other stride must agree.
+    for (size_t d = 0; d < sizes.size(); d++)
+      if (sizes[d] > 1) EXPECT_EQ(y.stride(int64_t(d)), strides[d]) << "dim " << d;
+    EXPECT_TRUE(y.is_non_overlapping_and_dense());
+    if (parts[1] == "clone" || parts[1] == "clone_contiguous" || parts[1] == "contiguous" ||
+        parts[1] == "clone_channels_last")
+      EXPECT_TRUE(fw::equal(y, x));
+    if (parts[1] == "full_like") EXPECT_TRUE(fw::equal(y, fw::full(x.sizes(), 2.5)));
+    if (parts[1] == "zeros_like_double") EXPECT_EQ(y.dtype(), fw::kDouble);
+    cases++;
+  }
+  EXPECT_GE(cases, 180);
+}
+
+TEST(Layout, PreservedResultFillsMemoryInTheInputsOrder) {
+  // The reason Preserve exists: a result filled through data_ptr in the input's memory order
+  // holds each value at the input's position.
+  Tensor x = fw::arange(12, fw::kFloat).reshape({3, 4}).t();  // strides [1, 4]
+  Tensor y = fw::empty_like(x);
+  ASSERT_EQ(y.strides(), x.strides());
+  std::memcpy(y.data_ptr<float>(), x.data_ptr<float>(), sizeof(float) * 12);
+  EXPECT_TRUE(fw::equal(y, x));
+  Tensor c = fw::randn({2, 3, 4, 5}).contiguous(fw::MemoryFormat::ChannelsLast);
+  Tensor k = c.clone();
+  EXPECT_TRUE(k.is_contiguous(fw::MemoryFormat::ChannelsLast));
+  EXPECT_EQ(std::memcmp(k.data_ptr<float>(), c.data_ptr<float>(), sizeof(float) * 120), 0);
+  // A clone is a tensor of its own: no other tensor shares its memory.
+  EXPECT_FALSE(k.is_alias_of(c));
+  k.fill_(1);
+  EXPECT_FALSE(fw::equal(k, c));
+  // rand_like on a transposed input: the values are a plain random tensor's, laid out transposed.
+  Tensor r = fw::rand_like(x);
+  EXPECT_EQ(r.strides(), x.strides());
+  EXPECT_TRUE(((r >= 0) & (r < 1)).all().item<bool>());
+}
+
+TEST(Layout, RequiresGradResultsAreLeaves) {
+  Tensor xt = fw::randn({3, 4}).t();
+  Tensor z = fw::zeros_like(xt, fw::TensorOptions().requires_grad(true));
+  EXPECT_TRUE(z.requires_grad());
+  EXPECT_TRUE(z.is_leaf());
+  EXPECT_EQ(z.strides(), xt.strides());
+  Tensor e = fw::empty({2, 3, 4, 5}, fw::TensorOptions(fw::MemoryFormat::ChannelsLast).requires_grad(true));
+  EXPECT_TRUE(e.is_leaf());
+  EXPECT_TRUE(e.is_contiguous(fw::MemoryFormat::ChannelsLast));
+  (e * 2).sum().backward();
+  ASSERT_TRUE(e.grad().defined());
+  EXPECT_TRUE(fw::equal(e.grad(), fw::full({2, 3, 4, 5}, 2.0)));
+  // The gradient of a channels-last leaf is laid out like it (libtorch's layout contract); a
+  // row-major leaf's gradient is row-major even when the incoming one is transposed.
+  EXPECT_TRUE(e.grad().is_contiguous(fw::MemoryFormat::ChannelsLast));
+  Tensor w = fw::randn({4, 3}, fw::TensorOptions().requires_grad(true));
+  Tensor g = fw::randn({3, 4});
+  w.backward(g.t());
+  EXPECT_TRUE(w.grad().is_contiguous());
+  EXPECT_TRUE(fw::equal(w.grad(), g.t()));
+}
+
+TEST(Layout, CloneOfATransposedTensorCarriesGradients) {
+  Tensor x = fw::randn({3, 4}, fw::TensorOptions(fw::kDouble).requires_grad(true));
+  Tensor c = x.t().clone();
+  EXPECT_EQ(c.strides(), (std::vector<int64_t>{1, 4}));
+  EXPECT_FALSE(c.is_leaf());
+  Tensor w = fw::linspace(-1, 1, 12, fw::kDouble).reshape({4, 3});
+  (c * w).sum().backward();
+  EXPECT_TRUE(fw::allclose(x.grad(), w.t()));
+  EXPECT_TRUE(fw::autograd::gradcheck([](const fw::autograd::variable_list& v) {
+    return fw::autograd::variable_list{v[0].t().clone() * 3};
+  }, {fw::randn({3, 4}, fw::TensorOptions(fw::kDouble).requires_grad(true))}));
+}
+
+TEST(Layout, InPlaceWritesThroughViewsOfAPermutedBase) {
+  // zeros_like of a transposed input is a transposed base; writing a value that requires grad
+  // into a slice of it must route gradients as for a row-major base (CopySlices lays the
+  // gradient out in the base's memory order).
+  Tensor w = fw::randn({2, 3}, fw::TensorOptions(fw::kDouble).requires_grad(true));
+  Tensor xt = fw::randn({3, 4}, fw::kDouble).t();  // [4, 3], strides [1, 4]
+  Tensor weights = fw::linspace(-2, 2, 12, fw::kDouble).reshape({4, 3});
+  auto run = [&](Tensor base) {
+    base.narrow(0, 1, 2).copy_(w * w);
+    Tensor loss = (base * weights).sum();
+    return fw::autograd::grad({loss}, {w})[0];
+  };
+  Tensor permuted = fw::zeros_like(xt);
+  ASSERT_EQ(permuted.strides(), xt.strides());
+  Tensor got = run(permuted);
+  Tensor want = run(fw::zeros({4, 3}, fw::kDouble));
+  EXPECT_TRUE(fw::allclose(got, want));
+  EXPECT_TRUE(fw::allclose(want, 2 * w.detach() * weights.narrow(0, 1, 2)));
+  // A base with gaps (empty_strided makes a root tensor with them) cannot be laid out that way:
+  // a clear error, raised before anything is written.
+  Tensor strided = fw::empty_strided({4, 3}, {6, 2}, fw::kDouble).zero_();
+  EXPECT_FALSE(strided.is_non_overlapping_and_dense());
+  EXPECT_ERROR(strided.narrow(0, 1, 2).copy_(w), "with gaps or overlaps");
+  EXPECT_EQ(strided.abs().sum().item<double>(), 0.0);
+  {
+    fw::NoGradGuard ng;  // without autograd the write is fine
+    strided.narrow(0, 1, 2).copy_(w);
+  }
+  EXPECT_TRUE(fw::equal(strided.narrow(0, 1, 2), w.detach()));
+}
+
+TEST(Layout, NonOverlappingAndDense) {
+  EXPECT_TRUE(fw::randn({3, 4}).is_non_overlapping_and_dense());
+  EXPECT_TRUE(fw::randn({3, 4}).t().is_non_overlapping_and_dense());
+  EXPECT_TRUE(fw::randn({2, 3, 4}).permute({2, 0, 1}).is_non_overlapping_and_dense());
+  EXPECT_FALSE(fw::randn({3, 4}).slice(1, 0, 4, 2).is_non_overlapping_and_dense());
+  EXPECT_FALSE(fw::randn({3, 1}).expand({3, 4}).is_non_overlapping_and_dense());
+  EXPECT_TRUE(fw::randn({1, 4}).expand({1, 4}).is_non_overlapping_and_dense());
+  EXPECT_TRUE(fw::randn({}).is_non_overlapping_and_dense());
+  EXPECT_FALSE(fw::randn({6}).slice(0, 0, 6, 2).is_non_overlapping_and_dense());
+}
+
+TEST(Layout, ExplicitFormatsAndReshape) {
+  Tensor xt = fw::randn({3, 4}).t();
+  EXPECT_TRUE(fw::empty_like(xt, fw::MemoryFormat::Contiguous).is_contiguous());
+  EXPECT_TRUE(xt.clone(fw::MemoryFormat::Contiguous).is_contiguous());
+  EXPECT_TRUE(fw::clone(xt, fw::MemoryFormat::Contiguous).is_contiguous());
+  EXPECT_EQ(fw::clone(xt).strides(), xt.strides());
+  EXPECT_EQ(xt.clone(std::nullopt).strides(), xt.strides());
+  // reshape and contiguous still make row-major copies where a view is impossible.
+  EXPECT_TRUE(xt.contiguous().is_contiguous());
+  EXPECT_TRUE(fw::equal(xt.reshape({12}), xt.contiguous().view({12})));
+  // As in libtorch, a preserved clone of a transposed tensor cannot be viewed flat.
+  EXPECT_ERROR(xt.clone().view({12}), "view size is not compatible");
+}
