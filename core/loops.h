@@ -1,6 +1,7 @@
 // Strided N-operand loops with broadcasting, dim coalescing and OpenMP splitting.
 // Operand 0 is the output; the others broadcast to its shape (stride 0 on broadcast dims).
 #pragma once
+#include <algorithm>
 #include <array>
 
 #include "core/op.h"
@@ -16,8 +17,11 @@ struct StridedLoop {
   int64_t numel = 1;
 };
 
+// by_out_strides: visit dims in the output's memory order (outermost first) rather than its
+// logical order, so a permuted output (and inputs laid out like it) is walked in contiguous runs.
+// Only for element-wise maps, where the visiting order cannot change the result.
 template <int N>
-StridedLoop<N> make_loop(const std::array<const Tensor*, N>& ops) {
+StridedLoop<N> make_loop(const std::array<const Tensor*, N>& ops, bool by_out_strides = false) {
   StridedLoop<N> L;
   const Tensor& out = *ops[0];
   int64_t nd = out.dim();
@@ -32,6 +36,24 @@ StridedLoop<N> make_loop(const std::array<const Tensor*, N>& ops) {
       int64_t j = d - (nd - t.dim());
       int64_t st = (j < 0 || t.sizes()[j] == 1) ? 0 : t.strides()[j] * t.element_size();
       L.strides[k].push_back(st);
+    }
+  }
+  if (by_out_strides) {
+    const int64_t nd2 = int64_t(L.sizes.size());
+    bool sorted = true;
+    for (int64_t i = 0; i + 1 < nd2 && sorted; i++) sorted = L.strides[0][i] >= L.strides[0][i + 1];
+    if (!sorted) {
+      SmallVec<int64_t, 6> idx;
+      for (int64_t i = 0; i < nd2; i++) idx.push_back(i);
+      std::stable_sort(idx.begin(), idx.end(), [&](int64_t a, int64_t b) { return L.strides[0][a] > L.strides[0][b]; });
+      StridedLoop<N> R;
+      R.base = L.base;
+      R.numel = L.numel;
+      for (int64_t i : idx) {
+        R.sizes.push_back(L.sizes[i]);
+        for (int k = 0; k < N; k++) R.strides[k].push_back(L.strides[k][i]);
+      }
+      L = std::move(R);
     }
   }
   // Merge dim i into its inner neighbour when every operand walks them as one run.
@@ -89,7 +111,7 @@ void run_loop(const StridedLoop<N>& L, const Body& body, int64_t grain = kGrainS
 // out[i] = v for every element (never reads out: its memory may be uninitialised).
 template <class T>
 void fill_loop(const Tensor& out, T v) {
-  auto L = make_loop<1>({&out});
+  auto L = make_loop<1>({&out}, true);
   run_loop<1>(L, [&](char** p, const int64_t* s, int64_t n) {
     if (s[0] == sizeof(T)) {
       T* o = reinterpret_cast<T*>(p[0]);
@@ -103,7 +125,7 @@ void fill_loop(const Tensor& out, T v) {
 // out[i] = f(a[i]) with R = output type, T = input type.
 template <class R, class T, class F>
 void unary_loop(const Tensor& out, const Tensor& a, const F& f) {
-  auto L = make_loop<2>({&out, &a});
+  auto L = make_loop<2>({&out, &a}, true);
   run_loop<2>(L, [&](char** p, const int64_t* s, int64_t n) {
     if (s[0] == sizeof(R) && s[1] == sizeof(T)) {
       R* o = reinterpret_cast<R*>(p[0]);
@@ -119,7 +141,7 @@ void unary_loop(const Tensor& out, const Tensor& a, const F& f) {
 // out[i] = f(a[i], b[i]); a or b may be broadcast (stride 0).
 template <class R, class T, class F>
 void binary_loop(const Tensor& out, const Tensor& a, const Tensor& b, const F& f) {
-  auto L = make_loop<3>({&out, &a, &b});
+  auto L = make_loop<3>({&out, &a, &b}, true);
   run_loop<3>(L, [&](char** p, const int64_t* s, int64_t n) {
     R* o = reinterpret_cast<R*>(p[0]);
     const T* x = reinterpret_cast<const T*>(p[1]);
@@ -143,7 +165,7 @@ void binary_loop(const Tensor& out, const Tensor& a, const Tensor& b, const F& f
 // out[i] = f(a[i], b[i], c[i]) with per-operand input types.
 template <class R, class A, class B, class C, class F>
 void ternary_loop(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& c, const F& f) {
-  auto L = make_loop<4>({&out, &a, &b, &c});
+  auto L = make_loop<4>({&out, &a, &b, &c}, true);
   run_loop<4>(L, [&](char** p, const int64_t* s, int64_t n) {
     for (int64_t i = 0; i < n; i++)
       *reinterpret_cast<R*>(p[0] + i * s[0]) =

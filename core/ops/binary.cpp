@@ -195,7 +195,7 @@ void complex_meta(const OpCall& c, Metas& m) {
 }
 template <bool Polar>
 void complex_kernel(const OpCall& c, Outs& o) {
-  auto L = make_loop<3>({&o[0], &c.in[0], &c.in[1]});
+  auto L = make_loop<3>({&o[0], &c.in[0], &c.in[1]}, true);
   visit_float(c.in[0].dtype(), c.def.name, [&]<class R>() {
     run_loop<3>(L, [](char** p, const int64_t* s, int64_t n) {
       for (int64_t i = 0; i < n; i++) {

@@ -78,7 +78,7 @@ void unary_meta(const OpCall& c, Metas& m) {
 template <class F, class T, class R>
 void run_unary(const Tensor& out, const Tensor& x, const F& f) {
   if constexpr (std::is_same_v<T, float> && std::is_same_v<R, float> && VecF32<F>::value) {
-    auto L = make_loop<2>({&out, &x});
+    auto L = make_loop<2>({&out, &x}, true);
     run_loop<2>(L, [&](char** p, const int64_t* s, int64_t n) {
       if (s[0] == 4 && s[1] == 4) {
         VecF32<F>::run(reinterpret_cast<const float*>(p[1]), reinterpret_cast<float*>(p[0]), n);
@@ -142,7 +142,7 @@ void cplx_real_kernel(const OpCall& c, Outs& o) {
       // |z| of complex64 as sqrt(re^2 + im^2) in float (what ATen's vectorised abs computes), in a
       // pass the compiler vectorises; the rare elements whose squares leave float's comfortable
       // range (tiny, huge, inf, NaN) are redone with std::abs (hypot).
-      auto L = make_loop<2>({&o[0], &in});
+      auto L = make_loop<2>({&o[0], &in}, true);
       run_loop<2>(L, [](char** p, const int64_t* st, int64_t n) {
         const bool contiguous = st[0] == sizeof(float) && st[1] == sizeof(complex64);
         for (int64_t b = 0; b < n; b += 256) {
