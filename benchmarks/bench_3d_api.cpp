@@ -1,29 +1,7 @@
 // 3-d layers, one source for both frameworks (as ../shared/bench/bench_api.cpp): compiled with
 // -DPEER_TORCH against libtorch, or against fw. Prints "name value unit" lines; run through
 // `COMPARE_SRC=benchmarks/bench_3d_api.cpp COMPARE_EAGER_ONLY=1 benchmarks/compare.sh`.
-#ifdef PEER_TORCH
-#include <torch/torch.h>
-namespace T = torch;
-#else
-#include <fw/fw.h>
-namespace T = fw;
-#endif
-#include <algorithm>
-#include <chrono>
-#include <cstdio>
-#include <functional>
-#include <vector>
-static double med(const std::function<void()>& f, int reps = 7, int warm = 2) {
-  for (int i = 0; i < warm; i++) f();
-  std::vector<double> ts;
-  for (int i = 0; i < reps; i++) {
-    auto t0 = std::chrono::steady_clock::now();
-    f();
-    ts.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(ts.begin(), ts.end());
-  return ts[ts.size() / 2];
-}
+#include "one_source.h"
 int main() {
   T::manual_seed(0);
   {  // a video/volumetric block: Conv3d 16 -> 32, 3x3x3, padding 1, on 4 x 16 x 16 x 32 x 32

@@ -1,29 +1,7 @@
 // The tensor-only canonical workloads (W1, W2, W3, W8 of ../shared/WORKLOADS.md), one source
 // for both frameworks: -DPEER_TORCH builds it against libtorch, otherwise against fw. Kept in
 // step with ../shared/bench/bench_api.cpp, which adds the nn/optim workloads.
-#ifdef PEER_TORCH
-#include <torch/torch.h>
-namespace T = torch;
-#else
-#include <fw/fw.h>
-namespace T = fw;
-#endif
-#include <algorithm>
-#include <chrono>
-#include <cstdio>
-#include <functional>
-#include <vector>
-static double med(const std::function<void()>& f, int reps = 7, int warm = 2) {
-  for (int i = 0; i < warm; i++) f();
-  std::vector<double> ts;
-  for (int i = 0; i < reps; i++) {
-    auto t0 = std::chrono::steady_clock::now();
-    f();
-    ts.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(ts.begin(), ts.end());
-  return ts[ts.size() / 2];
-}
+#include "one_source.h"
 int main() {
   T::manual_seed(0);
   { auto a = T::randn({1024, 1024}), b = T::randn({1024, 1024});
