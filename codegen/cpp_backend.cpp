@@ -37,6 +37,7 @@
 
 #include "codegen/compiler.h"
 #include "codegen/kernel_prelude.h"
+#include "core/layout.h"
 #include "core/op.h"
 #include "jit/log.h"
 #include "jit/program.h"
@@ -843,6 +844,7 @@ struct CodegenProgram : Program {
   }
 
   std::vector<Tensor> run(ArrayRef<Tensor> inputs, ArrayRef<Tensor> externals) override {
+    RowMajorResults row_major;  // extern ops' results are read as the row-major traced values
     std::vector<Tensor> env(g.values.size());
     for (size_t i = 0; i < g.inputs.size(); i++) env[g.inputs[i]] = inputs[i];
     bind_externals(g, env, externals);

@@ -4,6 +4,7 @@
 
 #include <sstream>
 
+#include "core/layout.h"
 #include "core/op.h"
 #include "core/parallel.h"
 #include "core/profile.h"
@@ -73,6 +74,12 @@ Outs dispatch(OpId id, ArrayRef<Tensor> in, const OpAttrs& a) {
   Outs outs;
   if (d.kind == OpKind::View) {
     outs.resize(m.size());
+  } else if (d.kind == OpKind::Elementwise && id != OpId::copy && !in.empty()) {
+    // Laid out like the inputs (Note [Pointwise result layouts] in core/ops/creation.cpp).
+    using DimOrder = std::vector<int64_t>;
+    DimOrder order = pointwise_order(in, m[0].sizes);
+    for (auto& t : m)
+      outs.push_back(empty_in_order(t.sizes, t.dtype, in[0].device(), t.sizes == m[0].sizes ? order : DimOrder{}));
   } else {
     Device dev = in.empty() ? Device(kCPU) : in[0].device();
     for (auto& t : m) outs.push_back(make_tensor(t.sizes, t.dtype, dev));

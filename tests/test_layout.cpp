@@ -1,6 +1,8 @@
-// Memory layouts of new tensors (Note [Preserved layouts] in core/ops/creation.cpp): the *_like
-// factories and clone lay their result out like the input, as libtorch's MemoryFormat::Preserve
-// does. Strides are checked against PyTorch 1.13 (tests/fixtures/gen_layout.py -> layout.txt).
+// Memory layouts of new tensors (Notes [Preserved layouts] and [Pointwise result layouts] in
+// core/ops/creation.cpp): the *_like factories and clone lay their result out like the input, as
+// libtorch's MemoryFormat::Preserve does, and element-wise ops like their inputs, as libtorch's
+// TensorIterator does. Strides are checked against PyTorch 1.13 (tests/fixtures/gen_layout.py ->
+// layout.txt).
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -68,13 +70,22 @@ Tensor call_op(const std::string& op, const Tensor& x) {
   if (op == "empty_like_contiguous") return fw::empty_like(x, fw::MemoryFormat::Contiguous);
   if (op == "empty_like_channels_last") return fw::empty_like(x, fw::MemoryFormat::ChannelsLast);
   if (op == "clone_channels_last") return x.clone(fw::MemoryFormat::ChannelsLast);
+  if (op == "pw_relu") return fw::relu(x);
+  if (op == "pw_exp") return fw::exp(x);
+  if (op == "pw_mul_scalar") return x * 2;
+  if (op == "pw_add_self") return x + x;
+  if (op == "pw_add_contiguous_first") return fw::ones(x.sizes()) + x;
+  if (op == "pw_add_contiguous_second") return x + fw::ones(x.sizes());
+  if (op == "pw_add_row") return x + fw::ones({x.size(-1)});
+  if (op == "pw_gt") return x > 0;
+  if (op == "pw_where") return fw::where(x > 0, x, fw::zeros({}));
   ADD_FAILURE() << "unknown op " << op;
   return x;
 }
 
 }  // namespace
 
-TEST(Layout, LikeFactoriesAndCloneMatchPyTorchStrides) {
+TEST(Layout, LikeFactoriesCloneAndPointwiseOpsMatchPyTorchStrides) {
   std::ifstream f(std::string(FW_FIXTURE_DIR) + "/layout.txt");
   ASSERT_TRUE(f.good());
   std::string line;
@@ -97,10 +108,13 @@ TEST(Layout, LikeFactoriesAndCloneMatchPyTorchStrides) {
         parts[1] == "clone_channels_last")
       EXPECT_TRUE(fw::equal(y, x));
     if (parts[1] == "full_like") EXPECT_TRUE(fw::equal(y, fw::full(x.sizes(), 2.5)));
+    if (parts[1] == "pw_add_contiguous_first" || parts[1] == "pw_add_contiguous_second")
+      EXPECT_TRUE(fw::equal(y, x + 1));
+    if (parts[1] == "pw_exp") EXPECT_TRUE(fw::allclose(y, x.contiguous().exp()));
     if (parts[1] == "zeros_like_double") EXPECT_EQ(y.dtype(), fw::kDouble);
     cases++;
   }
-  EXPECT_GE(cases, 180);
+  EXPECT_GE(cases, 320);
 }
 
 TEST(Layout, PreservedResultFillsMemoryInTheInputsOrder) {

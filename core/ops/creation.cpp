@@ -4,8 +4,9 @@
 #include <numeric>
 
 #include "core/convert.h"
-#include "core/ops/composite_util.h"
+#include "core/layout.h"
 #include "core/loops.h"
+#include "core/ops/composite_util.h"
 #include "core/op.h"
 #include "core/random.h"
 #include "core/visit.h"
@@ -250,20 +251,16 @@ namespace detail {
 // compares equal to everything, so it keeps its row-major place, and of two equal strides the
 // larger dim goes outside. A dense input gets its own strides back (up to the strides of size-1
 // dims, which address nothing); a sliced one gets dense strides in the same order. The result is
-// built row-major in that order and permuted back. Pointwise ops still return row-major results
-// (libtorch's TensorIterator would carry the input's layout there too).
-std::vector<int64_t> preserved_order(const Tensor& t) {
-  const int64_t n = t.dim();
-  if (n < 2 || t.is_contiguous()) return {};
-  IntArrayRef size = t.sizes(), stride = t.strides();
-  std::vector<int64_t> perm(static_cast<size_t>(n));  // innermost first
+// built row-major in that order and permuted back. Element-wise ops follow a related rule over
+// all their inputs (Note [Pointwise result layouts]).
+namespace {
+// The insertion sort libtorch's infer_dense_strides and TensorIterator share: dims innermost
+// first; outer(a, b) > 0 moves a outside b, < 0 stops, 0 leaves the pair and looks further.
+// Returns the dims outermost first, or empty when that is the row-major order.
+template <class Outer>
+std::vector<int64_t> sorted_order(int64_t n, const Outer& outer) {
+  std::vector<int64_t> perm(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; i++) perm[size_t(i)] = n - 1 - i;
-  auto outer = [&](int64_t a, int64_t b) {  // 1: a goes outside b, -1: inside, 0: either
-    int64_t sa = stride[size_t(a)], sb = stride[size_t(b)];
-    if (sa == 0 || sb == 0) return 0;
-    if (sa != sb) return sa < sb ? -1 : 1;
-    return size[size_t(a)] > size[size_t(b)] ? 1 : 0;
-  };
   for (int64_t i = 1; i < n; i++) {
     int64_t moving = i;
     for (int64_t j = i - 1; j >= 0; j--) {
@@ -280,6 +277,65 @@ std::vector<int64_t> preserved_order(const Tensor& t) {
     if (order[size_t(i)] != i) return order;
   return {};
 }
+
+thread_local int t_row_major_results = 0;
+}  // namespace
+
+std::vector<int64_t> preserved_order(const Tensor& t) {
+  const int64_t n = t.dim();
+  if (n < 2 || t.is_contiguous()) return {};
+  IntArrayRef size = t.sizes(), stride = t.strides();
+  return sorted_order(n, [&](int64_t a, int64_t b) {
+    int64_t sa = stride[size_t(a)], sb = stride[size_t(b)];
+    if (sa == 0 || sb == 0) return 0;
+    if (sa != sb) return sa < sb ? -1 : 1;
+    return size[size_t(a)] > size[size_t(b)] ? 1 : 0;
+  });
+}
+
+// Note [Pointwise result layouts]
+// As libtorch's TensorIterator: an element-wise op's new result is row-major when every input is;
+// otherwise its dims are ordered by the inputs' strides, the first input whose strides tell two
+// dims apart deciding (broadcast dims, stride 0, tell nothing; equal strides put the larger dim
+// outside). So relu(x.t()) is transposed, x_channels_last * 2 is channels-last, and a row-major
+// first input keeps the result row-major. copy (contiguous(), to()) stays row-major: clone()
+// preserves layouts by itself. Programs built by fw::compile run their eager ops under
+// RowMajorResults (core/layout.h), as their traced values are row-major.
+std::vector<int64_t> pointwise_order(ArrayRef<Tensor> in, IntArrayRef shape) {
+  const int64_t n = int64_t(shape.size());
+  if (n < 2 || t_row_major_results > 0) return {};
+  bool all_contiguous = true;
+  for (const Tensor& t : in) all_contiguous = all_contiguous && t.is_contiguous();
+  if (all_contiguous) return {};
+  auto stride_at = [&](const Tensor& t, int64_t d) -> int64_t {  // broadcast dims: 0
+    int64_t j = d - (n - t.dim());
+    return j < 0 || (t.size(j) == 1 && shape[size_t(d)] != 1) ? 0 : t.stride(j);
+  };
+  return sorted_order(n, [&](int64_t a, int64_t b) {
+    for (const Tensor& t : in) {
+      int64_t sa = stride_at(t, a), sb = stride_at(t, b);
+      if (sa == 0 || sb == 0) continue;
+      if (sa != sb) return sa < sb ? -1 : 1;
+      if (shape[size_t(a)] > shape[size_t(b)]) return 1;
+    }
+    return 0;
+  });
+}
+
+Tensor empty_in_order(IntArrayRef sizes, ScalarType dtype, Device dev, const std::vector<int64_t>& order) {
+  Tensor t = make_tensor(sizes, dtype, dev);
+  if (order.empty()) return t;
+  int64_t stride = 1;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    t.impl()->strides[size_t(*it)] = stride;
+    stride *= std::max<int64_t>(sizes[size_t(*it)], 1);
+  }
+  t.impl()->refresh();
+  return t;
+}
+
+RowMajorResults::RowMajorResults() { t_row_major_results++; }
+RowMajorResults::~RowMajorResults() { t_row_major_results--; }
 
 // Under fw::compile a traced value that is a view of an internal one would turn in-place writes
 // through it into graph breaks, so traced *_like results and clones are row-major (values as in
