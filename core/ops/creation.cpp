@@ -208,17 +208,13 @@ FW_DEFINE_OP(bernoulli) { d.meta = bernoulli_meta; d.cpu = bernoulli_kernel; d.d
 FW_DEFINE_OP(randperm) { d.meta = randperm_meta; d.cpu = randperm_kernel; d.differentiable = false; }
 
 Tensor empty(IntArrayRef size, const TensorOptions& o) {
+  const Device dev = o.device().is_cpu() ? o.device() : Device(kCPU);  // finish() refuses others
   if (auto f = o.memory_format_opt(); f && (*f == MemoryFormat::ChannelsLast || *f == MemoryFormat::ChannelsLast3d)) {
-    // A row-major buffer in channels-last dim order, viewed back in the logical order.
     FW_CHECK(int64_t(size.size()) == format_rank(*f), "[empty] required rank ", format_rank(*f), " tensor to use ",
              *f == MemoryFormat::ChannelsLast ? "channels_last" : "channels_last_3d", " format, got size ", size);
-    const std::vector<int64_t> order = channels_last_order(int64_t(size.size()));
-    std::vector<int64_t> physical;
-    for (int64_t d : order) physical.push_back(size[size_t(d)]);
-    Tensor phys = empty(physical, o.memory_format(std::nullopt).requires_grad(false));
-    return finish(permuted_back(phys, order), o);
+    return finish(empty_in_order(size, o.dtype(), dev, channels_last_order(int64_t(size.size()))), o);
   }
-  return finish(make_tensor(size, o.dtype(), o.device().is_cpu() ? o.device() : Device(kCPU)), o);
+  return finish(make_tensor(size, o.dtype(), dev), o);
 }
 Tensor empty_strided(IntArrayRef size, IntArrayRef stride, const TensorOptions& o) {
   FW_CHECK(size.size() == stride.size(), "[empty_strided] sizes ", size, " and strides ", stride,
