@@ -229,3 +229,71 @@ TEST(Layout, ExplicitFormatsAndReshape) {
   // As in libtorch, a preserved clone of a transposed tensor cannot be viewed flat.
   EXPECT_ERROR(xt.clone().view({12}), "view size is not compatible");
 }
+
+// Transposing copies large enough to take the tiled path (Note [Blocked transposing copy] in
+// core/ops/creation.cpp): every element lands where the strides say, for each element size,
+// sizes that are not multiples of the tile, extra outer dims, offsets and reversed strides.
+TEST(Layout, TransposingCopiesPlaceEveryElement) {
+  struct Case {
+    std::vector<int64_t> shape, perm;
+  };
+  const std::vector<Case> cases = {{{300, 257}, {1, 0}},         {{3, 97, 130}, {0, 2, 1}},
+                                   {{5, 40, 33, 17}, {0, 2, 3, 1}}, {{70, 3, 180}, {2, 1, 0}},
+                                   {{2, 64, 600}, {2, 0, 1}}};
+  const std::vector<fw::ScalarType> dtypes = {fw::kFloat, fw::kDouble, fw::kHalf,         fw::kLong,
+                                              fw::kInt,   fw::kShort,  fw::kByte,         fw::kBool,
+                                              fw::kBFloat16, fw::kComplexFloat};
+  for (const auto& cs : cases) {
+    int64_t n = 1;
+    for (int64_t s : cs.shape) n *= s;
+    Tensor base_l = fw::arange(n, fw::kLong).reshape(cs.shape);
+    Tensor p_l = base_l.permute(cs.perm);
+    // Reference: the logical element idx of the permuted view is sum(idx[k] * base_stride[perm[k]]).
+    std::vector<int64_t> want(static_cast<size_t>(n));
+    {
+      const int64_t nd = p_l.dim();
+      std::vector<int64_t> idx(size_t(nd), 0);
+      for (int64_t flat = 0; flat < n; flat++) {
+        int64_t v = 0;
+        for (int64_t k = 0; k < nd; k++) v += idx[size_t(k)] * base_l.stride(cs.perm[size_t(k)]);
+        want[size_t(flat)] = v;
+        for (int64_t k = nd - 1; k >= 0 && ++idx[size_t(k)] == p_l.size(k); k--) idx[size_t(k)] = 0;
+      }
+    }
+    for (auto dt : dtypes) {
+      SCOPED_TRACE(::testing::Message() << "shape " << fw::IntArrayRef(cs.shape) << " perm "
+                                        << fw::IntArrayRef(cs.perm) << " dtype " << dt);
+      // Values every dtype holds exactly: the flat index modulo 2 (bool), 251 (uint8, bfloat16)
+      // or 2039 (half).
+      const int64_t mod = dt == fw::kBool ? 2 : (dt == fw::kByte || dt == fw::kBFloat16) ? 251 : 2039;
+      Tensor pc = fw::remainder(base_l, mod).to(dt).permute(cs.perm);
+      ASSERT_FALSE(pc.is_contiguous());
+      Tensor c = pc.contiguous();
+      ASSERT_TRUE(c.is_contiguous());
+      Tensor back = c.to(fw::kLong);
+      const int64_t* got = back.data_ptr<int64_t>();
+      int64_t bad = 0;
+      for (int64_t i = 0; i < n; i++) bad += got[i] != want[size_t(i)] % mod;
+      EXPECT_EQ(bad, 0);
+    }
+  }
+  // A narrowed, reversed source and a copy_ into a strided destination.
+  Tensor big = fw::randn({400, 300});
+  Tensor src = big.narrow(0, 7, 380).flip({0}).t();  // (300, 380), strides (1, -300)
+  Tensor dst = fw::empty({300, 380});
+  dst.copy_(src);
+  Tensor wide = fw::zeros({300, 400});
+  wide.narrow(1, 10, 380).copy_(big.narrow(0, 7, 380).t());
+  auto b = big.accessor<float, 2>();
+  auto d = dst.accessor<float, 2>();
+  auto w = wide.accessor<float, 2>();
+  int64_t bad = 0;
+  for (int64_t i = 0; i < 300; i++)
+    for (int64_t j = 0; j < 380; j++) {
+      bad += d[i][j] != b[7 + 379 - j][i];
+      bad += w[i][10 + j] != b[7 + j][i];
+    }
+  EXPECT_EQ(bad, 0);
+  EXPECT_EQ(wide.narrow(1, 0, 10).abs().sum().item<double>(), 0.0);
+  EXPECT_EQ(wide.narrow(1, 390, 10).abs().sum().item<double>(), 0.0);
+}

@@ -20,9 +20,83 @@ void same_shape_meta(const OpCall& c, Metas& m) {
   m.push_back({DimVec(c.in[0].sizes()), c.a.has_dtype() ? c.a.dtype : c.in[0].dtype()});
 }
 
+// Note [Blocked transposing copy]
+// When the destination runs contiguously along one dim and the source along another (x.t()
+// .contiguous(), a channels-last <-> contiguous conversion), the plain loop reads the source one
+// element per cache line and every line is evicted before its neighbours are used. Copying in
+// square tiles keeps a tile's source lines in L1 until all of their elements are written. Same
+// dtype only (the bytes are moved as a same-sized integer type); casts keep the plain loop.
+constexpr int64_t kTile = 32;
+
+template <class U>
+void tiled_transpose_copy(const StridedLoop<2>& L, int64_t j) {
+  const int64_t nd = int64_t(L.sizes.size()), in = nd - 1;
+  const int64_t ni = L.sizes[in], nj = L.sizes[j];
+  const int64_t dst_j = L.strides[0][j], src_i = L.strides[1][in];
+  DimVec osz;
+  std::array<DimVec, 2> ost;
+  int64_t outer = 1;
+  for (int64_t d = 0; d < in; d++) {
+    if (d == j) continue;
+    osz.push_back(L.sizes[d]);
+    ost[0].push_back(L.strides[0][d]);
+    ost[1].push_back(L.strides[1][d]);
+    outer *= L.sizes[d];
+  }
+  const int64_t tj = (nj + kTile - 1) / kTile, ti = (ni + kTile - 1) / kTile;
+  const int64_t units = outer * tj * ti;
+  parallel_for(0, units, std::max<int64_t>(1, kGrainSize / (kTile * kTile)), [&](int64_t b, int64_t e) {
+    for (int64_t u = b; u < e; u++) {
+      int64_t r = u;
+      const int64_t bi = r % ti;
+      r /= ti;
+      const int64_t bj = r % tj;
+      r /= tj;
+      char* dp = L.base[0];
+      const char* sp = L.base[1];
+      for (int64_t d = int64_t(osz.size()) - 1; d >= 0; d--) {
+        const int64_t k = r % osz[d];
+        r /= osz[d];
+        dp += k * ost[0][d];
+        sp += k * ost[1][d];
+      }
+      const int64_t j0 = bj * kTile, j1 = std::min(nj, j0 + kTile);
+      const int64_t i0 = bi * kTile, i1 = std::min(ni, i0 + kTile);
+      for (int64_t jj = j0; jj < j1; jj++) {
+        U* drow = reinterpret_cast<U*>(dp + jj * dst_j);
+        const char* scol = sp + jj * int64_t(sizeof(U));
+        for (int64_t ii = i0; ii < i1; ii++) drow[ii] = *reinterpret_cast<const U*>(scol + ii * src_i);
+      }
+    }
+  });
+}
+
+// Copies dst <- src as tiles when that pays (see the Note); false when the plain loop should run.
+bool try_tiled_copy(const Tensor& dst, const Tensor& src) {
+  const int64_t es = dst.element_size();
+  if (dst.dtype() != src.dtype() || dst.numel() < kGrainSize) return false;
+  auto L = make_loop<2>({&dst, &src}, true);
+  const int64_t nd = int64_t(L.sizes.size());
+  if (nd < 2 || L.strides[0][nd - 1] != es || L.sizes[nd - 1] < kTile / 2) return false;
+  const int64_t src_i = L.strides[1][nd - 1];
+  if (src_i == es || src_i == 0 || std::abs(src_i) < 8 * es) return false;
+  int64_t j = -1;
+  for (int64_t d = 0; d < nd - 1; d++)
+    if (L.strides[1][d] == es && L.sizes[d] >= kTile / 2) j = d;
+  if (j < 0) return false;
+  switch (es) {
+    case 1: tiled_transpose_copy<uint8_t>(L, j); return true;
+    case 2: tiled_transpose_copy<uint16_t>(L, j); return true;
+    case 4: tiled_transpose_copy<uint32_t>(L, j); return true;
+    case 8: tiled_transpose_copy<uint64_t>(L, j); return true;
+    default: return false;
+  }
+}
+
 void copy_kernel(const OpCall& c, Outs& o) {
   const Tensor& src = c.in[0];
   Tensor& dst = o[0];
+  if (try_tiled_copy(dst, src)) return;
   visit_storage(dst.dtype(), "copy", [&]<class To>() {
     visit_storage(src.dtype(), "copy", [&]<class From>() {
       unary_loop<To, From>(dst, src, [](From v) { return convert<To>(v); });
