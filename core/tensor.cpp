@@ -235,5 +235,11 @@ Tensor& operator*=(Tensor& a, const Tensor& b) { return a.mul_(b); }
 Tensor& operator*=(Tensor& a, const Scalar& b) { return a.mul_(b); }
 Tensor& operator/=(Tensor& a, const Tensor& b) { return a.div_(b); }
 Tensor& operator/=(Tensor& a, const Scalar& b) { return a.div_(b); }
+Tensor& operator&=(Tensor& a, const Tensor& b) { return a.bitwise_and_(b); }
+Tensor& operator&=(Tensor& a, const Scalar& b) { return a.bitwise_and_(b); }
+Tensor& operator|=(Tensor& a, const Tensor& b) { return a.bitwise_or_(b); }
+Tensor& operator|=(Tensor& a, const Scalar& b) { return a.bitwise_or_(b); }
+Tensor& operator^=(Tensor& a, const Tensor& b) { return a.bitwise_xor_(b); }
+Tensor& operator^=(Tensor& a, const Scalar& b) { return a.bitwise_xor_(b); }
 
 }  // namespace fw

@@ -306,6 +306,35 @@ TEST(OpsMore, EdgeCases) {
   EXPECT_TRUE(fw::equal(fw::bitwise_left_shift(a, 32), fw::tensor({0, 0}, fw::kInt)));
   EXPECT_TRUE(fw::equal(fw::bitwise_right_shift(a, 40), fw::tensor({0, -1}, fw::kInt)));
   EXPECT_TRUE(fw::equal(a.bitwise_left_shift(fw::tensor({1, 2}, fw::kInt)), fw::tensor({10, -20}, fw::kInt)));
+  // libtorch's operator methods (values from PyTorch 1.13) and the in-place bitwise forms
+  EXPECT_TRUE(fw::equal(a.__lshift__(3), fw::tensor({40, -40}, fw::kInt)));
+  EXPECT_TRUE(fw::equal(fw::tensor({5, -7}, fw::kInt).__rshift__(1), fw::tensor({2, -4}, fw::kInt)));
+  EXPECT_TRUE(fw::equal(fw::__rshift__(fw::tensor({-128}, fw::kChar), 3), fw::tensor({-16}, fw::kChar)));
+  EXPECT_TRUE(fw::equal(fw::__lshift__(fw::tensor({100}, fw::kChar), fw::tensor({1}, fw::kChar)),
+                        fw::tensor({-56}, fw::kChar)));
+  EXPECT_TRUE(fw::equal(fw::tensor({true}).__lshift__(1), fw::tensor({2}, fw::kLong)));  // result type int64
+  EXPECT_TRUE(fw::equal(fw::bitwise_left_shift(3, fw::tensor({1, 2}, fw::kShort)), fw::tensor({6, 12}, fw::kShort)));
+  Tensor i7 = fw::tensor({5, -7}, fw::kInt);
+  EXPECT_TRUE(fw::equal(i7.__and__(3), fw::tensor({1, 1}, fw::kInt)));
+  EXPECT_TRUE(fw::equal(i7.__or__(fw::tensor({1, 2}, fw::kChar)), fw::tensor({5, -5}, fw::kInt)));
+  EXPECT_TRUE(fw::equal(fw::__xor__(i7, 1), fw::tensor({4, -8}, fw::kInt)));
+  Tensor s8 = fw::tensor({1, 2}, fw::kChar);
+  s8.__ilshift__(fw::tensor({7, 1}));
+  EXPECT_TRUE(fw::equal(s8, fw::tensor({-128, 4}, fw::kChar)));
+  Tensor bits = fw::tensor({12, 10}, fw::kLong);
+  bits &= fw::tensor({10, 6}, fw::kLong);
+  EXPECT_TRUE(fw::equal(bits, fw::tensor({8, 2}, fw::kLong)));
+  bits |= 5;
+  bits ^= fw::tensor({1, 1}, fw::kLong);
+  EXPECT_TRUE(fw::equal(bits, fw::tensor({12, 6}, fw::kLong)));
+  bits.__irshift__(1).bitwise_not_();
+  EXPECT_TRUE(fw::equal(bits, fw::tensor({-7, -4}, fw::kLong)));
+  Tensor flags = fw::tensor({true, false});
+  flags.__iand__(fw::tensor({true, true}));
+  EXPECT_TRUE(fw::equal(flags, fw::tensor({true, false})));
+  EXPECT_ERROR(flags.__iand__(fw::tensor({1, 1})), "[bitwise_and_] result type int64 can't be cast to the desired output type bool");
+  EXPECT_ERROR(fw::tensor({1.5}).__rshift__(1), "[bitwise_right_shift] expects integer operands");
+  EXPECT_ERROR(fw::tensor({1, 2}, fw::kInt).__ilshift__(1.5), "[bitwise_left_shift] expects an integer shift");
   // tensor_split from a tensor: 0-D = sections, 1-D = indices
   auto p = fw::tensor_split(fw::arange(7), fw::tensor(3));
   ASSERT_EQ(p.size(), 3u);
@@ -497,7 +526,7 @@ TEST(OpsMore, Errors) {
   EXPECT_ERROR(fw::renorm(fw::randn({3}), 2, 0, 1), "[renorm] input needs at least 2 dimensions");
   EXPECT_ERROR(fw::frexp(fw::tensor({1, 2})), "[frexp] torch.frexp() only supports floating-point dtypes");
   EXPECT_ERROR(fw::nextafter(fw::tensor({1}), fw::tensor({2})), "[nextafter] not implemented for dtype int64");
-  EXPECT_ERROR(fw::bitwise_left_shift(x, x), "[bitwise_left_shift] expects integer tensors");
+  EXPECT_ERROR(fw::bitwise_left_shift(x, x), "[bitwise_left_shift] expects integer operands, got float32 and float32");
   EXPECT_ERROR(fw::tensor_split(x, 0), "[tensor_split] number of sections must be larger than 0, got 0");
   EXPECT_ERROR(fw::tensor_split(fw::tensor(1.0), 2), "[tensor_split] expected at least a 1-dimensional tensor");
   EXPECT_ERROR(fw::tensor_split(x, fw::tensor({1.0})), "expected tensor_indices_or_sections to have dtype of long");

@@ -171,9 +171,10 @@ Tensor positive(const Tensor& t) {
 namespace {
 Tensor shift(const Tensor& a, const Tensor& b, bool left) {
   const char* op = left ? "bitwise_left_shift" : "bitwise_right_shift";
-  FW_CHECK(is_integral(a.dtype(), false) && is_integral(b.dtype(), false), "[", op,
-           "] expects integer tensors, got ", dtype_str(a.dtype()), " and ", dtype_str(b.dtype()));
+  // The result type decides, as in PyTorch: a bool tensor shifted by an integer scalar is int64.
   const ScalarType rt = result_type(a, b);
+  FW_CHECK(is_integral(rt, false), "[", op, "] expects integer operands, got ", dtype_str(a.dtype()), " and ",
+           dtype_str(b.dtype()), " (result type ", dtype_str(rt), ")");
   const int64_t width = int64_t(element_size(rt)) * 8;
   auto bt = broadcast_tensors({a, b});
   auto va = host_values<int64_t>(bt[0]), vb = host_values<int64_t>(bt[1]);
@@ -201,6 +202,43 @@ Tensor bitwise_left_shift(const Tensor& a, const Scalar& b) {
 Tensor bitwise_right_shift(const Tensor& a, const Scalar& b) {
   return shift(a, scalar_like_operand(b, "bitwise_right_shift"), false);
 }
+Tensor bitwise_left_shift(const Scalar& a, const Tensor& b) {
+  return shift(scalar_like_operand(a, "bitwise_left_shift"), b, true);
+}
+Tensor bitwise_right_shift(const Scalar& a, const Tensor& b) {
+  return shift(scalar_like_operand(a, "bitwise_right_shift"), b, false);
+}
+Tensor __lshift__(const Tensor& a, const Tensor& b) { return bitwise_left_shift(a, b); }
+Tensor __lshift__(const Tensor& a, const Scalar& b) { return bitwise_left_shift(a, b); }
+Tensor __rshift__(const Tensor& a, const Tensor& b) { return bitwise_right_shift(a, b); }
+Tensor __rshift__(const Tensor& a, const Scalar& b) { return bitwise_right_shift(a, b); }
+Tensor __and__(const Tensor& a, const Tensor& b) { return bitwise_and(a, b); }
+Tensor __and__(const Tensor& a, const Scalar& b) { return bitwise_and(a, b); }
+Tensor __or__(const Tensor& a, const Tensor& b) { return bitwise_or(a, b); }
+Tensor __or__(const Tensor& a, const Scalar& b) { return bitwise_or(a, b); }
+Tensor __xor__(const Tensor& a, const Tensor& b) { return bitwise_xor(a, b); }
+Tensor __xor__(const Tensor& a, const Scalar& b) { return bitwise_xor(a, b); }
+
+Tensor Tensor::bitwise_left_shift(const Scalar& o) const { return fw::bitwise_left_shift(*this, o); }
+Tensor Tensor::bitwise_right_shift(const Scalar& o) const { return fw::bitwise_right_shift(*this, o); }
+Tensor Tensor::__lshift__(const Tensor& o) const { return fw::bitwise_left_shift(*this, o); }
+Tensor Tensor::__lshift__(const Scalar& o) const { return fw::bitwise_left_shift(*this, o); }
+Tensor Tensor::__rshift__(const Tensor& o) const { return fw::bitwise_right_shift(*this, o); }
+Tensor Tensor::__rshift__(const Scalar& o) const { return fw::bitwise_right_shift(*this, o); }
+
+// In place: the out-of-place result written back (write_inplace refuses a type that does not cast).
+#define FW_INPLACE_BITWISE(name, fn)                                                                     \
+  Tensor& Tensor::name(const Tensor& o) { return write_inplace(*this, fw::fn(*this, o), #name); }       \
+  Tensor& Tensor::name(const Scalar& o) { return write_inplace(*this, fw::fn(*this, o), #name); }
+FW_INPLACE_BITWISE(bitwise_and_, bitwise_and)
+FW_INPLACE_BITWISE(bitwise_or_, bitwise_or)
+FW_INPLACE_BITWISE(bitwise_xor_, bitwise_xor)
+FW_INPLACE_BITWISE(bitwise_left_shift_, bitwise_left_shift)
+FW_INPLACE_BITWISE(bitwise_right_shift_, bitwise_right_shift)
+FW_INPLACE_BITWISE(__ilshift__, bitwise_left_shift)
+FW_INPLACE_BITWISE(__irshift__, bitwise_right_shift)
+#undef FW_INPLACE_BITWISE
+Tensor& Tensor::bitwise_not_() { return write_inplace(*this, fw::bitwise_not(*this), "bitwise_not_"); }
 
 // ---- splitting
 

@@ -248,6 +248,19 @@ Tensor bitwise_left_shift(const Tensor& a, const Tensor& b);
 Tensor bitwise_left_shift(const Tensor& a, const Scalar& b);
 Tensor bitwise_right_shift(const Tensor& a, const Tensor& b);
 Tensor bitwise_right_shift(const Tensor& a, const Scalar& b);
+Tensor bitwise_left_shift(const Scalar& a, const Tensor& b);
+Tensor bitwise_right_shift(const Scalar& a, const Tensor& b);
+// at::__lshift__ and friends (Tensor's methods of the same names).
+Tensor __lshift__(const Tensor& a, const Tensor& b);
+Tensor __lshift__(const Tensor& a, const Scalar& b);
+Tensor __rshift__(const Tensor& a, const Tensor& b);
+Tensor __rshift__(const Tensor& a, const Scalar& b);
+Tensor __and__(const Tensor& a, const Tensor& b);
+Tensor __and__(const Tensor& a, const Scalar& b);
+Tensor __or__(const Tensor& a, const Tensor& b);
+Tensor __or__(const Tensor& a, const Scalar& b);
+Tensor __xor__(const Tensor& a, const Tensor& b);
+Tensor __xor__(const Tensor& a, const Scalar& b);
 // Splits into `sections` parts (the first size % sections one longer) or at the given indices.
 std::vector<Tensor> tensor_split(const Tensor& t, int64_t sections, int64_t dim = 0);
 std::vector<Tensor> tensor_split(const Tensor& t, IntArrayRef indices, int64_t dim = 0);

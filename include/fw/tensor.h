@@ -684,6 +684,41 @@ class Tensor {
   Tensor arctan2(const Tensor& o) const { return atan2(o); }
   Tensor bitwise_left_shift(const Tensor& o) const;
   Tensor bitwise_right_shift(const Tensor& o) const;
+  Tensor bitwise_left_shift(const Scalar& o) const;
+  Tensor bitwise_right_shift(const Scalar& o) const;
+  // In-place bitwise ops: the result type must be castable to this tensor's dtype.
+  Tensor& bitwise_and_(const Tensor& o);
+  Tensor& bitwise_and_(const Scalar& o);
+  Tensor& bitwise_or_(const Tensor& o);
+  Tensor& bitwise_or_(const Scalar& o);
+  Tensor& bitwise_xor_(const Tensor& o);
+  Tensor& bitwise_xor_(const Scalar& o);
+  Tensor& bitwise_not_();
+  Tensor& bitwise_left_shift_(const Tensor& o);
+  Tensor& bitwise_left_shift_(const Scalar& o);
+  Tensor& bitwise_right_shift_(const Tensor& o);
+  Tensor& bitwise_right_shift_(const Scalar& o);
+  // Python's operator methods as libtorch's C++ API spells them (x.__lshift__(2) is x << 2).
+  Tensor __and__(const Tensor& o) const { return bitwise_and(o); }
+  Tensor __and__(const Scalar& o) const { return bitwise_and(o); }
+  Tensor __or__(const Tensor& o) const { return bitwise_or(o); }
+  Tensor __or__(const Scalar& o) const { return bitwise_or(o); }
+  Tensor __xor__(const Tensor& o) const { return bitwise_xor(o); }
+  Tensor __xor__(const Scalar& o) const { return bitwise_xor(o); }
+  Tensor& __iand__(const Tensor& o) { return bitwise_and_(o); }
+  Tensor& __iand__(const Scalar& o) { return bitwise_and_(o); }
+  Tensor& __ior__(const Tensor& o) { return bitwise_or_(o); }
+  Tensor& __ior__(const Scalar& o) { return bitwise_or_(o); }
+  Tensor& __ixor__(const Tensor& o) { return bitwise_xor_(o); }
+  Tensor& __ixor__(const Scalar& o) { return bitwise_xor_(o); }
+  Tensor __lshift__(const Tensor& o) const;
+  Tensor __lshift__(const Scalar& o) const;
+  Tensor __rshift__(const Tensor& o) const;
+  Tensor __rshift__(const Scalar& o) const;
+  Tensor& __ilshift__(const Tensor& o);
+  Tensor& __ilshift__(const Scalar& o);
+  Tensor& __irshift__(const Tensor& o);
+  Tensor& __irshift__(const Scalar& o);
   Tensor movedim(IntArrayRef source, IntArrayRef destination) const;
   Tensor movedim(int64_t source, int64_t destination) const;
   Tensor moveaxis(IntArrayRef source, IntArrayRef destination) const { return movedim(source, destination); }
@@ -843,5 +878,11 @@ Tensor& operator*=(Tensor& a, const Tensor& b);
 Tensor& operator*=(Tensor& a, const Scalar& b);
 Tensor& operator/=(Tensor& a, const Tensor& b);
 Tensor& operator/=(Tensor& a, const Scalar& b);
+Tensor& operator&=(Tensor& a, const Tensor& b);
+Tensor& operator&=(Tensor& a, const Scalar& b);
+Tensor& operator|=(Tensor& a, const Tensor& b);
+Tensor& operator|=(Tensor& a, const Scalar& b);
+Tensor& operator^=(Tensor& a, const Tensor& b);
+Tensor& operator^=(Tensor& a, const Scalar& b);
 
 }  // namespace fw
