@@ -247,6 +247,7 @@ variable_list CustomCall::connect(variable_list outs) {
     for (const Tensor& t : c.to_save_) {
       AutogradContext::Saved s;
       if (t.defined()) {
+        refuse_inference_save(t, name_.c_str());
         auto it = std::find(original.begin(), original.end(), t.impl().get());
         size_t k = size_t(it - original.begin());
         s.version = t._version();

@@ -30,6 +30,12 @@ void SavedTensor::save(const Tensor& t, bool output, const std::shared_ptr<Node>
   output_nr = nr;
 }
 
+void refuse_inference_save(const Tensor& t, const char* op) {
+  FW_CHECK(!t.is_inference(), "[", op, "] Inference tensors cannot be saved for backward (an input of shape ",
+           t.sizes(), " was created under InferenceMode). To work around you can make a clone to get a normal "
+           "tensor and use it in autograd.");
+}
+
 Tensor SavedTensor::unpack(const std::string& node_name) const {
   uint32_t now = data._version();
   if (check_version && now != version) {
@@ -184,12 +190,18 @@ void record(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, Outs& outs) {
   const OpDef& d = op_def(id);
   auto node = std::make_shared<OpNode>(id, a);
   node->seq_ = next_sequence_number();
-  for (auto& t : in) {
+  // A node whose outputs are all integer or bool (comparisons) never runs backward.
+  bool any_grad_out = false;
+  for (auto& o : outs) any_grad_out |= wants_grad(o.dtype());
+  for (size_t i = 0; i < in.size(); i++) {
+    const Tensor& t = in[i];
     bool rg = t.requires_grad();
     node->needs.push_back(rg);
     node->next_edges_.push_back(rg ? gradient_edge(t) : Node::Edge{});
+    const bool reads = d.vjp_reads_in && !(i < 8 && (d.vjp_ignores_in >> i & 1));
+    if (reads && any_grad_out) refuse_inference_save(t, d.name);
     node->in.emplace_back().save(t, false, nullptr, 0);
-    node->in.back().check_version = d.vjp_reads_in;
+    node->in.back().check_version = reads;
   }
   node->pre_hooks.resize(outs.size());
   for (size_t k = 0; k < outs.size(); k++) {

@@ -25,6 +25,10 @@ struct SavedTensor {
   Tensor unpack(const std::string& node_name) const;
 };
 
+// PyTorch's rule: inference tensors are never saved for backward (clone() one first). fw could
+// track their versions, but a program that runs here should run under libtorch too.
+void refuse_inference_save(const Tensor& t, const char* op);
+
 struct OutputMeta {
   DimVec sizes;
   ScalarType dtype = kFloat;

@@ -79,6 +79,7 @@ struct OpDef {
   bool vjp_uses_out = false;            // the vjp reads ctx.out (saved only when set)
   bool vjp_reads_in = true;             // false: the vjp uses only the inputs' shapes/dtypes, so
                                         // later in-place writes to them do not invalidate it
+  uint8_t vjp_ignores_in = 0;           // bit k: as vjp_reads_in = false, for input k alone
   bool differentiable = true;
 };
 

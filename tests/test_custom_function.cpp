@@ -225,6 +225,20 @@ TEST(CustomFunction, HigherOrderThroughDifferentiableBackward) {
                                           {x}));
 }
 
+TEST(CustomFunction, InferenceTensorsAreNotSaved) {
+  Tensor inf;
+  {
+    fw::InferenceMode guard;
+    inf = values({1, 2});
+  }
+  Tensor w = values({3, 4}).requires_grad_(true);
+  std::string e = error_of([&] { Mul::apply(inf, w); });
+  EXPECT_NE(e.find("Inference tensors cannot be saved for backward"), std::string::npos) << e;
+  Tensor y = Mul::apply(inf.clone(), w);
+  y.sum().backward();
+  expect_close(w.grad(), values({1, 2}), 0, 0);
+}
+
 TEST(CustomFunction, InPlaceChangeOfSavedTensorIsDetected) {
   Tensor a = values({1, 2}).requires_grad_(true);
   Tensor b = values({3, 4});

@@ -819,6 +819,32 @@ TEST(TorchCompat, InferenceTensors) {
   EXPECT_FLOAT_EQ(ok[0].item<float>(), 7.f);
 }
 
+// As in libtorch: an op whose backward needs an inference tensor's values refuses it; ops that
+// need only its shape (add, cat, views) and the unused bias of addmm take it.
+TEST(TorchCompat, InferenceTensorsAreNotSavedForBackward) {
+  torch::Tensor inf, inf_m, inf_b;
+  {
+    c10::InferenceMode guard;
+    inf = torch::full({4}, 2.0);
+    inf_m = torch::ones({4, 4});
+    inf_b = inf > 1;
+  }
+  auto w = torch::ones({4}, torch::requires_grad());
+  auto m = torch::eye(4).requires_grad_(true);
+  EXPECT_ERROR(inf * w, "[mul] Inference tensors cannot be saved for backward");
+  EXPECT_ERROR(w.div(inf), "[div] Inference tensors cannot be saved for backward");
+  EXPECT_ERROR(torch::mm(inf_m, m), "make a clone to get a normal tensor");
+  EXPECT_ERROR(torch::where(inf_b, w, w), "[where] Inference tensors cannot be saved");
+  auto y = (inf + w).sum() + torch::cat({inf, w}).sum() + (inf > w).sum() + inf.view({2, 2}).sum();
+  auto z = torch::addmm(inf_m, m, m).sum() + torch::addcmul(inf, w, w).sum();
+  (y + z).backward();
+  EXPECT_TRUE(torch::allclose(w.grad(), torch::full({4}, 4.0)));  // 1 + 1 + 2w
+  EXPECT_TRUE(torch::allclose(m.grad(), torch::full({4, 4}, 2.0)));  // J m^T + m^T J at m = I
+  auto fine = (inf.clone() * w).sum();
+  fine.backward();
+  EXPECT_TRUE(torch::allclose(w.grad(), torch::full({4}, 6.0)));
+}
+
 TEST(TorchCompat, SmallTensorMembers) {
   auto x = torch::randn({3, 4});
   EXPECT_TRUE(x.pin_memory().is_same(x));

@@ -372,6 +372,7 @@ FW_DEFINE_OP(addcmul) {
   d.meta = ternary_meta<fn::Addcmul, false>;
   d.cpu = ternary_kernel<fn::Addcmul, false>;
   d.functor = "Addcmul";
+  d.vjp_ignores_in = 1;  // self's gradient is g
   d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
     const Tensor &a = c.in[1], &b = c.in[2];
     if (c.needs[0]) r[0] = sum_to(g[0], c.in[0].sizes());
@@ -383,6 +384,7 @@ FW_DEFINE_OP(addcdiv) {
   d.meta = ternary_meta<fn::Addcdiv, true>;
   d.cpu = ternary_kernel<fn::Addcdiv, true>;
   d.functor = "Addcdiv";
+  d.vjp_ignores_in = 1;  // self's gradient is g
   d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
     const Tensor &a = c.in[1], &b = c.in[2];
     if (c.needs[0]) r[0] = sum_to(g[0], c.in[0].sizes());

@@ -228,8 +228,8 @@ void dot_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
 
 FW_DEFINE_OP(mm) { d.meta = mm_meta; d.cpu = mm_kernel; d.vjp = mm_vjp; }
 FW_DEFINE_OP(bmm) { d.meta = bmm_meta; d.cpu = bmm_kernel; d.vjp = mm_vjp; }
-FW_DEFINE_OP(addmm) { d.meta = addmm_meta; d.cpu = addmm_kernel; d.vjp = addmm_vjp; }
-FW_DEFINE_OP(baddbmm) { d.meta = addmm_meta; d.cpu = addmm_kernel; d.vjp = addmm_vjp; }
+FW_DEFINE_OP(addmm) { d.meta = addmm_meta; d.cpu = addmm_kernel; d.vjp = addmm_vjp; d.vjp_ignores_in = 1; }
+FW_DEFINE_OP(baddbmm) { d.meta = addmm_meta; d.cpu = addmm_kernel; d.vjp = addmm_vjp; d.vjp_ignores_in = 1; }
 FW_DEFINE_OP(dot) { d.meta = dot_meta; d.cpu = dot_kernel; d.vjp = dot_vjp; }
 
 Tensor mm(const Tensor& a, const Tensor& b) { return dispatch1(OpId::mm, {a, b}, OpAttrs()); }
