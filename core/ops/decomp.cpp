@@ -18,7 +18,8 @@
 // work. Formulas (real case): inv: -A^-T G A^-T; det: g det A^-T (0 for an exactly singular
 // matrix, as PyTorch 1.13); slogdet: g A^-T; solve: gB = solve(A^T, G), gA = -gB X^T;
 // cholesky: L^-T Phi(L^T gL) L^-1 with Phi = lower triangle, diagonal halved, symmetrised
-// (PyTorch's cholesky_backward); qr (m >= n): (gQ + Q copyltu(R gR^T - gQ^T Q)) R^-T;
+// (PyTorch's cholesky_backward); qr (m >= n): (gQ + Q copyltu(R gR^T - gQ^T Q)) R^-T, wide
+// inputs through their leading square block;
 // eigh: V (diag(gL) + skew(V^T gV) / (L_j - L_i)) V^T; svd: PyTorch's svd_backward (gauge
 // invariant losses only); pinv: the Golub-Pereyra derivative. Everything else is a composite
 // of these and ordinary fw ops and gets autograd for free.
@@ -406,15 +407,23 @@ struct QrFn : autograd::Function<QrFn> {
              "mode='r'. Please use linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr.");
     FW_CHECK(mode != "complete" || m <= n,
              "[linalg.qr] The QR decomposition is not differentiable when mode='complete' and nrows > ncols.");
-    FW_CHECK(m >= n, "[linalg.qr] The derivative of linalg.qr is only implemented for nrows >= ncols, but the input ",
-             "has ", m, " by ", n, " matrices");
     auto s = ctx->get_saved_variables();
     const Tensor &Q = s[0], &R = s[1];
     if (Q.numel() == 0 || R.numel() == 0) return {fw::zeros(with_tail(batch_shape(R), {m, n}), R.options()), Tensor()};
-    Tensor M = fw::matmul(R, mT(g[1])) - fw::matmul(mT(g[0]), Q);
+    if (m >= n) return {square_backward(Q, R, g[0], g[1]), Tensor()};
+    // Wide: A = [X | Y] with X = Q U square and R = [U | V], V = Q^T Y, so Y = Q V. Y's gradient
+    // is Q gV; X's is the square rule with gQ + Y gV^T (V depends on Q too).
+    Tensor U = R.narrow(-1, 0, m), V = R.narrow(-1, m, n - m);
+    Tensor gU = g[1].narrow(-1, 0, m), gV = g[1].narrow(-1, m, n - m);
+    Tensor gQ = g[0] + fw::matmul(fw::matmul(Q, V), mT(gV));
+    return {fw::cat({square_backward(Q, U, gQ, gU), fw::matmul(Q, gV)}, -1), Tensor()};
+  }
+  // m >= n: (gQ + Q copyltu(R gR^T - gQ^T Q)) R^-T, copyltu mirroring the lower triangle up.
+  static Tensor square_backward(const Tensor& Q, const Tensor& R, const Tensor& gQ, const Tensor& gR) {
+    Tensor M = fw::matmul(R, mT(gR)) - fw::matmul(mT(gQ), Q);
     Tensor sym = M.tril() + mT(M.tril(-1));
-    Tensor B = g[0] + fw::matmul(Q, sym);
-    return {mT(linalg::solve(R, mT(B))), Tensor()};
+    Tensor B = gQ + fw::matmul(Q, sym);
+    return mT(linalg::solve(R, mT(B)));
   }
 };
 
