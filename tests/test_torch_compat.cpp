@@ -843,6 +843,16 @@ TEST(TorchCompat, InferenceTensorsAreNotSavedForBackward) {
   auto fine = (inf.clone() * w).sum();
   fine.backward();
   EXPECT_TRUE(torch::allclose(w.grad(), torch::full({4}, 6.0)));
+  // addmm's backward never reads its bias: writing to it afterwards is fine (libtorch agrees),
+  // writing to a factor is not.
+  auto bias = torch::ones({4, 4});
+  auto f1 = torch::ones({4, 4});
+  auto y1 = torch::addmm(bias, m, f1);
+  bias.add_(1);
+  y1.sum().backward();
+  auto y2 = torch::addmm(bias, m, f1);
+  f1.mul_(2);
+  EXPECT_ERROR(y2.sum().backward(), "modified by an in-place operation (mul_)");
 }
 
 TEST(TorchCompat, SmallTensorMembers) {
