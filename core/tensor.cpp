@@ -94,7 +94,10 @@ Tensor Tensor::to(ScalarType t, bool, bool copy) const {
   if (t == dtype() && !copy) return *this;
   OpAttrs a;
   a.dtype = t;
-  return dispatch1(OpId::copy, {*this}, a);
+  // MemoryFormat::Preserve, as libtorch's to(): a permuted tensor converts into the same layout.
+  std::vector<int64_t> order = new_tensor_order(*this);
+  if (order.empty()) return dispatch1(OpId::copy, {*this}, a);
+  return permuted_back(dispatch1(OpId::copy, {permute(order)}, a), order);
 }
 Tensor Tensor::to(Device d, ScalarType t, bool nb, bool copy) const {
   FW_CHECK(d.is_cpu(), "[to] device ", d, " is not available in this build of fw");

@@ -297,3 +297,20 @@ TEST(Layout, TransposingCopiesPlaceEveryElement) {
   EXPECT_EQ(wide.narrow(1, 0, 10).abs().sum().item<double>(), 0.0);
   EXPECT_EQ(wide.narrow(1, 390, 10).abs().sum().item<double>(), 0.0);
 }
+
+// to(dtype) keeps the layout (libtorch's MemoryFormat::Preserve); strides from PyTorch 1.13.
+TEST(Layout, DtypeConversionsPreserveTheLayout) {
+  using V = std::vector<int64_t>;
+  Tensor xt = fw::randn({3, 4}).t();
+  EXPECT_EQ(xt.to(fw::kDouble).strides().vec(), (V{1, 4}));
+  EXPECT_EQ(xt.to(fw::kFloat, false, /*copy=*/true).strides().vec(), (V{1, 4}));
+  Tensor cl = fw::randn({2, 3, 4, 5}).contiguous(fw::MemoryFormat::ChannelsLast);
+  EXPECT_EQ(cl.to(fw::kHalf).strides().vec(), (V{60, 1, 15, 3}));
+  EXPECT_EQ(fw::randn({4, 6}).slice(1, 0, 6, 2).to(fw::kDouble).strides().vec(), (V{3, 1}));
+  EXPECT_EQ(fw::randn({3, 1}).expand({3, 4}).to(fw::kDouble).strides().vec(), (V{4, 1}));
+  Tensor p = fw::randn({2, 3, 4}).permute({2, 0, 1});
+  Tensor pi = p.to(fw::kInt);
+  EXPECT_EQ(pi.strides().vec(), (V{1, 12, 4}));
+  EXPECT_TRUE(fw::equal(pi, p.contiguous().to(fw::kInt)));
+  EXPECT_TRUE(fw::equal(xt.to(fw::kDouble).to(fw::kFloat), xt));
+}
