@@ -931,15 +931,42 @@ class Unpickler {
   }
 
  public:
-  // Copies the records into their storages and checks their CRCs (copy_with_crc), then that
-  // bool storages hold only 0 and 1.
+  // Copies the records into their storages and checks their CRCs, then that bool storages hold
+  // only 0 and 1. A record of 1 MiB or more is split over the threads (copy_with_crc); smaller
+  // ones are spread over the threads a whole record each (a state dict of many small tensors).
+  // The checks run afterwards in record order, so the first bad record is the one reported.
   void fill_storages() {
-    for (const Pending& rec : pending_) {
-      auto* dst = static_cast<unsigned char*>(rec.dst);
-      uint32_t crc = copy_with_crc(dst, rec.src.size, [&](size_t off, size_t len, unsigned char* d) {
-        zip_->source().read(rec.src.offset + off, len, d);
-      });
-      FW_CHECK(crc == rec.src.crc, "[pickle_load] record '", rec.name, "' is corrupt (CRC-32 mismatch)");
+    constexpr size_t kWhole = size_t(1) << 20;
+    std::vector<uint32_t> crcs(pending_.size());
+    std::vector<size_t> small;
+    for (size_t i = 0; i < pending_.size(); ++i) {
+      const Pending& rec = pending_[i];
+      if (rec.src.size < kWhole) {
+        small.push_back(i);
+        continue;
+      }
+      crcs[i] = copy_with_crc(static_cast<unsigned char*>(rec.dst), rec.src.size,
+                              [&](size_t off, size_t len, unsigned char* d) {
+                                zip_->source().read(rec.src.offset + off, len, d);
+                              });
+    }
+    // About 1 MiB of records per task.
+    size_t small_bytes = 0;
+    for (size_t i : small) small_bytes += pending_[i].src.size;
+    const int64_t grain = std::max<int64_t>(1, int64_t(small.size() * kWhole / std::max<size_t>(1, small_bytes)));
+    parallel_for(0, int64_t(small.size()), grain, [&](int64_t b, int64_t e) {
+      for (int64_t k = b; k < e; ++k) {
+        const Pending& rec = pending_[small[size_t(k)]];
+        auto* dst = static_cast<unsigned char*>(rec.dst);
+        if (rec.src.size == 0) continue;  // crcs[] holds 0, the CRC of no bytes; dst may be null
+        zip_->source().read(rec.src.offset, rec.src.size, dst);
+        crcs[small[size_t(k)]] = crc32(dst, rec.src.size);
+      }
+    });
+    for (size_t i = 0; i < pending_.size(); ++i) {
+      const Pending& rec = pending_[i];
+      const auto* dst = static_cast<const unsigned char*>(rec.dst);
+      FW_CHECK(crcs[i] == rec.src.crc, "[pickle_load] record '", rec.name, "' is corrupt (CRC-32 mismatch)");
       if (rec.is_bool)
         for (size_t k = 0; k < rec.src.size; ++k)
           FW_CHECK(dst[k] <= 1, "[pickle_load] record '", rec.name, "' of a bool storage holds the byte ", int(dst[k]));

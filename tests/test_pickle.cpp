@@ -516,6 +516,33 @@ TEST(Pickle, LargeRecordsAreCheckedPieceByPiece) {
   }
 }
 
+// Many small records load a whole record per task, in parallel; with two corrupt records the
+// error names the first in record order, whichever thread met it first.
+TEST(Pickle, ManySmallRecordsLoadInParallelAndReportTheFirstBadOne) {
+  GenericDict d;
+  std::vector<Tensor> ts;
+  for (int i = 0; i < 40; i++) {
+    ts.push_back(fw::full({1000 + 37 * i}, float(i) + 0.25f));  // 4-10 KB each, one empty below
+    d.insert("t" + std::to_string(i), ts.back());
+  }
+  d.insert("empty", fw::empty({0}));
+  std::vector<char> bytes = fw::pickle_save(IValue(d));
+  GenericDict r = fw::pickle_load(bytes).toGenericDict();
+  for (int i = 0; i < 40; i++) EXPECT_TRUE(fw::equal(r.at("t" + std::to_string(i)).toTensor(), ts[size_t(i)])) << i;
+  EXPECT_EQ(r.at("empty").toTensor().numel(), 0);
+  // Record k holds tensor k's storage (pickle_save numbers storages as it meets them).
+  std::string s(bytes.begin(), bytes.end());
+  auto at_of = [&](int i) {
+    size_t at = s.find(std::string(static_cast<const char*>(ts[size_t(i)].data_ptr()), 64));
+    EXPECT_NE(at, std::string::npos) << i;
+    return at;
+  };
+  std::vector<char> flipped = bytes;
+  flipped[at_of(31) + 100] ^= 0x04;
+  flipped[at_of(7) + 5] ^= 0x04;
+  EXPECT_ERROR(fw::pickle_load(flipped), "'archive/data/7' is corrupt (CRC-32 mismatch)");
+}
+
 TEST(Pickle, BoolStoragesHoldOnlyZeroAndOne) {
   std::string body = glob("torch._utils", "_rebuild_tensor_v2") + "((" + str("storage") + glob("torch", "BoolStorage") +
                      str("0") + str("cpu") + int1(2) + "tQ" + int1(0) + "K\x02\x85" + "K\x01\x85" + "\x89}tR";
