@@ -314,9 +314,9 @@ namespace detail {
 
 // Note [Preserved layouts]
 // libtorch's default memory format for the *_like factories, clone and to(dtype) is Preserve:
-// the result is laid out in memory like the input, so `empty_like(x)` filled through data_ptr in x's memory
-// order holds x's values in x's positions (a transposed or channels-last input gives a transposed
-// or channels-last result). The dim order is the one libtorch's infer_dense_strides computes:
+// the result is laid out in memory like the input, so `empty_like(x)` filled through data_ptr in
+// x's memory order holds x's values in x's positions (a transposed or channels-last input gives a
+// transposed or channels-last result). The dim order is the one libtorch's infer_dense_strides computes:
 // an insertion sort of the dims by stride, innermost first, where a stride-0 (broadcast) dim
 // compares equal to everything, so it keeps its row-major place, and of two equal strides the
 // larger dim goes outside. A dense input gets its own strides back (up to the strides of size-1
