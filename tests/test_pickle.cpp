@@ -15,6 +15,7 @@
 
 #include <fw/fw.h>
 
+#include "core/pickle_internal.h"
 #include "tests/expect_error.h"
 
 using fw::GenericDict;
@@ -541,6 +542,31 @@ TEST(Pickle, ManySmallRecordsLoadInParallelAndReportTheFirstBadOne) {
   flipped[at_of(31) + 100] ^= 0x04;
   flipped[at_of(7) + 5] ^= 0x04;
   EXPECT_ERROR(fw::pickle_load(flipped), "'archive/data/7' is corrupt (CRC-32 mismatch)");
+}
+
+// The CRC-32 against its bit-at-a-time definition, for every length up to 300 at every
+// alignment and for long buffers (the folding path starts at 64 bytes).
+TEST(Pickle, Crc32MatchesTheBytewiseDefinition) {
+  auto reference = [](const unsigned char* p, size_t n) {
+    uint32_t c = 0xFFFFFFFFu;
+    for (size_t i = 0; i < n; i++) {
+      c ^= p[i];
+      for (int k = 0; k < 8; k++) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+    }
+    return c ^ 0xFFFFFFFFu;
+  };
+  std::mt19937 gen(5);
+  std::vector<unsigned char> buf((1 << 20) + 100);
+  for (auto& b : buf) b = static_cast<unsigned char>(gen());
+  const unsigned char* p = buf.data();
+  EXPECT_EQ(fw::detail::zip_crc32(reinterpret_cast<const unsigned char*>("123456789"), 9), 0xCBF43926u);
+  for (size_t off = 0; off < 16; off++)
+    for (size_t n = 0; n <= 300; n++) ASSERT_EQ(fw::detail::zip_crc32(p + off, n), reference(p + off, n)) << off << " " << n;
+  for (size_t n : {size_t(4096), size_t(65537), size_t(1 << 20) + 77})
+    EXPECT_EQ(fw::detail::zip_crc32(p + 3, n), reference(p + 3, n)) << n;
+  std::vector<unsigned char> zeros(1000, 0), ones(1000, 0xFF);
+  EXPECT_EQ(fw::detail::zip_crc32(zeros.data(), 1000), reference(zeros.data(), 1000));
+  EXPECT_EQ(fw::detail::zip_crc32(ones.data(), 1000), reference(ones.data(), 1000));
 }
 
 TEST(Pickle, BoolStoragesHoldOnlyZeroAndOne) {
