@@ -75,25 +75,27 @@ uint32_t crc32_tables(uint32_t c, const unsigned char* p, size_t n) {
 // 4-lane and 1-lane fold constants for zip's bit-reflected P = 0x04C11DB7; the initial state is
 // xored into the first four bytes. Pickle.Crc32MatchesTheBytewiseDefinition checks every length.
 #define FW_CLMUL __attribute__((target("pclmul,sse4.1")))
-FW_CLMUL inline __m128i load(const unsigned char* q) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(q)); }
-FW_CLMUL inline __m128i fold(__m128i x, __m128i k, __m128i next) {
+FW_CLMUL inline __m128i clmul_load(const unsigned char* q) {
+  return _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
+}
+FW_CLMUL inline __m128i clmul_fold(__m128i x, __m128i k, __m128i next) {
   return _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(x, k, 0x00), _mm_clmulepi64_si128(x, k, 0x11)), next);
 }
 FW_CLMUL uint32_t crc32_clmul(uint32_t c, const unsigned char* p, size_t n) {
   const __m128i k4 = _mm_set_epi64x(0x1c6e41596LL, 0x154442bd4LL);
   const __m128i k1 = _mm_set_epi64x(0x0ccaa009eLL, 0x1751997d0LL);
-  __m128i x0 = _mm_xor_si128(load(p), _mm_cvtsi32_si128(int(c)));
-  __m128i x1 = load(p + 16), x2 = load(p + 32), x3 = load(p + 48);
+  __m128i x0 = _mm_xor_si128(clmul_load(p), _mm_cvtsi32_si128(int(c)));
+  __m128i x1 = clmul_load(p + 16), x2 = clmul_load(p + 32), x3 = clmul_load(p + 48);
   p += 64;
   n -= 64;
   for (; n >= 64; p += 64, n -= 64) {
-    x0 = fold(x0, k4, load(p));
-    x1 = fold(x1, k4, load(p + 16));
-    x2 = fold(x2, k4, load(p + 32));
-    x3 = fold(x3, k4, load(p + 48));
+    x0 = clmul_fold(x0, k4, clmul_load(p));
+    x1 = clmul_fold(x1, k4, clmul_load(p + 16));
+    x2 = clmul_fold(x2, k4, clmul_load(p + 32));
+    x3 = clmul_fold(x3, k4, clmul_load(p + 48));
   }
-  x0 = fold(fold(fold(x0, k1, x1), k1, x2), k1, x3);
-  for (; n >= 16; p += 16, n -= 16) x0 = fold(x0, k1, load(p));
+  x0 = clmul_fold(clmul_fold(clmul_fold(x0, k1, x1), k1, x2), k1, x3);
+  for (; n >= 16; p += 16, n -= 16) x0 = clmul_fold(x0, k1, clmul_load(p));
   alignas(16) unsigned char lane[16];
   _mm_store_si128(reinterpret_cast<__m128i*>(lane), x0);
   return crc32_tables(crc32_tables(0, lane, 16), p, n);

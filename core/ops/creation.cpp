@@ -74,7 +74,8 @@ void tiled_transpose_copy(const StridedLoop<2>& L, int64_t j) {
 // Copies dst <- src as tiles when that pays (see the Note); false when the plain loop should run.
 bool try_tiled_copy(const Tensor& dst, const Tensor& src) {
   const int64_t es = dst.element_size();
-  if (dst.dtype() != src.dtype() || dst.numel() < kGrainSize) return false;
+  if (dst.dtype() != src.dtype() || dst.numel() < kGrainSize || (dst.is_contiguous() && src.is_contiguous()))
+    return false;  // (the plain loop builds its own StridedLoop: skip building one here for nothing)
   auto L = make_loop<2>({&dst, &src}, true);
   const int64_t nd = int64_t(L.sizes.size());
   if (nd < 2 || L.strides[0][nd - 1] != es || L.sizes[nd - 1] < kTile / 2) return false;
