@@ -2,7 +2,7 @@
 // emits readable C++/OpenMP, compiles it once per graph (codegen/compiler.cpp) and runs it.
 //
 // Note [Loop kernels]
-// Two loop forms cover what is fused today:
+// Three loop forms cover what is fused today (the third, row kernels, has its own note):
 //  * Pointwise: one iteration space (the members' common output shape); every buffer the kernel
 //    reads or writes is addressed by (base pointer, strides) passed at run time, so broadcasts are
 //    zero strides, views need no copy, and one compiled kernel serves every size (dynamic shapes
@@ -11,13 +11,13 @@
 //    each block is loaded into small arrays, every member op runs as one loop over the block (the
 //    compiler vectorises the arithmetic; float32 transcendental ops call fw's SLEEF loops, the same
 //    ones eager uses), and materialised values are stored. OpenMP splits the blocks.
-//  * Reduction with prologue: a pointwise group feeding sum/mean/amax/amin. The runner permutes
-//    the reduced dimensions last and collapses them to one; each output row runs the prologue over
-//    its input row block by block and folds the reduced value into an accumulator (double for
-//    float sums). Prologue values needed elsewhere are stored in the same pass.
+//  * Reduction: a pointwise group with the sum/mean/amax/amin reductions that read it, over any
+//    set of dims, in row or column form (Note [Reduction kernels]); prologue values needed
+//    elsewhere are stored in the same pass. Reductions of the last dim go to row kernels instead
+//    (Note [Row kernels]), where later ops may read them.
 // Everything else is an extern step: the op runs through the dispatch door with its eager kernel
-// (GEMM, convolution, views, softmax, random ops...). A kernel whose geometry the fast form
-// cannot take at run time (reduced dims that do not collapse) runs its member ops eagerly instead.
+// (GEMM, convolution, views, softmax, random ops...). An empty iteration space runs the member
+// ops eagerly, which know what an empty reduction gives.
 //
 // Note [What fuses]
 // A node fuses when it is an elementwise op with a shared scalar functor (core/functors.h), its
@@ -254,11 +254,16 @@ struct Kernel {
   std::vector<int> loads;   // buffer values read (slot order)
   std::vector<int> stores;  // values written
   DimVec shape;             // iteration shape
+  // Reduction kernels (Note [Reduction kernels]): reductions over the same dims of `shape`,
+  // each reading a value of the group or a load.
   bool reduction = false;
-  int red_node = -1, red_in = -1, red_out = -1;
-  RedKind red = RedKind::Sum;
+  struct Red {
+    int node, in, out;
+    RedKind kind;
+    ScalarType t;
+  };
+  std::vector<Red> reds;
   std::vector<char> reduced;  // per dim of shape
-  ScalarType red_t = kFloat;
   // Row kernels (Note [Row kernels]): ops over rows of the last dimension, with reductions to
   // per-row scalars that later ops of the same row read.
   bool row = false;
@@ -305,12 +310,20 @@ bool last_dim_reduction(const Graph& g, int ni, RedKind& k) {
   return reduced.back() && in.sizes.back() > 1;
 }
 
+// A row kernel gives each thread whole rows; with a handful of long rows (a full reduction of a
+// vector) the reduction kernel's split serial range keeps every thread busy instead.
+bool few_long_rows(const DimVec& sizes) {
+  int64_t rows = 1;
+  for (size_t d = 0; d + 1 < sizes.size(); d++) rows *= sizes[d];
+  return rows < 16 && sizes.back() >= 32768;
+}
+
 std::string kernel_name(const Graph& g, const Kernel& k, size_t idx) {
   std::string s = "fused";
   int shown = 0;
   std::vector<int> nodes;
   for (auto& op : k.ops) nodes.push_back(op.node);
-  if (k.reduction) nodes.push_back(k.red_node);
+  for (auto& r : k.reds) nodes.push_back(r.node);
   if (k.row) {
     nodes.clear();
     for (auto& r : k.rops) nodes.push_back(r.kind == Kernel::RowOp::Red ? r.node : r.op.node);
@@ -409,10 +422,7 @@ void emit_block(std::ostream& os, const Graph& g, const Kernel& k, const std::st
 
 void emit_row_kernel(std::ostream& os, const Graph& g, const Kernel& k);
 
-void emit_kernel(std::ostream& os, const Graph& g, const Kernel& k) {
-  if (k.row) return emit_row_kernel(os, g, k);
-  // (No sizes in the source: one compiled kernel serves every shape; see Note [Loop kernels].)
-  os << "// " << k.name << ": rank-" << k.shape.size() << (k.reduction ? " reduction" : " pointwise") << " loop\n";
+void emit_member_comments(std::ostream& os, const Graph& g, const Kernel& k) {
   for (const PwOp& op : k.ops) {
     const Node& n = g.nodes[op.node];
     os << "//   %" << n.out[0] << " = " << op_def(n.op).name << "(";
@@ -420,65 +430,176 @@ void emit_kernel(std::ostream& os, const Graph& g, const Kernel& k) {
     std::string at = op_attrs_str(n.op, n.attrs);
     os << (at.empty() ? "" : "; " + at) << ")\n";
   }
-  if (k.reduction)
-    os << "//   %" << k.red_out << " = " << op_def(g.nodes[k.red_node].op).name << "(%" << k.red_in << ") over the last "
-       << "(collapsed) dimension\n";
-  os << "extern \"C\" void " << k.name << "(void* const* P, const int64_t* M) {\n";
-  int extra = k.reduction ? 1 : 0;  // the reduction output comes first
-  int nbuf = int(k.stores.size() + k.loads.size());
-  os << "  const int64_t R = M[0];\n  const int64_t* S = M + 1;\n  const int64_t* ST = M + 1 + R;  // "
-     << nbuf << " buffers x R strides\n";
-  if (k.reduction) os << "  " << ctype(k.red_t) << "* __restrict out = static_cast<" << ctype(k.red_t) << "*>(P[0]);\n";
+  for (const Kernel::Red& r : k.reds) {
+    const Node& n = g.nodes[r.node];
+    std::string at = op_attrs_str(n.op, n.attrs);
+    os << "//   %" << r.out << " = " << op_def(n.op).name << "(%" << r.in << (at.empty() ? "" : "; " + at) << ")\n";
+  }
+}
+
+// The buffer pointers: [first, first + stores) are the stores o0.., then the loads i0...
+void emit_buffer_pointers(std::ostream& os, const Graph& g, const Kernel& k, int first) {
   for (size_t i = 0; i < k.stores.size(); i++) {
     const char* t = stype(g.values[k.stores[i]].dtype);
-    os << "  " << t << "* __restrict o" << i << " = static_cast<" << t << "*>(P[" << extra + i << "]);\n";
+    os << "  " << t << "* __restrict o" << i << " = static_cast<" << t << "*>(P[" << first + int(i) << "]);\n";
   }
   for (size_t i = 0; i < k.loads.size(); i++) {
     const char* t = stype(g.values[k.loads[i]].dtype);
     os << "  const " << t << "* __restrict i" << i << " = static_cast<const " << t << "*>(P["
-       << extra + k.stores.size() + i << "]);\n";
+       << first + int(k.stores.size() + i) << "]);\n";
   }
-  os << "  const int64_t inner = R ? S[R - 1] : 1;\n"
-        "  int64_t outer = 1;\n  for (int64_t d = 0; d + 1 < R; d++) outer *= S[d];\n";
-  auto bases = [&](const std::string& ind, const std::string& row) {
-    os << ind << "int64_t base[" << std::max(nbuf, 1) << "] = {0}, s[" << std::max(nbuf, 1) << "] = {0};\n"
-       << ind << "for (int b = 0; b < " << nbuf << "; b++) s[b] = R ? ST[b * R + R - 1] : 0;\n"
-       << ind << "for (int64_t d = R - 2, rem = " << row << "; d >= 0; d--) {\n"
-       << ind << "  const int64_t id = rem % S[d];\n" << ind << "  rem /= S[d];\n"
-       << ind << "  for (int b = 0; b < " << nbuf << "; b++) base[b] += id * ST[b * R + d];\n" << ind << "}\n";
-  };
-  if (!k.reduction) {
-    os << "  const int64_t nb = (inner + B - 1) / B, chunks = outer * nb;\n"
-          "  par_for(chunks, outer * inner, [&](int64_t q0, int64_t q1) {\n"
-          "  for (int64_t q = q0; q < q1; q++) {\n"
-          "    const int64_t row = q / nb, c = (q % nb) * B, m = std::min<int64_t>(B, inner - c);\n";
-    bases("    ", "row");
-    emit_block(os, g, k, "    ", 0);
-    os << "  }\n  });\n}\n\n";
-    return;
-  }
-  bool fsum = k.red == RedKind::Sum || k.red == RedKind::Mean;
-  std::string acc_t = fsum ? "double" : ctype(k.red_t);
-  std::string init = fsum ? "0.0" : (k.red == RedKind::Max ? "-std::numeric_limits<" : "std::numeric_limits<") +
-                                         std::string(ctype(k.red_t)) + ">::infinity()";
+}
+
+// Note [Reduction kernels]
+// A pointwise group with the reductions (sum/mean/amax/amin) that read it, all over the same
+// dims of one shape: one pass over the group's elements computes the prologue, stores the values
+// needed elsewhere and folds each reduction's input into per-lane accumulators (double for float
+// sums), so BN-style statistics (sum(g) and sum(g * xhat) over N, H, W) or a bias gradient next
+// to the masked gradient it sums cost one read. The runner orders the dims as
+//   [parallel kept dims (RA) | serial dims | one inner dim]
+// and picks, from the buffers' strides, which dim is inner:
+//  * row form: the inner dim is the last reduced one; the kept dims are parallel. Each output
+//    folds its blocks lane-wise into acc[B], then across lanes.
+//  * column form: the inner dim is kept (a sum over rows keeping the contiguous columns, such as
+//    a bias gradient): units are (outer kept index, block of B columns), every lane accumulates
+//    its own column while the serial dims (all reduced) go by; no strided gathers.
+// A unit's serial range may be split into K pieces (K > 1 when there are too few units to keep
+// the threads busy, e.g. a full reduction); pieces leave partial accumulators that are combined
+// in piece order afterwards, so results depend on the shape, never on the thread count.
+void emit_reduction_kernel(std::ostream& os, const Graph& g, const Kernel& k) {
+  os << "// " << k.name << ": rank-" << k.shape.size() << " reduction loop (" << k.reds.size() << " output"
+     << (k.reds.size() > 1 ? "s" : "") << ")\n";
+  emit_member_comments(os, g, k);
+  const int nr = int(k.reds.size());
+  const int nbuf = int(k.stores.size() + k.loads.size()), nall = nbuf + nr;
+  os << "extern \"C\" void " << k.name << "(void* const* P, const int64_t* M) {\n"
+     << "  const int64_t R = M[0], RA = M[1], col = M[2], K = M[3];\n"
+     << "  const int64_t* S = M + 4;\n"
+     << "  const int64_t* ST = M + 4 + R;  // " << nall << " buffers x R strides: stores, loads, then the outputs\n";
   std::map<int, int> slot;
   for (size_t i = 0; i < k.loads.size(); i++) slot[k.loads[i]] = int(i);
-  std::string red_src = slot.count(k.red_in) ? "p" + std::to_string(slot.at(k.red_in)) : "v" + std::to_string(k.red_in);
-  os << "  par_for(outer, outer * inner, [&](int64_t r0, int64_t r1) {\n"
-        "  for (int64_t row = r0; row < r1; row++) {\n";
-  bases("    ", "row");
-  os << "    " << acc_t << " acc = " << init << ";\n"
-     << "    for (int64_t c = 0; c < inner; c += B) {\n"
-     << "      const int64_t m = std::min<int64_t>(B, inner - c);\n";
+  std::vector<std::string> acc_t, init, comb, src;
+  for (int r = 0; r < nr; r++) {
+    const Kernel::Red& rd = k.reds[size_t(r)];
+    const char* t = ctype(rd.t);
+    bool fsum = rd.kind == RedKind::Sum || rd.kind == RedKind::Mean;
+    acc_t.push_back(fsum ? "double" : t);
+    init.push_back(fsum ? "0.0"
+                        : std::string(rd.kind == RedKind::Max ? "-" : "") + "std::numeric_limits<" + t + ">::infinity()");
+    comb.push_back(fsum ? "" : rd.kind == RedKind::Max ? "fw::fn::Maximum{}" : "fw::fn::Minimum{}");
+    src.push_back(slot.count(rd.in) ? "p" + std::to_string(slot.at(rd.in)) : "v" + std::to_string(rd.in));
+    os << "  " << t << "* __restrict out" << r << " = static_cast<" << t << "*>(P[" << r << "]);\n";
+  }
+  emit_buffer_pointers(os, g, k, nr);
+  os << "  const int64_t inner = S[R - 1];\n"
+        "  int64_t A = 1, NS = 1;\n"
+        "  for (int64_t d = 0; d < RA; d++) A *= S[d];\n"
+        "  for (int64_t d = RA; d + 1 < R; d++) NS *= S[d];\n"
+        "  const int64_t nblk = (inner + B - 1) / B;\n"
+        "  const int64_t units = col ? A * nblk : A, steps = col ? NS : NS * nblk;\n"
+        "  const double count = double(col ? NS : NS * inner);  // elements per output\n"
+     << "  auto unit_base = [&](int64_t q, int64_t* base) {\n"
+     << "    for (int b = 0; b < " << nall << "; b++) base[b] = 0;\n"
+     << "    for (int64_t d = RA - 1, rem = col ? q / nblk : q; d >= 0; d--) {\n"
+     << "      const int64_t id = rem % S[d];\n      rem /= S[d];\n"
+     << "      for (int b = 0; b < " << nall << "; b++) base[b] += id * ST[b * R + d];\n    }\n  };\n";
+  // finish(q, acc...): one unit's outputs from its lane accumulators.
+  os << "  auto finish = [&](int64_t q";
+  for (int r = 0; r < nr; r++) os << ", const " << acc_t[size_t(r)] << "* __restrict a" << r;
+  os << ") {\n    int64_t base[" << nall << "];\n    unit_base(q, base);\n"
+     << "    if (col) {\n      const int64_t c = (q % nblk) * B, m = std::min<int64_t>(B, inner - c);\n";
+  for (int r = 0; r < nr; r++) {
+    const Kernel::Red& rd = k.reds[size_t(r)];
+    const char* t = ctype(rd.t);
+    int b = nbuf + r;
+    os << "      for (int64_t j = 0; j < m; j++) out" << r << "[base[" << b << "] + (c + j) * ST[" << b << " * R + R - 1]] = "
+       << t << "(" << (rd.kind == RedKind::Mean ? "a" + std::to_string(r) + "[j] / count" : "a" + std::to_string(r) + "[j]")
+       << ");\n";
+  }
+  os << "    } else {\n";
+  for (int r = 0; r < nr; r++) {
+    const Kernel::Red& rd = k.reds[size_t(r)];
+    const char* t = ctype(rd.t);
+    std::string a = "a" + std::to_string(r), x = "x" + std::to_string(r);
+    os << "      " << acc_t[size_t(r)] << " " << x << " = " << init[size_t(r)] << ";\n";
+    if (comb[size_t(r)].empty()) os << "      for (int64_t j = 0; j < B; j++) " << x << " += " << a << "[j];\n";
+    else os << "      for (int64_t j = 0; j < B; j++) " << x << " = " << comb[size_t(r)] << "(" << x << ", " << a << "[j]);\n";
+    os << "      out" << r << "[base[" << nbuf + r << "]] = " << t << "("
+       << (rd.kind == RedKind::Mean ? x + " / count" : x) << ");\n";
+  }
+  os << "    }\n  };\n";
+  for (int r = 0; r < nr; r++)
+    os << "  std::unique_ptr<" << acc_t[size_t(r)] << "[]> part" << r << "(K > 1 ? new " << acc_t[size_t(r)]
+       << "[size_t(units * K * B)] : nullptr);\n";
+  os << "  par_for(units * K, A * NS * inner, [&](int64_t q0, int64_t q1) {\n"
+        "  for (int64_t qq = q0; qq < q1; qq++) {\n"
+        "    const int64_t q = qq / K, kk = qq % K;\n"
+     << "    int64_t ubase[" << nall << "], base[" << std::max(nbuf, 1) << "], s[" << std::max(nbuf, 1) << "];\n"
+     << "    unit_base(q, ubase);\n"
+     << "    for (int b = 0; b < " << nbuf << "; b++) s[b] = ST[b * R + R - 1];\n";
+  for (int r = 0; r < nr; r++)
+    os << "    " << acc_t[size_t(r)] << " acc" << r << "[B];\n    for (int64_t j = 0; j < B; j++) acc" << r
+       << "[j] = " << init[size_t(r)] << ";\n";
+  os << "    for (int64_t t = steps * kk / K, t1 = steps * (kk + 1) / K; t < t1; t++) {\n"
+        "      const int64_t c = (col ? q % nblk : t % nblk) * B, m = std::min<int64_t>(B, inner - c);\n"
+     << "      for (int b = 0; b < " << nbuf << "; b++) base[b] = ubase[b];\n"
+     << "      for (int64_t d = R - 2, rem = col ? t : t / nblk; d >= RA; d--) {\n"
+     << "        const int64_t id = rem % S[d];\n        rem /= S[d];\n"
+     << "        for (int b = 0; b < " << nbuf << "; b++) base[b] += id * ST[b * R + d];\n      }\n";
   emit_block(os, g, k, "      ", 0);
-  if (fsum)
-    os << "#pragma omp simd reduction(+ : acc)\n      for (int64_t j = 0; j < m; j++) acc += " << red_src << "[j];\n";
-  else
-    os << "      for (int64_t j = 0; j < m; j++) acc = fw::fn::" << (k.red == RedKind::Max ? "Maximum" : "Minimum")
-       << "{}(acc, " << red_src << "[j]);\n";
-  os << "    }\n";
-  if (k.red == RedKind::Mean) os << "    out[row] = " << ctype(k.red_t) << "(acc / double(inner));\n";
-  else os << "    out[row] = " << ctype(k.red_t) << "(acc);\n";
+  for (int r = 0; r < nr; r++) {
+    std::string a = "acc" + std::to_string(r);
+    if (comb[size_t(r)].empty())
+      os << "#pragma omp simd\n      for (int64_t j = 0; j < m; j++) " << a << "[j] += " << src[size_t(r)] << "[j];\n";
+    else
+      os << "      for (int64_t j = 0; j < m; j++) " << a << "[j] = " << comb[size_t(r)] << "(" << a << "[j], "
+         << src[size_t(r)] << "[j]);\n";
+  }
+  os << "    }\n    if (K == 1) finish(q";
+  for (int r = 0; r < nr; r++) os << ", acc" << r;
+  os << ");\n    else {\n";
+  for (int r = 0; r < nr; r++)
+    os << "      std::copy(acc" << r << ", acc" << r << " + B, part" << r << ".get() + (q * K + kk) * B);\n";
+  os << "    }\n  }\n  });\n"
+     << "  if (K == 1) return;\n"
+     << "  par_for(units, units * K * B, [&](int64_t q0, int64_t q1) {\n"
+     << "  for (int64_t q = q0; q < q1; q++) {\n";
+  for (int r = 0; r < nr; r++) {
+    std::string a = "acc" + std::to_string(r), pp = "part" + std::to_string(r) + ".get() + (q * K + kk) * B";
+    os << "    " << acc_t[size_t(r)] << " " << a << "[B];\n    std::copy(part" << r << ".get() + q * K * B, part" << r
+       << ".get() + (q * K + 1) * B, " << a << ");\n"
+       << "    for (int64_t kk = 1; kk < K; kk++)\n      for (int64_t j = 0; j < B; j++) " << a << "[j] = ";
+    if (comb[size_t(r)].empty()) os << a << "[j] + (" << pp << ")[j];\n";
+    else os << comb[size_t(r)] << "(" << a << "[j], (" << pp << ")[j]);\n";
+  }
+  os << "    finish(q";
+  for (int r = 0; r < nr; r++) os << ", acc" << r;
+  os << ");\n  }\n  });\n}\n\n";
+}
+
+void emit_kernel(std::ostream& os, const Graph& g, const Kernel& k) {
+  if (k.row) return emit_row_kernel(os, g, k);
+  if (k.reduction) return emit_reduction_kernel(os, g, k);
+  // (No sizes in the source: one compiled kernel serves every shape; see Note [Loop kernels].)
+  os << "// " << k.name << ": rank-" << k.shape.size() << " pointwise loop\n";
+  emit_member_comments(os, g, k);
+  os << "extern \"C\" void " << k.name << "(void* const* P, const int64_t* M) {\n";
+  int nbuf = int(k.stores.size() + k.loads.size());
+  os << "  const int64_t R = M[0];\n  const int64_t* S = M + 1;\n  const int64_t* ST = M + 1 + R;  // "
+     << nbuf << " buffers x R strides\n";
+  emit_buffer_pointers(os, g, k, 0);
+  os << "  const int64_t inner = R ? S[R - 1] : 1;\n"
+        "  int64_t outer = 1;\n  for (int64_t d = 0; d + 1 < R; d++) outer *= S[d];\n"
+        "  const int64_t nb = (inner + B - 1) / B, chunks = outer * nb;\n"
+        "  par_for(chunks, outer * inner, [&](int64_t q0, int64_t q1) {\n"
+        "  for (int64_t q = q0; q < q1; q++) {\n"
+        "    const int64_t row = q / nb, c = (q % nb) * B, m = std::min<int64_t>(B, inner - c);\n"
+     << "    int64_t base[" << std::max(nbuf, 1) << "] = {0}, s[" << std::max(nbuf, 1) << "] = {0};\n"
+     << "    for (int b = 0; b < " << nbuf << "; b++) s[b] = R ? ST[b * R + R - 1] : 0;\n"
+     << "    for (int64_t d = R - 2, rem = row; d >= 0; d--) {\n"
+     << "      const int64_t id = rem % S[d];\n      rem /= S[d];\n"
+     << "      for (int b = 0; b < " << nbuf << "; b++) base[b] += id * ST[b * R + d];\n    }\n";
+  emit_block(os, g, k, "    ", 0);
   os << "  }\n  });\n}\n\n";
 }
 
@@ -528,14 +649,7 @@ void emit_row_kernel(std::ostream& os, const Graph& g, const Kernel& k) {
   os << "extern \"C\" void " << k.name << "(void* const* P, const int64_t* M) {\n"
      << "  const int64_t R = M[0];\n  const int64_t* S = M + 1;\n  const int64_t* ST = M + 1 + R;  // " << nbuf
      << " buffers x R strides\n";
-  for (size_t i = 0; i < k.stores.size(); i++) {
-    const char* t = stype(g.values[k.stores[i]].dtype);
-    os << "  " << t << "* __restrict o" << i << " = static_cast<" << t << "*>(P[" << i << "]);\n";
-  }
-  for (size_t i = 0; i < k.loads.size(); i++) {
-    const char* t = stype(g.values[k.loads[i]].dtype);
-    os << "  const " << t << "* __restrict i" << i << " = static_cast<const " << t << "*>(P[" << ns + i << "]);\n";
-  }
+  emit_buffer_pointers(os, g, k, 0);
   os << "  const int64_t C = S[R - 1];\n  int64_t outer = 1;\n  for (int64_t d = 0; d + 1 < R; d++) outer *= S[d];\n"
      << "  par_for(outer, outer * C, [&](int64_t r0, int64_t r1) {\n";
   // Per-thread row buffers: one per row-long value and per gathered load.
@@ -683,7 +797,7 @@ struct CodegenProgram : Program {
       t.insert(t.end(), k.stores.begin(), k.stores.end());
       for (auto& op : k.ops) node_values(op.node, t);
       for (auto& r : k.rops) node_values(r.kind == Kernel::RowOp::Red ? r.node : r.op.node, t);
-      if (k.reduction) node_values(k.red_node, t);
+      for (auto& r : k.reds) node_values(r.node, t);
     }
     release = release_plan(g, touched);
   }
@@ -763,44 +877,102 @@ struct CodegenProgram : Program {
   void run_kernel(int ki, std::vector<Tensor>& env) const {
     const Kernel& k = kernels[ki];
     if (k.row) return run_row_kernel(ki, env);
+    if (k.reduction) return run_reduction_kernel(ki, env);
     std::vector<Tensor> bufs = buffers(k, env);
     const DimVec& shape = k.shape;
     std::vector<DimVec> st;
     for (auto& b : bufs) st.push_back(broadcast_strides(b, shape));
     DimVec cs;
     std::vector<DimVec> cst(bufs.size());
-    Tensor red_out;
-    if (!k.reduction) {
-      std::vector<int64_t> all;
-      for (int64_t d = 0; d < int64_t(shape.size()); d++) all.push_back(d);
-      coalesce(shape, st, all, cs, cst);
-    } else {
-      std::vector<int64_t> kept, red;
-      for (int64_t d = 0; d < int64_t(shape.size()); d++) (k.reduced[d] ? red : kept).push_back(d);
-      coalesce(shape, st, kept, cs, cst);
-      DimVec rs;
-      std::vector<DimVec> rst(bufs.size());
-      coalesce(shape, st, red, rs, rst);
-      if (rs.size() > 1) {  // reduced dims that do not collapse: run the members eagerly
-        run_members(k, env);
-        return;
-      }
-      if (rs.empty()) {  // reducing size-1 dims only
-        rs.push_back(1);
-        for (auto& s : rst) s.push_back(0);
-      }
-      cs.push_back(rs[0]);
-      for (size_t b = 0; b < bufs.size(); b++) cst[b].push_back(rst[b][0]);
-      red_out = make_tensor(g.values[k.red_out].sizes, g.values[k.red_out].dtype);
-      env[k.red_out] = red_out;
-    }
+    std::vector<int64_t> all;
+    for (int64_t d = 0; d < int64_t(shape.size()); d++) all.push_back(d);
+    coalesce(shape, st, all, cs, cst);
     std::vector<int64_t> M = pack(cs, cst);
     std::vector<void*> P;
-    if (k.reduction) P.push_back(red_out.data_ptr());
     for (auto& b : bufs) P.push_back(b.numel() ? b.data_ptr() : nullptr);
     int64_t n = 1;
     for (int64_t s : cs) n *= s;
-    if (n == 0 && !k.reduction) return;
+    if (n == 0) return;
+    fns[ki](P.data(), M.data());
+  }
+
+  // Note [Reduction kernels]: the dims ordered [parallel kept | serial | inner], the form (row or
+  // column) and the split K of each unit's serial range.
+  void run_reduction_kernel(int ki, std::vector<Tensor>& env) const {
+    const Kernel& k = kernels[ki];
+    const DimVec& shape = k.shape;
+    int64_t total = 1;
+    for (int64_t x : shape) total *= x;
+    if (total == 0) {  // the members' eager kernels know what an empty reduction gives (or raise)
+      run_members(k, env);
+      return;
+    }
+    std::vector<Tensor> bufs = buffers(k, env);
+    const size_t nbuf = bufs.size();
+    std::vector<DimVec> st;
+    for (auto& b : bufs) st.push_back(broadcast_strides(b, shape));
+    std::vector<Tensor> outs;
+    for (const Kernel::Red& r : k.reds) {
+      outs.push_back(make_tensor(g.values[r.out].sizes, g.values[r.out].dtype));
+      env[r.out] = outs.back();
+      // The output's strides over the iteration shape: 0 along the reduced dims.
+      DimVec os(shape.size(), 0);
+      const bool keep = outs.back().dim() == int64_t(shape.size());
+      for (size_t d = 0, od = 0; d < shape.size(); d++) {
+        if (keep) os[d] = k.reduced[d] ? 0 : outs.back().strides()[d];
+        else if (!k.reduced[d]) os[d] = outs.back().strides()[od++];
+      }
+      st.push_back(os);
+    }
+    std::vector<int64_t> kept, red;
+    for (int64_t d = 0; d < int64_t(shape.size()); d++) (k.reduced[size_t(d)] ? red : kept).push_back(d);
+    DimVec ks, rs;
+    std::vector<DimVec> kst(st.size()), rst(st.size());
+    coalesce(shape, st, kept, ks, kst);
+    coalesce(shape, st, red, rs, rst);
+    if (rs.empty()) {  // reducing size-1 dims only
+      rs.push_back(1);
+      for (auto& x : rst) x.push_back(0);
+    }
+    // Column form when more of the group's buffers are contiguous along the last kept dim than
+    // along the last reduced one.
+    int along_kept = 0, along_red = 0;
+    for (size_t b = 0; b < nbuf; b++) {
+      along_kept += !ks.empty() && kst[b].back() == 1;
+      along_red += rst[b].back() == 1;
+    }
+    const bool col = !ks.empty() && along_kept > along_red;
+    DimVec cs;
+    std::vector<DimVec> cst(st.size());
+    auto put = [&](const DimVec& sz, const std::vector<DimVec>& sst, size_t lo, size_t hi) {
+      for (size_t d = lo; d < hi; d++) {
+        cs.push_back(sz[d]);
+        for (size_t b = 0; b < st.size(); b++) cst[b].push_back(sst[b][d]);
+      }
+    };
+    if (col) {
+      put(ks, kst, 0, ks.size() - 1);
+      put(rs, rst, 0, rs.size());
+      put(ks, kst, ks.size() - 1, ks.size());
+    } else {
+      put(ks, kst, 0, ks.size());
+      put(rs, rst, 0, rs.size());
+    }
+    const int64_t RA = col ? int64_t(ks.size()) - 1 : int64_t(ks.size());
+    int64_t A = 1, NS = 1;
+    for (int64_t d = 0; d < RA; d++) A *= cs[size_t(d)];
+    for (size_t d = size_t(RA); d + 1 < cs.size(); d++) NS *= cs[d];
+    const int64_t inner = cs.back(), nblk = (inner + kernel::B - 1) / kernel::B;
+    const int64_t units = col ? A * nblk : A, steps = col ? NS : NS * nblk;
+    // Split the serial range when there are fewer than 16 units, into pieces of >= 32K elements.
+    int64_t K = 1;
+    if (units < 16 && steps > 1)
+      K = std::max<int64_t>(1, std::min({steps, (16 + units - 1) / units, total / (units * 32768)}));
+    std::vector<int64_t> M = pack(cs, cst);
+    M.insert(M.begin() + 1, {RA, col ? 1 : 0, K});
+    std::vector<void*> P;
+    for (auto& o : outs) P.push_back(o.data_ptr());
+    for (auto& b : bufs) P.push_back(b.numel() ? b.data_ptr() : nullptr);
     fns[ki](P.data(), M.data());
   }
 
@@ -812,7 +984,7 @@ struct CodegenProgram : Program {
       return;
     }
     for (auto& op : k.ops) run_node(op.node, env);
-    if (k.reduction) run_node(k.red_node, env);
+    for (auto& r : k.reds) run_node(r.node, env);
   }
 
   // Note [Autotuning]
@@ -1038,10 +1210,10 @@ std::shared_ptr<Program> codegen_program(Graph g, const CompileOptions& o) {
     cur_nodes.clear();
     cur_values.clear();
   };
-  auto seal = [&](int red = -1, RedKind rk = RedKind::Sum, const std::vector<char>* reduced = nullptr) {
+  auto seal = [&]() {
     if (cur.row) return seal_row();
-    if (cur.ops.empty() && red < 0) return;
-    bool single = cur.ops.size() == 1 && red < 0;
+    if (cur.ops.empty()) return;
+    bool single = cur.ops.size() == 1 && cur.reds.empty();
     if (single) {  // eager's kernel is already one pass
       log::fusion("not fusing ", op_def(g.nodes[cur.ops[0].node].op).name, " (%", g.nodes[cur.ops[0].node].out[0],
                   "): a single op runs its eager kernel");
@@ -1056,27 +1228,17 @@ std::shared_ptr<Program> codegen_program(Graph g, const CompileOptions& o) {
       for (auto& op : k.ops)
         for (auto& a : op.args)
           if (a.kind == ArgKind::Value) need(a.id);
-      if (red >= 0) {
-        const Node& rn = g.nodes[red];
-        k.reduction = true;
-        k.red_node = red;
-        k.red_in = rn.in[0];
-        k.red_out = rn.out[0];
-        k.red = rk;
-        k.reduced = *reduced;
-        k.red_t = g.values[rn.out[0]].dtype;
-        k.shape = g.values[rn.in[0]].sizes;
-        need(rn.in[0]);
-      }
+      for (auto& r : k.reds) need(r.in);
+      k.reduction = !k.reds.empty();
       for (auto& op : k.ops) {
         int v = g.nodes[op.node].out[0];
         bool outside = escapes[v];
         for (int u : users[v])
-          if (!cur_nodes.count(u) && u != red) outside = true;
+          if (!cur_nodes.count(u)) outside = true;
         if (outside) k.stores.push_back(v);
       }
       k.name = kernel_name(g, k, kernels.size());
-      log::fusion(k.name, ": ", k.ops.size(), " pointwise op(s)", red >= 0 ? " + reduction" : "", ", ",
+      log::fusion(k.name, ": ", k.ops.size(), " pointwise op(s), ", k.reds.size(), " reduction(s), ",
                   k.loads.size(), " load(s), ", k.stores.size(), " store(s)");
       steps.push_back({true, int(kernels.size())});
       kernels.push_back(std::move(k));
@@ -1128,7 +1290,8 @@ std::shared_ptr<Program> codegen_program(Graph g, const CompileOptions& o) {
                   " is neither the row shape ", shape_str(cur.shape), " nor a per-row value of its inputs' kind");
       seal();
     }
-    if (last_dim_reduction(g, int(i), rk)) {
+    if (last_dim_reduction(g, int(i), rk) && !few_long_rows(g.values[n.in[0]].sizes)) {
+      if (!cur.row && !cur.reds.empty()) seal();  // a reduction kernel takes no row reduction
       int u = n.in[0], ov = n.out[0];
       const DimVec& S = g.values[u].sizes;
       bool in_cur = cur_values.count(u) && cur.shape == S && !cur.scalar_values.count(u);
@@ -1164,27 +1327,37 @@ std::shared_ptr<Program> codegen_program(Graph g, const CompileOptions& o) {
                     shape_str(shape), " differs from ", shape_str(cur.shape));
         seal();
       }
+      bool reads_reduced = false;
+      for (auto& r : cur.reds)
+        for (int v : n.in) reads_reduced = reads_reduced || v == r.out;
+      if (reads_reduced) {
+        log::fusion("not fusing ", op_def(n.op).name, " (%", n.out[0],
+                    ") into the open group: it reads the group's reduction, which needs the whole pass first");
+        seal();
+      }
       if (cur.ops.empty()) cur.shape = shape;
       cur.ops.push_back(op);
       cur_nodes.insert(int(i));
       cur_values.insert(n.out[0]);
       continue;
     }
-    if (!cur.row && reduction_node(g, int(i), rk, reduced) && cur_values.count(n.in[0]) &&
+    if (!cur.row && !cur.ops.empty() && reduction_node(g, int(i), rk, reduced) &&
         cur.shape == g.values[n.in[0]].sizes) {
-      // The fused form walks each output's reduced elements in order, which is a strided gather
-      // when the innermost dimension is kept (a column sum such as a bias gradient): there the
-      // group is sealed alone and eager's column-mode reduction, vectorised across outputs,
-      // runs the sum (20-30x faster on [256, 1024] -> [1024]).
-      const DimVec& rs = cur.shape;
-      int64_t inner = int64_t(rs.size()) - 1;
-      while (inner > 0 && rs[size_t(inner)] == 1) inner--;
-      if (inner >= 0 && reduced[size_t(inner)]) {
-        seal(int(i), rk, &reduced);
+      // Note [Reduction kernels]: the first reduction must read the group; later ones over the
+      // same dims join it whatever they read (horizontal fusion), except the group's own results.
+      bool own_result = false;
+      for (auto& r : cur.reds) own_result = own_result || r.out == n.in[0];
+      bool joins = !own_result && (cur.reds.empty() ? cur_values.count(n.in[0]) != 0 : cur.reduced == reduced);
+      if (joins) {
+        cur.reduced = reduced;
+        cur.reds.push_back({int(i), n.in[0], n.out[0], rk, g.values[n.out[0]].dtype});
+        cur_nodes.insert(int(i));
+        cur_values.insert(n.out[0]);
         continue;
       }
-      log::fusion("not fusing ", op_def(n.op).name, " (%", n.out[0],
-                  ") into its prologue: it keeps the innermost dimension (a column reduction)");
+      if (!cur.reds.empty())
+        log::fusion("not fusing ", op_def(n.op).name, " (%", n.out[0],
+                    ") into the open reduction kernel: it reduces other dims or reads the kernel's result");
     }
     bool reads_group = false;
     for (int v : n.in) reads_group = reads_group || cur_values.count(v);

@@ -198,6 +198,81 @@ std::string read_sources(const CacheDir& dir) {
   return all;
 }
 
+// Note [Reduction kernels]: a prologue with every reduction over the same dims that reads it, in
+// column form (the reduced dims outside the contiguous one: a bias gradient) or row form, over
+// several reduced dims, for row-major, channels-last and permuted inputs.
+TEST(Codegen, ReductionKernelsFuseColumnsSeveralDimsAndSeveralOutputs) {
+  CacheDir dir;
+  fw::manual_seed(21);
+  auto bias_grad = [](const fw::Tensor& g, const fw::Tensor& h) {
+    fw::Tensor masked = g * (h > 0);
+    return std::make_tuple(masked, masked.sum({0}));
+  };
+  auto f = fw::compile(bias_grad);
+  for (auto sz : {std::vector<int64_t>{256, 1024}, {1000, 5}, {3, 1500}, {1, 600}, {700, 1}}) {
+    fw::Tensor g = fw::randn(sz), h = fw::randn(sz);
+    auto [m1, s1] = f(g, h);
+    auto [m2, s2] = bias_grad(g, h);
+    EXPECT_TRUE(fw::equal(m1, m2)) << sz[0] << "x" << sz[1];
+    EXPECT_TRUE(fw::allclose(s1, s2, 1e-5, 1e-5)) << sz[0] << "x" << sz[1] << ": " << (s1 - s2).abs().max();
+  }
+  auto stats = [](const fw::Tensor& g, const fw::Tensor& x) {
+    fw::Tensor gx = g * x;
+    return std::make_tuple(g.sum({0, 2, 3}), (gx + 1).sum({0, 2, 3}, true), gx.mean({0, 2, 3}), (g - x).amax({0, 2, 3}),
+                           (g * 2).amin({-1, 0, 2}));
+  };
+  auto fs = fw::compile(stats);
+  for (auto sz : {std::vector<int64_t>{16, 8, 10, 8}, {3, 5, 7, 2}, {2, 600, 3, 3}}) {
+    fw::Tensor g = fw::randn(sz), x = fw::randn(sz);
+    g.index_put_({1, 2, 1, 1}, std::numeric_limits<float>::quiet_NaN());  // channel 2's amax/amin are NaN
+    for (int layout = 0; layout < 3; layout++) {
+      fw::Tensor gi = g, xi = x;
+      if (layout == 1) {
+        gi = g.contiguous(fw::MemoryFormat::ChannelsLast);
+        xi = x.contiguous(fw::MemoryFormat::ChannelsLast);
+      } else if (layout == 2) {  // reversed dims in memory
+        gi = g.permute({3, 2, 1, 0}).contiguous().permute({3, 2, 1, 0});
+        xi = x.permute({3, 2, 1, 0}).contiguous().permute({3, 2, 1, 0});
+      }
+      auto [a1, a2, a3, a4, a5] = fs(gi, xi);
+      auto [e1, e2, e3, e4, e5] = stats(g, x);
+      EXPECT_TRUE(fw::allclose(a1, e1, 1e-5, 1e-4, true)) << layout << ": " << a1 << e1;
+      EXPECT_TRUE(fw::allclose(a2, e2, 1e-5, 1e-4, true)) << layout;
+      EXPECT_EQ(a2.sizes(), e2.sizes());
+      EXPECT_TRUE(fw::allclose(a3, e3, 1e-5, 1e-5, true)) << layout;
+      EXPECT_TRUE(fw::allclose(a4, e4, 0, 0, true)) << layout << ": " << a4 << e4;
+      EXPECT_TRUE(fw::allclose(a5, e5, 0, 0, true)) << layout;
+    }
+  }
+  std::string src = read_sources(dir);
+  EXPECT_NE(src.find("reduction loop (5 outputs)"), std::string::npos) << src;  // one pass for all five
+}
+
+// A full reduction splits its serial range into pieces combined in a fixed order: every thread
+// busy, and the same bits whatever the thread count.
+TEST(Codegen, FullReductionsSplitAcrossThreadsDeterministically) {
+  CacheDir dir;
+  auto dot = [](const fw::Tensor& x, const fw::Tensor& y) { return std::make_tuple((x * y).sum(), (x - y).amax()); };
+  auto f = fw::compile(dot);
+  fw::manual_seed(3);
+  for (auto sz : {std::vector<int64_t>{1 << 20}, {1000, 700}}) {
+    fw::Tensor x = fw::randn(sz, fw::kDouble), y = fw::randn(sz, fw::kDouble);
+    const int threads = fw::get_num_threads();
+    fw::set_num_threads(1);
+    auto [s1, m1] = f(x, y);
+    fw::set_num_threads(std::max(2, threads));
+    auto [s2, m2] = f(x, y);
+    fw::set_num_threads(threads);
+    EXPECT_EQ(s1.item<double>(), s2.item<double>());
+    EXPECT_EQ(m1.item<double>(), m2.item<double>());
+    auto [es, em] = dot(x, y);
+    EXPECT_NEAR(s1.item<double>(), es.item<double>(), 1e-9 * std::sqrt(double(x.numel())));
+    EXPECT_EQ(m1.item<double>(), em.item<double>());
+  }
+  std::string src = read_sources(dir);
+  EXPECT_EQ(src.find("row kernel"), std::string::npos) << "a vector's sum went to a one-row row kernel";
+}
+
 // Note [Decompositions]: batch norm in evaluation mode becomes primitives, so BN + ReLU after a
 // convolution is one pass.
 TEST(Codegen, BatchNormDecomposesAndFusesWithItsConsumer) {
