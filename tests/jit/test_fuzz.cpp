@@ -240,10 +240,15 @@ Program generate(uint64_t seed) {
         // eps 1e-2, not 1e-5: rows that are constant (an expanded scalar) make layer_norm's
         // gradient a difference of rounding errors scaled by 1/sqrt(eps), which differs between
         // any two summation orders by more than the float tolerance (seed 3000464: 1.4062 vs 1.4056).
+        // The input goes through tanh: a row with a large common offset ([280.1, 280.6]) has a
+        // float mean whose rounding (an ulp of the offset) the backward multiplies by rstd, so
+        // eager's closed-form gradient misses the exact zero row sum by 3e-3 relative, while a
+        // decomposed graph keeps it (seed 3030205; float64 agrees with the compiled result).
         f = [a, c, affine, w, bias](const Pool& q) {
-          return affine ? fw::layer_norm(q[a], {c}, w, bias, 1e-2) : fw::layer_norm(q[a], {c}, {}, {}, 1e-2);
+          fw::Tensor x = q[a].tanh();
+          return affine ? fw::layer_norm(x, {c}, w, bias, 1e-2) : fw::layer_norm(x, {c}, {}, {}, 1e-2);
         };
-        t = std::string("layer_norm(t") + std::to_string(a) + (affine ? ", affine)" : ")");
+        t = std::string("layer_norm(tanh(t") + std::to_string(a) + (affine ? "), affine)" : "))");
         break;
       }
       case 16: {
