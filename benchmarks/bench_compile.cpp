@@ -6,6 +6,7 @@
 //
 //   fw_bench_compile            # everything except W7 (needs a fresh process per measurement)
 //   fw_bench_compile w7         # one first-call measurement of the compiled W4 step
+//   fw_bench_compile reductions # fused reductions (Note [Reduction kernels]): fw eager vs compiled
 #include <fw/fw.h>
 #include <fw/jit.h>
 
@@ -54,11 +55,52 @@ void w7() {
   std::printf("W7_first_call %.3f s (setup %.3f s)\n", t2 - t1, t1 - t0);
 }
 
+// Reductions with their pointwise prologues, eager against compiled (fw only: the graphs are
+// fw::compile's fusion cases, not canonical workloads; min of 30 per side).
+void reductions() {
+  using fw::Tensor;
+  auto best = [](auto&& f) {
+    f();
+    double b = 1e30;
+    for (int i = 0; i < 30; i++) {
+      double a = now();
+      f();
+      b = std::min(b, now() - a);
+    }
+    return b * 1e3;
+  };
+  auto row = [&](const char* name, auto fn, auto... args) {
+    auto c = fw::compile(fn);
+    double e = best([&] { fn(args...); }), k = best([&] { c(args...); });
+    std::printf("%-44s eager %8.3f ms  compiled %8.3f ms  %5.2fx\n", name, e, k, e / k);
+  };
+  fw::manual_seed(0);
+  auto bias_grad = [](const Tensor& g, const Tensor& h) {
+    Tensor m = g * (h > 0);
+    return std::make_tuple(m, m.sum({0}));
+  };
+  row("bias gradient g*(h>0), sum(0), 256x1024", bias_grad, fw::randn({256, 1024}), fw::randn({256, 1024}));
+  row("bias gradient, 4096x1024", bias_grad, fw::randn({4096, 1024}), fw::randn({4096, 1024}));
+  auto bn = [](const Tensor& g, const Tensor& x) { return std::make_tuple(g.sum({0, 2, 3}), (g * x).sum({0, 2, 3})); };
+  Tensor g = fw::randn({64, 64, 40, 16}), x = fw::randn({64, 64, 40, 16});
+  row("sum(g), sum(g*x) over N,H,W, 64x64x40x16", bn, g, x);
+  row("same, channels-last", bn, g.contiguous(fw::MemoryFormat::ChannelsLast),
+      x.contiguous(fw::MemoryFormat::ChannelsLast));
+  row("(x*y).sum(), 4M vector", [](const Tensor& a, const Tensor& b) { return (a * b).sum(); }, fw::randn({4 << 20}),
+      fw::randn({4 << 20}));
+  row("(exp(x)-1).sum(1), 8x512x1024", [](const Tensor& a) { return (a.exp() - 1).sum({1}); },
+      fw::randn({8, 512, 1024}));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc > 1 && std::strcmp(argv[1], "w7") == 0) {
     w7();
+    return 0;
+  }
+  if (argc > 1 && std::strcmp(argv[1], "reductions") == 0) {
+    reductions();
     return 0;
   }
   fw::manual_seed(0);
