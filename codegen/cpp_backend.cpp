@@ -607,31 +607,105 @@ void emit_kernel(std::ostream& os, const Graph& g, const Kernel& k) {
 // A row kernel runs a group whose ops live on rows of the last dimension: pointwise ops over a
 // whole row (Vec), reductions of a row to one value (Red: sum/mean/amax/amin), pointwise ops on
 // those per-row values (Scal), and Vec ops that read them back broadcast over the row, as in
-// softmax (amax, sub, exp, sum, div) or a normalisation. Each thread keeps one row buffer per
-// row-long value; a row is loaded once, every op of the group runs over it, and only values
-// needed outside are stored. Rows are split across threads. Buffers are addressed by strides
+// softmax (amax, sub, exp, sum, div) or a normalisation. A row is loaded once and every op of
+// the group runs over it, consecutive ops as one loop (Note [Row kernel segments]); each thread
+// keeps a row buffer for the row-long values that must be materialised, and only values needed
+// outside are stored. Rows are split across threads. Buffers are addressed by strides
 // like the other kernels; the runner coalesces the outer dimensions and keeps the last one.
-std::string row_arg(const Arg& a, const Kernel& k, const std::map<int, int>& slot) {
+// A value in a row kernel: a loaded row p<i>[j] or per-row load q<i>, a per-row scalar s<v>, the
+// open segment's element t<v> (Note [Row kernel segments]), or a materialised row v<v>[j].
+std::string row_arg(const Arg& a, const Kernel& k, const std::map<int, int>& slot, const std::set<int>& temps) {
   if (a.kind == ArgKind::Literal) return a.lit;
   std::string r;
   auto it = slot.find(a.id);
   if (it != slot.end()) r = k.scalar_loads.count(a.id) ? "q" + std::to_string(it->second) : "p" + std::to_string(it->second) + "[j]";
   else if (k.scalar_values.count(a.id)) r = "s" + std::to_string(a.id);
+  else if (temps.count(a.id)) r = "t" + std::to_string(a.id);
   else r = "v" + std::to_string(a.id) + "[j]";
   return a.cast ? std::string("static_cast<") + a.cast + ">(" + r + ")" : r;
 }
 
-std::string pw_expr(const PwOp& op, const Kernel& k, const std::map<int, int>& slot) {
+std::string pw_expr(const PwOp& op, const Kernel& k, const std::map<int, int>& slot, const std::set<int>& temps = {}) {
   const char* ot = ctype(op.out_t);
+  auto arg = [&](size_t i) { return row_arg(op.args[i], k, slot, temps); };
   if (op.form == PwOp::Cast) {
-    std::string a = row_arg(op.args[0], k, slot);
+    std::string a = arg(0);
     return op.out_t == kBool ? "(" + a + " != 0)" : std::string("static_cast<") + ot + ">(" + a + ")";
   }
-  if (op.form == PwOp::Where)
-    return "(" + row_arg(op.args[0], k, slot) + " ? " + row_arg(op.args[1], k, slot) + " : " + row_arg(op.args[2], k, slot) + ")";
+  if (op.form == PwOp::Where) return "(" + arg(0) + " ? " + arg(1) + " : " + arg(2) + ")";
   std::string e = op.expr_head + "(";
-  for (size_t i = 0; i < op.args.size(); i++) e += (i ? ", " : "") + row_arg(op.args[i], k, slot);
+  for (size_t i = 0; i < op.args.size(); i++) e += (i ? ", " : "") + arg(i);
   return e + ")";
+}
+
+// Note [Row kernel segments]
+// Consecutive row ops run as one loop over the row (a segment) rather than one loop each: a
+// chain such as layer_norm's (x - mean) * rstd * w + b, or a reduction's prologue, keeps its
+// intermediates in registers, and the reductions of the segment accumulate in the same loop.
+// A segment ends where an op reads a reduction of the same segment (the whole row must be
+// folded first), at per-row scalar ops, and around SLEEF vector calls (exp, tanh...: a call over
+// the whole row, faster than their scalar forms in a loop). A row-long value is written to a
+// per-thread row buffer (or straight into its output) only when something outside its segment
+// reads it or it is stored.
+struct RowSegments {
+  std::vector<int> seg;      // per row op: its segment, or -1 (per-row scalar op, vector call)
+  std::set<int> materialised;  // row-long values kept in a buffer
+};
+
+RowSegments row_segments(const Graph& g, const Kernel& k) {
+  RowSegments r;
+  r.seg.assign(k.rops.size(), -1);
+  int cur = -1, nseg = 0;
+  std::set<int> folded;  // reductions of the open segment
+  for (size_t i = 0; i < k.rops.size(); i++) {
+    const auto& op = k.rops[i];
+    if (op.kind == Kernel::RowOp::Scal || (op.kind == Kernel::RowOp::Vec && op.op.form == PwOp::VecCall)) {
+      cur = -1;
+      continue;
+    }
+    bool reads_folded = false;
+    if (op.kind == Kernel::RowOp::Vec)
+      for (const Arg& a : op.op.args) reads_folded = reads_folded || (a.kind == ArgKind::Value && folded.count(a.id));
+    if (cur < 0 || reads_folded) {
+      cur = nseg++;
+      folded.clear();
+    }
+    if (op.kind == Kernel::RowOp::Red) folded.insert(op.out);
+    r.seg[i] = cur;
+  }
+  std::map<int, int> made_in;  // row-long value -> the segment computing it (-1: a vector call)
+  for (size_t i = 0; i < k.rops.size(); i++)
+    if (k.rops[i].kind == Kernel::RowOp::Vec) made_in[g.nodes[k.rops[i].op.node].out[0]] = r.seg[i];
+  auto read = [&](int v, int by) {
+    auto it = made_in.find(v);
+    if (it != made_in.end() && (it->second < 0 || it->second != by)) r.materialised.insert(v);
+  };
+  for (size_t i = 0; i < k.rops.size(); i++) {
+    const auto& op = k.rops[i];
+    if (op.kind == Kernel::RowOp::Red) read(op.in, r.seg[i]);
+    else
+      for (const Arg& a : op.op.args)
+        if (a.kind == ArgKind::Value) read(a.id, r.seg[i]);
+  }
+  for (int v : k.stores)
+    if (made_in.count(v)) r.materialised.insert(v);
+  // A value read inside its segment stays in a register when its op cannot end in a multiply;
+  // otherwise the store keeps GCC from contracting it with an add of the reader into an FMA,
+  // which would round differently from the eager ops (GCC forms an FMA only when every use of
+  // the product is an add).
+  static const std::set<std::string> no_trailing_product = {
+      "Add", "Relu", "Maximum", "Minimum", "Fmax", "Fmin", "ClampScalar", "Hardtanh", "Neg", "Sign", "Floor",
+      "Ceil", "Round", "Trunc", "Eq", "Ne", "Lt", "Le", "Gt", "Ge", "LogicalAnd", "LogicalOr", "LogicalXor",
+      "LogicalNot", "IsNan", "IsInf", "IsFinite", "Div"};
+  for (const auto& op : k.rops) {
+    if (op.kind != Kernel::RowOp::Vec) continue;
+    const char* f = op_def(g.nodes[op.op.node].op).functor;
+    bool safe = op.op.form == PwOp::Cast || op.op.form == PwOp::Where || (f && no_trailing_product.count(f));
+    if (!safe) r.materialised.insert(g.nodes[op.op.node].out[0]);
+  }
+  for (const auto& [v, sg] : made_in)
+    if (sg < 0) r.materialised.insert(v);
+  return r;
 }
 
 void emit_row_kernel(std::ostream& os, const Graph& g, const Kernel& k) {
@@ -656,8 +730,9 @@ void emit_row_kernel(std::ostream& os, const Graph& g, const Kernel& k) {
   for (size_t i = 0; i < k.loads.size(); i++)
     if (!k.scalar_loads.count(k.loads[i]))
       os << "    RowBuf<" << stype(g.values[k.loads[i]].dtype) << "> x" << i << "(C);\n";
+  const RowSegments segs = row_segments(g, k);
   for (const auto& r : k.rops)
-    if (r.kind == Kernel::RowOp::Vec)
+    if (r.kind == Kernel::RowOp::Vec && segs.materialised.count(g.nodes[r.op.node].out[0]))
       os << "    RowBuf<" << stype(r.op.out_t) << "> b" << g.nodes[r.op.node].out[0] << "(C);\n";
   os << "    for (int64_t row = r0; row < r1; row++) {\n"
      << "      int64_t base[" << std::max(nbuf, 1) << "] = {0}, s[" << std::max(nbuf, 1) << "] = {0};\n"
@@ -676,47 +751,105 @@ void emit_row_kernel(std::ostream& os, const Graph& g, const Kernel& k) {
          << "      else load(x" << i << ".data(), i" << i << " + base[" << b << "], s[" << b << "], C);\n";
     }
   }
-  for (const auto& r : k.rops) {
-    if (r.kind == Kernel::RowOp::Red) {
-      const char* t = ctype(g.values[r.out].dtype);
-      bool fsum = r.red == RedKind::Sum || r.red == RedKind::Mean;
-      std::string src = slot.count(r.in) ? "p" + std::to_string(slot.at(r.in)) : "v" + std::to_string(r.in);
-      std::string acc_t = fsum ? "double" : t;
-      std::string init = fsum ? "0.0" : std::string(r.red == RedKind::Max ? "-" : "") + "std::numeric_limits<" + t + ">::infinity()";
-      os << "      " << t << " s" << r.out << ";\n      {\n        " << acc_t << " acc = " << init << ";\n";
-      if (fsum)
-        os << "#pragma omp simd reduction(+ : acc)\n        for (int64_t j = 0; j < C; j++) acc += " << src << "[j];\n";
-      else  // a vector max/min plus a NaN flag: NaN anywhere gives NaN, as eager's amax/amin
-        os << "        int nan = 0;\n#pragma omp simd reduction(" << (r.red == RedKind::Max ? "max" : "min")
-           << " : acc) reduction(+ : nan)\n        for (int64_t j = 0; j < C; j++) {\n          const " << t << " y = "
-           << src << "[j];\n          acc = acc " << (r.red == RedKind::Max ? ">" : "<") << " y ? acc : y;\n"
-           << "          nan += y != y;\n        }\n        if (nan) acc = std::numeric_limits<" << t << ">::quiet_NaN();\n";
-      os << "        s" << r.out << " = " << t << "(" << (r.red == RedKind::Mean ? "acc / double(C)" : "acc") << ");\n      }\n";
-      continue;
-    }
-    const Node& n = g.nodes[r.op.node];
-    int v = n.out[0];
-    const char* ot = stype(r.op.out_t);
-    if (r.kind == Kernel::RowOp::Scal) {
-      os << "      const " << ot << " s" << v << " = " << pw_expr(r.op, k, slot) << ";\n";
-      continue;
-    }
+  // A materialised row: computed straight into its output when that is a contiguous row.
+  auto row_pointer = [&](int v, const char* ot, const Node& n) {
     auto st = std::find(k.stores.begin(), k.stores.end(), v);
-    if (st != k.stores.end()) {  // stored: computed straight into a contiguous output row
+    os << "      " << ot << "* __restrict v" << v << " = ";
+    if (st != k.stores.end()) {
       int b = int(st - k.stores.begin());
-      os << "      " << ot << "* __restrict v" << v << " = s[" << b << "] == 1 ? o" << b << " + base[" << b << "] : b" << v
-         << ".data();  // " << op_def(n.op).name << "\n";
-    } else {
-      os << "      " << ot << "* __restrict v" << v << " = b" << v << ".data();  // " << op_def(n.op).name << "\n";
+      os << "s[" << b << "] == 1 ? o" << b << " + base[" << b << "] : ";
     }
-    if (r.op.form == PwOp::VecCall) {
-      const Arg& a = r.op.args[0];
-      std::string src = slot.count(a.id) ? "p" + std::to_string(slot.at(a.id)) : "v" + std::to_string(a.id);
-      std::string f = r.op.expr_head.substr(0, r.op.expr_head.size() - 2);
-      os << "      fw::detail::VecF32<" << f << ">::run(" << src << ", v" << v << ", C);\n";
-    } else {
-      os << "      for (int64_t j = 0; j < C; j++) v" << v << "[j] = " << pw_expr(r.op, k, slot) << ";\n";
+    os << "b" << v << ".data();  // " << op_def(n.op).name << "\n";
+  };
+  for (size_t i = 0; i < k.rops.size();) {
+    const auto& r = k.rops[i];
+    if (segs.seg[i] < 0) {  // a per-row scalar op, or a vector call over the whole row
+      const Node& n = g.nodes[r.op.node];
+      int v = n.out[0];
+      const char* ot = stype(r.op.out_t);
+      if (r.kind == Kernel::RowOp::Scal) {
+        os << "      const " << ot << " s" << v << " = " << pw_expr(r.op, k, slot) << ";\n";
+      } else {
+        row_pointer(v, ot, n);
+        const Arg& a = r.op.args[0];
+        std::string src = slot.count(a.id) ? "p" + std::to_string(slot.at(a.id)) : "v" + std::to_string(a.id);
+        std::string f = r.op.expr_head.substr(0, r.op.expr_head.size() - 2);
+        os << "      fw::detail::VecF32<" << f << ">::run(" << src << ", v" << v << ", C);\n";
+      }
+      i++;
+      continue;
     }
+    // One segment: rops [i, e) in one loop.
+    size_t e = i;
+    while (e < k.rops.size() && segs.seg[e] == segs.seg[i]) e++;
+    std::string sum_accs, nan_accs, max_accs, min_accs;
+    auto add = [](std::string& list, const std::string& x) { list += (list.empty() ? "" : ", ") + x; };
+    for (size_t q = i; q < e; q++) {
+      const auto& op = k.rops[q];
+      if (op.kind == Kernel::RowOp::Vec) {
+        int v = g.nodes[op.op.node].out[0];
+        if (segs.materialised.count(v)) row_pointer(v, stype(op.op.out_t), g.nodes[op.op.node]);
+        continue;
+      }
+      const char* t = ctype(g.values[op.out].dtype);
+      const std::string acc = "a" + std::to_string(op.out);
+      if (op.red == RedKind::Sum || op.red == RedKind::Mean) {
+        os << "      double " << acc << " = 0.0;\n";
+        add(sum_accs, acc);
+      } else {  // a vector max/min plus a NaN count: NaN anywhere gives NaN, as eager's amax/amin
+        os << "      " << t << " " << acc << " = " << (op.red == RedKind::Max ? "-" : "") << "std::numeric_limits<" << t
+           << ">::infinity();\n      int nan" << op.out << " = 0;\n";
+        add(op.red == RedKind::Max ? max_accs : min_accs, acc);
+        add(nan_accs, "nan" + std::to_string(op.out));
+      }
+    }
+    std::string sums = sum_accs;
+    if (!nan_accs.empty()) sums += (sums.empty() ? "" : ", ") + nan_accs;
+    if (!sums.empty() || !max_accs.empty() || !min_accs.empty()) {
+      os << "#pragma omp simd";
+      if (!sums.empty()) os << " reduction(+ : " << sums << ")";
+      if (!max_accs.empty()) os << " reduction(max : " << max_accs << ")";
+      if (!min_accs.empty()) os << " reduction(min : " << min_accs << ")";
+      os << "\n";
+    }
+    os << "      for (int64_t j = 0; j < C; j++) {\n";
+    std::set<int> temps;
+    for (size_t q = i; q < e; q++) {
+      const auto& op = k.rops[q];
+      if (op.kind == Kernel::RowOp::Vec) {
+        const Node& n = g.nodes[op.op.node];
+        int v = n.out[0];
+        os << "        const " << stype(op.op.out_t) << " t" << v << " = " << pw_expr(op.op, k, slot, temps) << ";  // "
+           << op_def(n.op).name << "\n";
+        temps.insert(v);
+        if (segs.materialised.count(v)) os << "        v" << v << "[j] = t" << v << ";\n";
+        continue;
+      }
+      const char* t = ctype(g.values[op.out].dtype);
+      const std::string acc = "a" + std::to_string(op.out);
+      const std::string src = row_arg(Arg{ArgKind::Value, op.in, "", nullptr}, k, slot, temps);
+      if (op.red == RedKind::Sum || op.red == RedKind::Mean) {
+        os << "        " << acc << " += " << src << ";\n";
+      } else {
+        os << "        {\n          const " << t << " y = " << src << ";\n          " << acc << " = " << acc
+           << (op.red == RedKind::Max ? " > " : " < ") << "y ? " << acc << " : y;\n          nan" << op.out
+           << " += y != y;\n        }\n";
+      }
+    }
+    os << "      }\n";
+    for (size_t q = i; q < e; q++) {
+      const auto& op = k.rops[q];
+      if (op.kind != Kernel::RowOp::Red) continue;
+      const char* t = ctype(g.values[op.out].dtype);
+      const std::string acc = "a" + std::to_string(op.out);
+      if (op.red == RedKind::Sum || op.red == RedKind::Mean)
+        os << "      const " << t << " s" << op.out << " = " << t << "(" << acc << (op.red == RedKind::Mean ? " / double(C)" : "")
+           << ");\n";
+      else
+        os << "      const " << t << " s" << op.out << " = nan" << op.out << " ? std::numeric_limits<" << t
+           << ">::quiet_NaN() : " << acc << ";\n";
+    }
+    i = e;
   }
   for (size_t i = 0; i < k.stores.size(); i++) {
     int v = k.stores[i];

@@ -198,6 +198,38 @@ std::string read_sources(const CacheDir& dir) {
   return all;
 }
 
+// Note [Row kernel segments]: a row's pointwise chain and the reductions it feeds run as one loop
+// with the intermediates in registers, yet every element rounds as the eager ops do (no product
+// contracted into a following add), so the chain's values equal eager's bit for bit.
+TEST(Codegen, RowKernelSegmentsKeepEagerRounding) {
+  CacheDir dir;
+  auto fn = [](const fw::Tensor& x, const fw::Tensor& w, const fw::Tensor& b) {
+    fw::Tensor y = (x * w) * x + b;  // products feeding adds
+    fw::Tensor z = (y - y.mean({-1}, true)) * w + 0.25;
+    return std::make_tuple(y, z, z.amax({-1}), fw::softmax(z * 3, -1));
+  };
+  auto f = fw::compile(fn);
+  fw::manual_seed(4);
+  for (auto dt : {fw::kFloat, fw::kDouble}) {
+    fw::Tensor x = fw::randn({37, 301}, dt), w = fw::randn({301}, dt), b = fw::randn({37, 1}, dt);
+    auto [y1, z1, m1, s1] = f(x, w, b);
+    auto [y2, z2, m2, s2] = fn(x, w, b);
+    EXPECT_TRUE(fw::equal(y1, y2));
+    EXPECT_TRUE(fw::allclose(z1, z2, 1e-5, 1e-6));  // the mean reassociates
+    EXPECT_TRUE(fw::allclose(m1, m2, 1e-5, 1e-6));
+    EXPECT_TRUE(fw::allclose(s1, s2, 1e-5, 1e-6));
+  }
+  std::string src;
+  for (auto& p : dir.files(".cpp")) {
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    src += ss.str();
+  }
+  EXPECT_NE(src.find("row kernel over the last dimension"), std::string::npos);
+  EXPECT_NE(src.find("        const float t"), std::string::npos) << "no fused segment loop:\n" << src;
+}
+
 // Note [Reduction kernels]: a prologue with every reduction over the same dims that reads it, in
 // column form (the reduced dims outside the contiguous one: a bias gradient) or row form, over
 // several reduced dims, for row-major, channels-last and permuted inputs.
