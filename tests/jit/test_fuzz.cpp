@@ -490,6 +490,31 @@ std::string compare(const Result& ref, const Result& got, const char* what, bool
   return os.str();
 }
 
+// A float32 program whose compiled result misses eager's by more than the tolerance may be one
+// where eager itself is inaccurate: a sum of large terms that cancel (seed 3031458: gradients
+// near 2000 summed to 22.7, eager's float sums 5e-3 away from the fused kernels' double
+// accumulators). Such a result is accepted when the program re-run eagerly from float64 copies
+// of its inputs (everything promotes to float64, except explicit casts) shows the compiled
+// values at least as close to the float64 ones as eager's, to within the float tolerance.
+bool at_least_as_accurate(const Result& ref, const Result& got, const Result& r64) {
+  auto ok = [](const fw::Tensor& e, const fw::Tensor& g, const fw::Tensor& d) {
+    if (e.defined() != g.defined() || e.defined() != d.defined()) return false;
+    if (!e.defined()) return true;
+    if (!e.sizes().equals(g.sizes()) || !e.sizes().equals(d.sizes())) return false;
+    fw::Tensor E = e.to(fw::kDouble), G = g.to(fw::kDouble), D = d.to(fw::kDouble);
+    fw::Tensor fine = (G - D).abs() <= (E - D).abs() * 2 + (D.abs() + 1) * 1e-4;
+    fine = fine.logical_or(G.isnan().logical_and(E.isnan())).logical_or(D.isnan());
+    return fine.all().item<bool>();
+  };
+  if (ref.outs.size() != got.outs.size() || ref.outs.size() != r64.outs.size()) return false;
+  if (ref.grads.size() != got.grads.size() || ref.grads.size() != r64.grads.size()) return false;
+  for (size_t i = 0; i < ref.outs.size(); i++)
+    if (!ok(ref.outs[i], got.outs[i], r64.outs[i])) return false;
+  for (size_t i = 0; i < ref.grads.size(); i++)
+    if (!ok(ref.grads[i], got.grads[i], r64.grads[i])) return false;
+  return true;
+}
+
 int graphs_per_shard() {
   const char* e = std::getenv("FW_FUZZ_GRAPHS");
   int total = e ? std::atoi(e) : 500;
@@ -520,6 +545,23 @@ void run_shard(int shard) {
         // Replay (second call) must agree too.
         Result again = evaluate(p, [&](const std::vector<fw::Tensor>& in) { return c(in); });
         err += compare(ref, again, (std::string(backend) + " replay").c_str(), p.all_double);
+        if (!err.empty() && !p.all_double) {  // eager may be the inaccurate one
+          Program p64 = p;
+          for (auto& t : p64.inputs)
+            if (t.is_floating_point()) t = t.detach().to(fw::kDouble).requires_grad_(t.requires_grad());
+          Result r64;
+          bool ran = true;
+          try {
+            r64 = evaluate(p64, [&](const std::vector<fw::Tensor>& in) { return run(p64, in); });
+          } catch (const std::exception&) {
+            ran = false;
+          }
+          if (ran && at_least_as_accurate(ref, got, r64) && at_least_as_accurate(ref, again, r64)) {
+            std::fprintf(stderr, "seed %llu: %s differs from eager float32 but is as close to float64; accepted\n",
+                         (unsigned long long)seed, backend);
+            err.clear();
+          }
+        }
       } catch (const std::exception& e) {
         err = std::string(backend) + " threw: " + e.what();
       }
