@@ -10,6 +10,10 @@
 # COMPARE_FIFO=1 runs both sides under SCHED_FIFO (chrt -f 10, needs root or CAP_SYS_NICE), so
 # that other processes on a shared machine wait while they run (fw and libtorch alike; the
 # kernel still keeps 5% of each second for others, which shows up as occasional 50 ms stalls).
+# COMPARE_TORCH2=1 also runs benchmarks/bench_torch_compile.py (PyTorch 2 eager and torch.compile
+# on W2/W3/W4, and W7) each round, from a venv at $COMPARE_TORCH2_VENV (default
+# ~/.cache/fw/torch2-venv) made with PyPI's torch==$COMPARE_TORCH2_VERSION (default 2.5.1) when
+# missing, and adds a column of ratios against it (fw's "[compiled]" rows against torch.compile).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds="${1:-3}"
@@ -27,6 +31,16 @@ for pkg in libtorch-dev libopenblas0-openmp; do
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$pkg" >/dev/null
   fi
 done
+torch2=()
+if [ "${COMPARE_TORCH2:-0}" = 1 ]; then
+  venv="${COMPARE_TORCH2_VENV:-$HOME/.cache/fw/torch2-venv}"
+  if ! "$venv/bin/python" -c "import torch" 2>/dev/null; then
+    echo "compare: installing torch==${COMPARE_TORCH2_VERSION:-2.5.1} into $venv for the torch.compile peer"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q "torch==${COMPARE_TORCH2_VERSION:-2.5.1}" numpy
+  fi
+  torch2=("$venv/bin/python" benchmarks/bench_torch_compile.py 2)
+fi
 targets=(fw)
 [ "$eager_only" = 1 ] || targets+=(fw_bench_compile)
 [ "$bdir" != build ] || scripts/setup.sh >/dev/null
@@ -45,6 +59,10 @@ echo "source: $src  rounds: $rounds  threads: 2  build: $bdir  $(date -u +%F)  l
 for r in $(seq "$rounds"); do
   OMP_NUM_THREADS=2 "${rt[@]}" "$out/bench_torch" | sed "s/^/torch $r /" >> "$out/all.txt"
   OMP_NUM_THREADS=2 LD_LIBRARY_PATH="$bdir/core" "${rt[@]}" "$out/bench_fw" | sed "s/^/fw $r /" >> "$out/all.txt"
+  if [ "${#torch2[@]}" -gt 0 ]; then
+    TORCHINDUCTOR_CACHE_DIR="$out/inductor-$r" OMP_NUM_THREADS=2 "${rt[@]}" "${torch2[@]}" 2>/dev/null |
+      sed "s/^W7_first_call/W7_first_call_cold/; s/^/torch2 $r /" >> "$out/all.txt"
+  fi
   [ "$eager_only" = 1 ] && continue
   # fw::compile: compiled W2/W3/W4 (ratios against the same libtorch figures), replay overhead,
   # and W7 (first call of the compiled W4 step) cold (empty kernel cache) then warm (a new process
@@ -62,16 +80,26 @@ units = {}
 for line in open(sys.argv[1]):
     who, _, name, v, unit = line.split()[:5]
     vals[name][who].append(float(v)); units[name] = unit
-print(f"{'workload':34s} {'libtorch':>12s} {'fw':>12s} {'unit':>8s} {'fw speedup':>11s}")
+torch2 = any(vals[n]["torch2"] for n in vals)
+head = f"{'workload':34s} {'libtorch':>12s} {'fw':>12s} {'unit':>8s} {'fw speedup':>11s}"
+if torch2:  # PyTorch 2: eager rows against its eager, "[compiled]" rows against torch.compile
+    head += f" {'pytorch 2':>12s} {'vs pytorch 2':>13s}"
+print(head)
+def ratio(f, t, unit):
+    return f / t if unit.endswith("/s") else t / f
 for name in list(vals):
+    if not vals[name]["fw"]:
+        continue
     f = statistics.median(vals[name]["fw"])
     peer = name.split("[")[0]  # "W2_...[compiled]" is measured against libtorch's W2
     if peer not in vals or not vals[peer]["torch"]:
-        print(f"{name:34s} {'-':>12s} {f:12.3f} {units[name]:>8s} {'-':>11s}")
-        continue
-    t = statistics.median(vals[peer]["torch"])
-    higher_better = units[name].endswith("/s")
-    ratio = f / t if higher_better else t / f
-    print(f"{name:34s} {t:12.3f} {f:12.3f} {units[name]:>8s} {ratio:10.2f}x")
+        row = f"{name:34s} {'-':>12s} {f:12.3f} {units[name]:>8s} {'-':>11s}"
+    else:
+        t = statistics.median(vals[peer]["torch"])
+        row = f"{name:34s} {t:12.3f} {f:12.3f} {units[name]:>8s} {ratio(f, t, units[name]):10.2f}x"
+    if torch2 and vals[name]["torch2"]:
+        p2 = statistics.median(vals[name]["torch2"])
+        row += f" {p2:12.3f} {ratio(f, p2, units[name]):12.2f}x"
+    print(row)
 PY
 echo "load at the end: $(cut -d" " -f1-3 /proc/loadavg)"
