@@ -219,13 +219,7 @@ TEST(Codegen, RowKernelSegmentsKeepEagerRounding) {
     EXPECT_TRUE(fw::allclose(m1, m2, 1e-5, 1e-6));
     EXPECT_TRUE(fw::allclose(s1, s2, 1e-5, 1e-6));
   }
-  std::string src;
-  for (auto& p : dir.files(".cpp")) {
-    std::ifstream in(p);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    src += ss.str();
-  }
+  std::string src = read_sources(dir);
   EXPECT_NE(src.find("row kernel over the last dimension"), std::string::npos);
   EXPECT_NE(src.find("        const float t"), std::string::npos) << "no fused segment loop:\n" << src;
 }
