@@ -310,12 +310,14 @@ bool last_dim_reduction(const Graph& g, int ni, RedKind& k) {
   return reduced.back() && in.sizes.back() > 1;
 }
 
-// A row kernel gives each thread whole rows; with a handful of long rows (a full reduction of a
-// vector) the reduction kernel's split serial range keeps every thread busy instead.
-bool few_long_rows(const DimVec& sizes) {
+// A row kernel gives each thread whole rows, so a single row (a vector's sum, or a tensor whose
+// other dims are all 1) would run on one thread; the reduction kernel's split serial range keeps
+// every thread busy instead. Only size-1 dims decide this (they are specialised anyway), so a
+// family of captures with dynamic sizes keeps one kernel source (Note [Guards and dynamic shapes]).
+bool one_row(const DimVec& sizes) {
   int64_t rows = 1;
   for (size_t d = 0; d + 1 < sizes.size(); d++) rows *= sizes[d];
-  return rows < 16 && sizes.back() >= 32768;
+  return rows == 1;
 }
 
 std::string kernel_name(const Graph& g, const Kernel& k, size_t idx) {
@@ -652,6 +654,18 @@ struct RowSegments {
   std::set<int> materialised;  // row-long values kept in a buffer
 };
 
+// Whether a pointwise op's generated code may end in a multiply (which GCC could contract with a
+// following add; Note [Row kernel segments]). Not Div: x / 2^k compiles to x * 2^-k.
+bool may_end_in_a_product(const Graph& g, const PwOp& op) {
+  static const std::set<std::string> no_trailing_product = {
+      "Add", "Relu", "Maximum", "Minimum", "Fmax", "Fmin", "ClampScalar", "Hardtanh", "Neg", "Sign", "Floor",
+      "Ceil", "Round", "Trunc", "Eq", "Ne", "Lt", "Le", "Gt", "Ge", "LogicalAnd", "LogicalOr", "LogicalXor",
+      "LogicalNot", "IsNan", "IsInf", "IsFinite"};
+  if (op.form == PwOp::Cast || op.form == PwOp::Where) return false;
+  const char* f = op_def(g.nodes[op.node].op).functor;
+  return !(f && no_trailing_product.count(f));
+}
+
 RowSegments row_segments(const Graph& g, const Kernel& k) {
   RowSegments r;
   r.seg.assign(k.rops.size(), -1);
@@ -694,20 +708,12 @@ RowSegments row_segments(const Graph& g, const Kernel& k) {
   // differently from the eager ops. Storing the product prevents it (GCC fuses a multiply only
   // when every use of the product is an add). Readers that multiply, divide, compare or select
   // cannot contract, nor can a float sum, which converts each element to its double accumulator.
-  static const std::set<std::string> no_trailing_product = {
-      "Add", "Relu", "Maximum", "Minimum", "Fmax", "Fmin", "ClampScalar", "Hardtanh", "Neg", "Sign", "Floor",
-      "Ceil", "Round", "Trunc", "Eq", "Ne", "Lt", "Le", "Gt", "Ge", "LogicalAnd", "LogicalOr", "LogicalXor",
-      "LogicalNot", "IsNan", "IsInf", "IsFinite", "Div"};
   static const std::set<std::string> no_leading_add = {
       "Mul", "Div", "Relu", "Maximum", "Minimum", "Fmax", "Fmin", "ClampScalar", "Hardtanh", "Eq", "Ne", "Lt",
       "Le", "Gt", "Ge", "IsNan", "IsInf", "IsFinite"};
   std::set<int> may_end_in_product;
-  for (const auto& op : k.rops) {
-    if (op.kind != Kernel::RowOp::Vec) continue;
-    const char* f = op_def(g.nodes[op.op.node].op).functor;
-    bool safe = op.op.form == PwOp::Cast || op.op.form == PwOp::Where || (f && no_trailing_product.count(f));
-    if (!safe) may_end_in_product.insert(g.nodes[op.op.node].out[0]);
-  }
+  for (const auto& op : k.rops)
+    if (op.kind == Kernel::RowOp::Vec && may_end_in_a_product(g, op.op)) may_end_in_product.insert(g.nodes[op.op.node].out[0]);
   for (const auto& op : k.rops) {
     std::vector<int> reads;
     bool adds = true;
@@ -789,7 +795,11 @@ void emit_row_kernel(std::ostream& os, const Graph& g, const Kernel& k) {
       int v = n.out[0];
       const char* ot = stype(r.op.out_t);
       if (r.kind == Kernel::RowOp::Scal) {
-        os << "      const " << ot << " s" << v << " = " << pw_expr(r.op, k, slot) << ";\n";
+        os << "      " << ot << " s" << v << " = " << pw_expr(r.op, k, slot) << ";\n";
+        // A per-row product goes through memory before anything reads it, so GCC cannot fuse it
+        // with a following add into an FMA (eager rounds the two ops separately).
+        if ((r.op.out_t == kFloat || r.op.out_t == kDouble) && may_end_in_a_product(g, r.op))
+          os << "      asm volatile(\"\" : \"+m\"(s" << v << "));  // rounded like eager's separate op\n";
       } else {
         row_pointer(v, ot, n);
         const Arg& a = r.op.args[0];
@@ -819,7 +829,7 @@ void emit_row_kernel(std::ostream& os, const Graph& g, const Kernel& k) {
         add(sum_accs, acc);
       } else {  // a vector max/min plus a NaN count: NaN anywhere gives NaN, as eager's amax/amin
         os << "      " << t << " " << acc << " = " << (op.red == RedKind::Max ? "-" : "") << "std::numeric_limits<" << t
-           << ">::infinity();\n      int nan" << op.out << " = 0;\n";
+           << ">::infinity();\n      int64_t nan" << op.out << " = 0;\n";
         add(op.red == RedKind::Max ? max_accs : min_accs, acc);
         add(nan_accs, "nan" + std::to_string(op.out));
       }
@@ -1446,7 +1456,7 @@ std::shared_ptr<Program> codegen_program(Graph g, const CompileOptions& o) {
                   " is neither the row shape ", shape_str(cur.shape), " nor a per-row value of its inputs' kind");
       seal();
     }
-    if (last_dim_reduction(g, int(i), rk) && !few_long_rows(g.values[n.in[0]].sizes)) {
+    if (last_dim_reduction(g, int(i), rk) && !one_row(g.values[n.in[0]].sizes)) {
       if (!cur.row && !cur.reds.empty()) seal();  // a reduction kernel takes no row reduction
       int u = n.in[0], ov = n.out[0];
       const DimVec& S = g.values[u].sizes;

@@ -206,15 +206,18 @@ TEST(Codegen, RowKernelSegmentsKeepEagerRounding) {
   auto fn = [](const fw::Tensor& x, const fw::Tensor& w, const fw::Tensor& b) {
     fw::Tensor y = (x * w) * x + b;  // products feeding adds
     fw::Tensor z = (y - y.mean({-1}, true)) * w + 0.25;
-    return std::make_tuple(y, z, z.amax({-1}), fw::softmax(z * 3, -1));
+    fw::Tensor top = y.amax({-1}, true);
+    fw::Tensor u = top * 1.7 - top;  // per-row scalar ops: a product then an add
+    return std::make_tuple(y, z, z.amax({-1}), fw::softmax(z * 3, -1), u);
   };
   auto f = fw::compile(fn);
   fw::manual_seed(4);
   for (auto dt : {fw::kFloat, fw::kDouble}) {
     fw::Tensor x = fw::randn({37, 301}, dt), w = fw::randn({301}, dt), b = fw::randn({37, 1}, dt);
-    auto [y1, z1, m1, s1] = f(x, w, b);
-    auto [y2, z2, m2, s2] = fn(x, w, b);
+    auto [y1, z1, m1, s1, u1] = f(x, w, b);
+    auto [y2, z2, m2, s2, u2] = fn(x, w, b);
     EXPECT_TRUE(fw::equal(y1, y2));
+    EXPECT_TRUE(fw::equal(u1, u2)) << (u1 - u2).abs().max();
     EXPECT_TRUE(fw::allclose(z1, z2, 1e-5, 1e-6));  // the mean reassociates
     EXPECT_TRUE(fw::allclose(m1, m2, 1e-5, 1e-6));
     EXPECT_TRUE(fw::allclose(s1, s2, 1e-5, 1e-6));
