@@ -614,6 +614,7 @@ void emit_kernel(std::ostream& os, const Graph& g, const Kernel& k) {
 // keeps a row buffer for the row-long values that must be materialised, and only values needed
 // outside are stored. Rows are split across threads. Buffers are addressed by strides
 // like the other kernels; the runner coalesces the outer dimensions and keeps the last one.
+
 // A value in a row kernel: a loaded row p<i>[j] or per-row load q<i>, a per-row scalar s<v>, the
 // open segment's element t<v> (Note [Row kernel segments]), or a materialised row v<v>[j].
 std::string row_arg(const Arg& a, const Kernel& k, const std::map<int, int>& slot, const std::set<int>& temps) {
@@ -648,9 +649,11 @@ std::string pw_expr(const PwOp& op, const Kernel& k, const std::map<int, int>& s
 // folded first), at per-row scalar ops, and around SLEEF vector calls (exp, tanh...: a call over
 // the whole row, faster than their scalar forms in a loop). A row-long value is written to a
 // per-thread row buffer (or straight into its output) only when something outside its segment
-// reads it or it is stored.
+// reads it, it is stored, or it is a product that a reader in the segment may add: every element
+// rounds as the eager ops do, one op at a time (see may_end_in_a_product and the rule at the end
+// of row_segments; per-row scalar products get the same treatment in emit_row_kernel).
 struct RowSegments {
-  std::vector<int> seg;      // per row op: its segment, or -1 (per-row scalar op, vector call)
+  std::vector<int> seg;         // per row op: its segment, or -1 (per-row scalar op, vector call)
   std::set<int> materialised;  // row-long values kept in a buffer
 };
 
