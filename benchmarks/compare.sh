@@ -36,6 +36,7 @@ if [ "${COMPARE_TORCH2:-0}" = 1 ]; then
   venv="${COMPARE_TORCH2_VENV:-$HOME/.cache/fw/torch2-venv}"
   if ! "$venv/bin/python" -c "import torch" 2>/dev/null; then
     echo "compare: installing torch==${COMPARE_TORCH2_VERSION:-2.5.1} into $venv for the torch.compile peer"
+    python3 -c "import ensurepip" 2>/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null
     python3 -m venv "$venv"
     "$venv/bin/pip" install -q "torch==${COMPARE_TORCH2_VERSION:-2.5.1}" numpy
   fi
