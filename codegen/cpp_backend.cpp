@@ -452,6 +452,15 @@ void emit_buffer_pointers(std::ostream& os, const Graph& g, const Kernel& k, int
   }
 }
 
+// Emits the loop that adds, for index `rem` over dims from..to (innermost first, counting down),
+// each dim's offset to base[0..n) of the buffers (the kernel ABI's S sizes and ST strides).
+void emit_offsets(std::ostream& os, const std::string& ind, int n, const char* from, const char* to,
+                  const std::string& rem) {
+  os << ind << "for (int64_t d = " << from << ", rem = " << rem << "; d >= " << to << "; d--) {\n"
+     << ind << "  const int64_t id = rem % S[d];\n" << ind << "  rem /= S[d];\n"
+     << ind << "  for (int b = 0; b < " << n << "; b++) base[b] += id * ST[b * R + d];\n" << ind << "}\n";
+}
+
 // Note [Reduction kernels]
 // A pointwise group with the reductions (sum/mean/amax/amin) that read it, all over the same
 // dims of one shape: one pass over the group's elements computes the prologue, stores the values
@@ -501,10 +510,9 @@ void emit_reduction_kernel(std::ostream& os, const Graph& g, const Kernel& k) {
         "  const int64_t units = col ? A * nblk : A, steps = col ? NS : NS * nblk;\n"
         "  const double count = double(col ? NS : NS * inner);  // elements per output\n"
      << "  auto unit_base = [&](int64_t q, int64_t* base) {\n"
-     << "    for (int b = 0; b < " << nall << "; b++) base[b] = 0;\n"
-     << "    for (int64_t d = RA - 1, rem = col ? q / nblk : q; d >= 0; d--) {\n"
-     << "      const int64_t id = rem % S[d];\n      rem /= S[d];\n"
-     << "      for (int b = 0; b < " << nall << "; b++) base[b] += id * ST[b * R + d];\n    }\n  };\n";
+     << "    for (int b = 0; b < " << nall << "; b++) base[b] = 0;\n";
+  emit_offsets(os, "    ", nall, "RA - 1", "0", "col ? q / nblk : q");
+  os << "  };\n";
   // finish(q, acc...): one unit's outputs from its lane accumulators.
   os << "  auto finish = [&](int64_t q";
   for (int r = 0; r < nr; r++) os << ", const " << acc_t[size_t(r)] << "* __restrict a" << r;
@@ -544,10 +552,8 @@ void emit_reduction_kernel(std::ostream& os, const Graph& g, const Kernel& k) {
        << "[j] = " << init[size_t(r)] << ";\n";
   os << "    for (int64_t t = steps * kk / K, t1 = steps * (kk + 1) / K; t < t1; t++) {\n"
         "      const int64_t c = (col ? q % nblk : t % nblk) * B, m = std::min<int64_t>(B, inner - c);\n"
-     << "      for (int b = 0; b < " << nbuf << "; b++) base[b] = ubase[b];\n"
-     << "      for (int64_t d = R - 2, rem = col ? t : t / nblk; d >= RA; d--) {\n"
-     << "        const int64_t id = rem % S[d];\n        rem /= S[d];\n"
-     << "        for (int b = 0; b < " << nbuf << "; b++) base[b] += id * ST[b * R + d];\n      }\n";
+     << "      for (int b = 0; b < " << nbuf << "; b++) base[b] = ubase[b];\n";
+  emit_offsets(os, "      ", nbuf, "R - 2", "RA", "col ? t : t / nblk");
   emit_block(os, g, k, "      ", 0);
   for (int r = 0; r < nr; r++) {
     std::string a = "acc" + std::to_string(r);
@@ -597,10 +603,8 @@ void emit_kernel(std::ostream& os, const Graph& g, const Kernel& k) {
         "  for (int64_t q = q0; q < q1; q++) {\n"
         "    const int64_t row = q / nb, c = (q % nb) * B, m = std::min<int64_t>(B, inner - c);\n"
      << "    int64_t base[" << std::max(nbuf, 1) << "] = {0}, s[" << std::max(nbuf, 1) << "] = {0};\n"
-     << "    for (int b = 0; b < " << nbuf << "; b++) s[b] = R ? ST[b * R + R - 1] : 0;\n"
-     << "    for (int64_t d = R - 2, rem = row; d >= 0; d--) {\n"
-     << "      const int64_t id = rem % S[d];\n      rem /= S[d];\n"
-     << "      for (int b = 0; b < " << nbuf << "; b++) base[b] += id * ST[b * R + d];\n    }\n";
+     << "    for (int b = 0; b < " << nbuf << "; b++) s[b] = R ? ST[b * R + R - 1] : 0;\n";
+  emit_offsets(os, "    ", nbuf, "R - 2", "0", "row");
   emit_block(os, g, k, "    ", 0);
   os << "  }\n  });\n}\n\n";
 }
@@ -766,10 +770,8 @@ void emit_row_kernel(std::ostream& os, const Graph& g, const Kernel& k) {
       os << "    RowBuf<" << stype(r.op.out_t) << "> b" << g.nodes[r.op.node].out[0] << "(C);\n";
   os << "    for (int64_t row = r0; row < r1; row++) {\n"
      << "      int64_t base[" << std::max(nbuf, 1) << "] = {0}, s[" << std::max(nbuf, 1) << "] = {0};\n"
-     << "      for (int b = 0; b < " << nbuf << "; b++) s[b] = ST[b * R + R - 1];\n"
-     << "      for (int64_t d = R - 2, rem = row; d >= 0; d--) {\n"
-     << "        const int64_t id = rem % S[d];\n        rem /= S[d];\n"
-     << "        for (int b = 0; b < " << nbuf << "; b++) base[b] += id * ST[b * R + d];\n      }\n";
+     << "      for (int b = 0; b < " << nbuf << "; b++) s[b] = ST[b * R + R - 1];\n";
+  emit_offsets(os, "      ", nbuf, "R - 2", "0", "row");
   for (size_t i = 0; i < k.loads.size(); i++) {
     const char* t = stype(g.values[k.loads[i]].dtype);
     int b = ns + int(i);
