@@ -923,6 +923,33 @@ void coalesce(const DimVec& sizes, const std::vector<DimVec>& strides, const std
   }
 }
 
+bool is_row_major(const ValueInfo& v) {
+  int64_t expected = 1;
+  for (size_t d = v.sizes.size(); d-- > 0;) {
+    if (v.sizes[d] == 1) continue;
+    if (v.strides[d] != expected) return false;
+    expected *= v.sizes[d];
+  }
+  return true;
+}
+
+// Whether (sizes, strides) address each element once without gaps: a row-major layout of some
+// order of the dims. Empty tensors say no.
+bool dense(const DimVec& sizes, const DimVec& strides) {
+  std::vector<std::pair<int64_t, int64_t>> ds;  // (stride, size) of the dims larger than 1
+  for (size_t d = 0; d < sizes.size(); d++) {
+    if (sizes[d] == 0) return false;
+    if (sizes[d] != 1) ds.push_back({strides[d], sizes[d]});
+  }
+  std::sort(ds.begin(), ds.end());
+  int64_t expected = 1;
+  for (auto [st, n] : ds) {
+    if (st != expected) return false;
+    expected *= n;
+  }
+  return true;
+}
+
 // Strides of tensor t broadcast to `shape` (0 where it broadcasts).
 DimVec broadcast_strides(const Tensor& t, const DimVec& shape) {
   DimVec st(shape.size(), 0);
@@ -990,11 +1017,21 @@ struct CodegenProgram : Program {
     for (size_t k = 0; k < n.out.size(); k++) env[n.out[k]] = std::move(o[k]);
   }
 
-  // The kernel's buffers (fresh contiguous stores, then the loads) with the stores bound in env.
+  // A new buffer for value v, laid out as traced: eager's layout (Note [Traced layouts]).
+  Tensor store_buffer(int v) const {
+    const ValueInfo& x = g.values[size_t(v)];
+    Tensor t = make_tensor(x.sizes, x.dtype);
+    if (!t.strides().equals(x.strides) && dense(x.sizes, x.strides)) {
+      t.impl()->strides = x.strides;
+      t.impl()->refresh();
+    }
+    return t;
+  }
+  // The kernel's buffers (fresh stores, then the loads) with the stores bound in env.
   std::vector<Tensor> buffers(const Kernel& k, std::vector<Tensor>& env) const {
     std::vector<Tensor> bufs;
     for (int v : k.stores) {
-      bufs.push_back(make_tensor(g.values[v].sizes, g.values[v].dtype));
+      bufs.push_back(store_buffer(v));
       env[v] = bufs.back();
     }
     for (int v : k.loads) bufs.push_back(env[v]);
@@ -1053,8 +1090,12 @@ struct CodegenProgram : Program {
     for (auto& b : bufs) st.push_back(broadcast_strides(b, shape));
     DimVec cs;
     std::vector<DimVec> cst(bufs.size());
+    // Dims in the first store's memory order, outermost first, as eager's element-wise loops walk
+    // them: a permuted result and inputs laid out like it are read and written in runs.
     std::vector<int64_t> all;
     for (int64_t d = 0; d < int64_t(shape.size()); d++) all.push_back(d);
+    if (!k.stores.empty())
+      std::stable_sort(all.begin(), all.end(), [&](int64_t a, int64_t b) { return st[0][size_t(a)] > st[0][size_t(b)]; });
     coalesce(shape, st, all, cs, cst);
     std::vector<int64_t> M = pack(cs, cst);
     std::vector<void*> P;
@@ -1082,7 +1123,7 @@ struct CodegenProgram : Program {
     for (auto& b : bufs) st.push_back(broadcast_strides(b, shape));
     std::vector<Tensor> outs;
     for (const Kernel::Red& r : k.reds) {
-      outs.push_back(make_tensor(g.values[r.out].sizes, g.values[r.out].dtype));
+      outs.push_back(store_buffer(r.out));
       env[r.out] = outs.back();
       // The output's strides over the iteration shape: 0 along the reduced dims.
       DimVec os(shape.size(), 0);
@@ -1185,7 +1226,6 @@ struct CodegenProgram : Program {
   }
 
   std::vector<Tensor> run(ArrayRef<Tensor> inputs, ArrayRef<Tensor> externals) override {
-    RowMajorResults row_major;  // extern ops' results are read as the row-major traced values
     std::vector<Tensor> env(g.values.size());
     for (size_t i = 0; i < g.inputs.size(); i++) env[g.inputs[i]] = inputs[i];
     bind_externals(g, env, externals);
@@ -1358,6 +1398,9 @@ std::shared_ptr<Program> codegen_program(Graph g, const CompileOptions& o) {
         for (auto& r : k.rops) only = only && vals.count(r.kind == Kernel::RowOp::Red ? r.out : g.nodes[r.op.node].out[0]);
         for (int v : k.loads) only = only && (ins.count(v) || outs.count(v));
         for (int v : k.stores) only = only && outs.count(v);
+        // The eager kernel's results are row-major; a traced result laid out otherwise (the
+        // decomposition over a permuted input follows the input) stays with the row kernel.
+        for (int v : outs) only = only && is_row_major(g.values[size_t(v)]);
         if (only) {
           for (const Decomposition* dc : used) {  // in trace order
             log::fusion("running ", op_def(dc->op).name, " (%", dc->outputs[0],

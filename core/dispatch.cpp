@@ -74,12 +74,11 @@ Outs dispatch(OpId id, ArrayRef<Tensor> in, const OpAttrs& a) {
   Outs outs;
   if (d.kind == OpKind::View) {
     outs.resize(m.size());
-  } else if (d.kind == OpKind::Elementwise && id != OpId::copy && !in.empty()) {
+  } else if (std::vector<int64_t> order = m.empty() ? std::vector<int64_t>{} : result_order(id, in, a, m[0].sizes);
+             !order.empty()) {
     // Laid out like the inputs (Note [Pointwise result layouts] in core/ops/creation.cpp).
-    using DimOrder = std::vector<int64_t>;
-    DimOrder order = pointwise_order(in, m[0].sizes);
     for (auto& t : m)
-      outs.push_back(empty_in_order(t.sizes, t.dtype, in[0].device(), t.sizes == m[0].sizes ? order : DimOrder{}));
+      outs.push_back(empty_in_order(t.sizes, t.dtype, in[0].device(), t.sizes == m[0].sizes ? order : std::vector<int64_t>{}));
   } else {
     Device dev = in.empty() ? Device(kCPU) : in[0].device();
     for (auto& t : m) outs.push_back(make_tensor(t.sizes, t.dtype, dev));

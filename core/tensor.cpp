@@ -1,5 +1,6 @@
 // Tensor handle basics: metadata, conversion, copy, fill, autograd fields, operators.
 #include "core/convert.h"
+#include "core/layout.h"
 #include "core/loops.h"
 #include "core/op.h"
 #include "core/ops/composite_util.h"
@@ -94,10 +95,8 @@ Tensor Tensor::to(ScalarType t, bool, bool copy) const {
   if (t == dtype() && !copy) return *this;
   OpAttrs a;
   a.dtype = t;
-  // MemoryFormat::Preserve, as libtorch's to(): a permuted tensor converts into the same layout.
-  std::vector<int64_t> order = new_tensor_order(*this);
-  if (order.empty()) return dispatch1(OpId::copy, {*this}, a);
-  return permuted_back(dispatch1(OpId::copy, {permute(order)}, a), order);
+  a.flags = kCopyPreserve;  // MemoryFormat::Preserve, as libtorch's to(): a permuted tensor keeps its layout
+  return dispatch1(OpId::copy, {*this}, a);
 }
 Tensor Tensor::to(Device d, ScalarType t, bool nb, bool copy) const {
   FW_CHECK(d.is_cpu(), "[to] device ", d, " is not available in this build of fw");
@@ -114,12 +113,11 @@ Tensor Tensor::contiguous() const {
   return dispatch1(OpId::copy, {*this}, OpAttrs());
 }
 
-// Laid out like the input (MemoryFormat::Preserve, Note [Preserved layouts]): the copy is made
-// row-major in the input's memory order and permuted back.
+// Laid out like the input (MemoryFormat::Preserve, Note [Preserved layouts]).
 Tensor Tensor::clone() const {
-  std::vector<int64_t> order = new_tensor_order(*this);
-  if (order.empty()) return dispatch1(OpId::copy, {*this}, OpAttrs());
-  return permuted_back(dispatch1(OpId::copy, {permute(order)}, OpAttrs()), order);
+  OpAttrs a;
+  a.flags = kCopyPreserve;
+  return dispatch1(OpId::copy, {*this}, a);
 }
 
 Tensor& Tensor::copy_(const Tensor& src, bool) {

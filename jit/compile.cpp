@@ -4,16 +4,17 @@
 // Note [Guards and dynamic shapes]
 // A capture is valid for calls whose tensor arguments have the dtypes, ranks, sizes, strides and
 // requires_grad flags seen when it was traced, the same non-tensor arguments (by value) and the
-// same grad mode; captured tensors (parameters) must keep their dtype, sizes and requires_grad,
-// and a compiled module's parameter list must keep its identity. A miss traces again. When a
-// miss differs from an earlier capture only in some sizes, those dimensions become dynamic
-// (dynamic=nullopt) and the new capture is a family: a call with new sizes in dynamic dimensions
-// re-runs the tracer (meta only: microseconds per op) and reuses the family's kernels, whose
-// source takes every size as an argument, so no compiler runs; the family keeps a small map from
-// concrete sizes to built programs so repeated sizes replay directly. This gives what symbolic
-// sizes give (no recompilation per size) without symbolic shape arithmetic in every op's meta;
-// its cost is one trace per new size. Past cache_limit captures the function runs eagerly, with
-// one warning naming the guard that kept failing.
+// same grad mode; captured tensors (parameters) must keep their dtype, sizes, strides and
+// requires_grad, and a compiled module's parameter list must keep its identity. Strides matter
+// because traced values are laid out as eager lays them out (Note [Traced layouts]). A miss
+// traces again. When a miss differs from an earlier capture only in some sizes, those dimensions
+// become dynamic (dynamic=nullopt) and the new capture is a family: a call with new sizes in
+// dynamic dimensions re-runs the tracer (meta only: microseconds per op) and reuses the family's
+// kernels, whose source takes every size as an argument, so no compiler runs; the family keeps a
+// small map from concrete sizes to built programs so repeated sizes replay directly. This gives
+// what symbolic sizes give (no recompilation per size) without symbolic shape arithmetic in every
+// op's meta; its cost is one trace per new size. Past cache_limit captures the function runs
+// eagerly, with one warning naming the guard that kept failing.
 #include <chrono>
 #include <map>
 #include <mutex>
@@ -186,8 +187,9 @@ std::string miss_reason(const Entry& e, const std::vector<Tensor>& in, const std
   for (size_t j = 0; j < e.ext.size(); j++) {
     const Tensor& t = e.graph.external_tensors[j];
     const TensorGuard& g = e.ext[j];
-    if (t.dtype() != g.dtype || !t.sizes().equals(g.sizes) || t.requires_grad() != g.requires_grad)
-      return "captured tensor " + std::to_string(j) + " changed dtype, sizes or requires_grad";
+    if (t.dtype() != g.dtype || !t.sizes().equals(g.sizes) || !t.strides().equals(g.strides) ||
+        t.requires_grad() != g.requires_grad)
+      return "captured tensor " + std::to_string(j) + " changed dtype, sizes, strides or requires_grad";
   }
   return "";
 }
@@ -212,7 +214,8 @@ bool matches(const Entry& e, const std::vector<Tensor>& in, const std::string& k
     const TensorImpl* t = e.graph.external_tensors[j].impl().get();
     const TensorGuard& g = e.ext[j];
     bool rg = t->autograd && t->autograd->requires_grad;
-    if (t->dtype != g.dtype || !(t->sizes == g.sizes) || rg != g.requires_grad) return false;
+    if (t->dtype != g.dtype || !(t->sizes == g.sizes) || !(t->strides == g.strides) || rg != g.requires_grad)
+      return false;
   }
   return true;
 }

@@ -31,6 +31,8 @@ enum : uint32_t { kWeight = 1, kBias = 2, kRunMean = 4, kRunVar = 8, kTraining =
 //    ~18% faster, but the backward derived from the primitives' vjps (sums over (N, *) that do not
 //    collapse into one reduced dimension) made a 64x64x40x16 BN + ReLU training step ~8% slower
 //    than the op's own single-formula vjp (17.9-18.5 ms vs 16.6-17.1 ms), so it stays one op.
+// A non-contiguous input to softmax/log_softmax/layer_norm is first copied row-major (in the
+// fused row kernel that copy is a strided read), so the results are row-major as eager's are.
 // softmax/log_softmax/layer_norm are recorded as Decomposition entries: codegen's row kernels run
 // the original op's single-pass eager kernel when nothing else fuses with them. Other backends keep
 // the ops and their eager kernels. Every decomposition is limited to float32/float64 with one
@@ -43,7 +45,7 @@ bool Tracer::decompose(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, Outs& o) 
     Decomposition dc{id, a, {}, {}, {}};
     for (const Tensor& t : in) dc.inputs.push_back(resolve(t));
     const size_t first_node = g_.nodes.size();
-    const Tensor& x = in[0];
+    const Tensor x = in[0].contiguous();  // eager's result is row-major (Note [Traced layouts])
     size_t next = 1;
     Tensor w = (a.flags & kWeight) ? in[next++] : Tensor(), b = (a.flags & kBias) ? in[next++] : Tensor();
     Tensor mean = x.mean({-1}, true);
@@ -60,12 +62,12 @@ bool Tracer::decompose(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, Outs& o) 
     return true;
   }
   if (id == OpId::softmax || id == OpId::log_softmax) {
-    const Tensor& x = in[0];
-    if (x.dim() == 0 || x.numel() == 0 || !float_or_double(x) || (a.has_dtype() && a.dtype != x.dtype()))
+    if (in[0].dim() == 0 || in[0].numel() == 0 || !float_or_double(in[0]) || (a.has_dtype() && a.dtype != in[0].dtype()))
       return false;
-    int64_t dim = wrap_dim(a.i0, x.dim(), d.name);
-    const int in_value = resolve(x);
+    int64_t dim = wrap_dim(a.i0, in[0].dim(), d.name);
+    const int in_value = resolve(in[0]);
     const size_t first_node = g_.nodes.size();
+    const Tensor x = in[0].contiguous();  // eager's result is row-major (Note [Traced layouts])
     Tensor m;
     {
       NoGradGuard ng;

@@ -5,7 +5,6 @@
 #include <map>
 #include <sstream>
 
-#include "core/layout.h"
 
 namespace fw::jit {
 
@@ -163,7 +162,6 @@ std::vector<Tensor> interpret(const Graph& g, ArrayRef<Tensor> inputs, ArrayRef<
                               const ReleasePlan* plan) {
   FW_CHECK(inputs.size() == g.inputs.size(), "[jit::interpret] the graph takes ", g.inputs.size(),
            " tensor inputs, got ", inputs.size());
-  fw::detail::RowMajorResults row_major;  // the traced values are row-major (core/layout.h)
   std::vector<Tensor> env(g.values.size());
   for (size_t i = 0; i < g.inputs.size(); i++) env[g.inputs[i]] = inputs[i];
   bind_externals(g, env, externals);
@@ -291,7 +289,6 @@ int eliminate_common_subexpressions(Graph& g) {
 }
 
 int fold_constants(Graph& g, int64_t max_numel) {
-  fw::detail::RowMajorResults row_major;  // folded values stand for row-major traced ones
   std::vector<char> is_const(g.values.size(), 0);
   std::vector<Tensor> val(g.values.size());
   std::vector<char> fold(g.nodes.size(), 0);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "core/layout.h"
 #include "jit/log.h"
 
 namespace fw::jit {
@@ -86,17 +87,29 @@ Tracer::~Tracer() {
   for (auto& st : pending_) st->placeholder = false;
 }
 
-Tensor Tracer::placeholder(IntArrayRef sizes, ScalarType dtype) {
+// Note [Traced layouts]
+// A traced value has the strides eager would give it: an op's placeholder results are laid out by
+// the rule dispatch uses for the real ones (result_order in core/layout.h: element-wise results
+// follow their inputs, Note [Pointwise result layouts]), and views compute theirs from their
+// input. Programs run their eager ops under the same rule and generated kernels write into
+// buffers with the traced strides, so in a replay every value has its traced strides. Two
+// things follow: a compiled function returns eager's layouts (relu(x.t()) is transposed,
+// x_channels_last * 2 is channels-last), and view folding may rebuild a view from traced strides
+// (as_strided). This needs the inputs and captured tensors of a replay to have the traced strides,
+// which the guards check. Two cases still differ from eager, in strides only: a *_like result
+// under tracing is row-major (new_tensor_order: a permuted result would be a view of an internal
+// value, and in-place writes through views break the graph), and an out= write into a traced
+// value laid out unlike the op's result maps the handle to the result's layout.
+Tensor Tracer::placeholder(IntArrayRef sizes, ScalarType dtype, const std::vector<int64_t>& order) {
   int64_t n = shape_numel(sizes, "empty");
   auto st = make_intrusive<StorageImpl>(nullptr, size_t(n) * element_size(dtype), Device(kCPU), [](void*) {});
   st->placeholder = true;
   auto impl = make_intrusive<TensorImpl>();
   impl->storage = std::move(st);
   impl->sizes = DimVec(sizes);
-  impl->strides = contiguous_strides(sizes);
+  impl->strides = strides_in_order(sizes, order);
   impl->dtype = dtype;
-  impl->numel = n;
-  impl->contiguous = true;
+  impl->refresh();
   return Tensor(std::move(impl));
 }
 
@@ -197,7 +210,9 @@ Outs Tracer::on_dispatch(OpId id, ArrayRef<Tensor> in, const OpAttrs& a) {
     for (auto& o : outs)
       if (o.defined() && o.impl()->storage == src->storage) o.impl()->view_base = root;
   } else {
-    for (auto& t : m) outs.push_back(placeholder(t.sizes, t.dtype));
+    // Laid out as dispatch lays out the eager results (Note [Traced layouts]).
+    std::vector<int64_t> order = m.empty() ? std::vector<int64_t>{} : result_order(id, in, a, m[0].sizes);
+    for (auto& t : m) outs.push_back(placeholder(t.sizes, t.dtype, t.sizes == m[0].sizes ? order : std::vector<int64_t>{}));
   }
   bool rg = false;
   if (tls().grad_enabled && d.differentiable)
@@ -385,7 +400,7 @@ std::vector<Tensor> Tracer::run_segment(const std::vector<int>& outs, const Live
   size_t k = outs.size();
   for (size_t i = 0; i < L.stores.size(); i++, k++) {
     Tensor r = std::move(res[k]);
-    if (L.stores[i]->placeholder) adopt(L.stores[i], r);
+    if (L.stores[i]->placeholder) adopt(L.stores[i], r, seg.values[size_t(L.store_values[i])].strides);
   }
   // Handles take the autograd history of their results: gradients that later flow into them
   // reach the ops of the segment (the data is the same; the history is the result's).
@@ -399,9 +414,11 @@ std::vector<Tensor> Tracer::run_segment(const std::vector<int>& outs, const Live
   return res;
 }
 
-void Tracer::adopt(StorageImpl* st, const Tensor& r) {
+// The storage takes r's values laid out as the traced value that fills it (strides), which is
+// how every handle and view on it reads them.
+void Tracer::adopt(StorageImpl* st, const Tensor& r, const DimVec& strides) {
   StorageImpl* rs = r.impl()->storage.get();
-  bool steal = r.is_contiguous() && r.storage_offset() == 0 && rs->nbytes == st->nbytes && !rs->deleter &&
+  bool steal = r.strides().equals(strides) && r.storage_offset() == 0 && rs->nbytes == st->nbytes && !rs->deleter &&
                rs->refcount_.load() == 1 && r.impl()->refcount_.load() == 1 && st->nbytes > 0;
   if (steal) {
     std::swap(st->data, rs->data);
@@ -415,7 +432,7 @@ void Tracer::adopt(StorageImpl* st, const Tensor& r) {
   auto impl = make_intrusive<TensorImpl>();
   impl->storage = intrusive_ptr<StorageImpl>(st);
   impl->sizes = DimVec(r.sizes());
-  impl->strides = contiguous_strides(r.sizes());
+  impl->strides = strides;
   impl->dtype = r.dtype();
   impl->refresh();
   Tensor dst(std::move(impl));

@@ -88,7 +88,7 @@ class Tracer {
   int resolve(const Tensor& t);
   int add_external(const Tensor& t);
   int add_real(const Tensor& t, ValueKind kind, int index);
-  Tensor placeholder(IntArrayRef sizes, ScalarType dtype);
+  Tensor placeholder(IntArrayRef sizes, ScalarType dtype, const std::vector<int64_t>& order);
   void graph_break(const std::string& op, const std::string& reason);
   fw::detail::Outs run_eagerly(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, const Tensor* out);
   void new_segment();
@@ -100,7 +100,7 @@ class Tracer {
   };
   Live live();
   std::vector<Tensor> run_segment(const std::vector<int>& outs, const Live& L);
-  void adopt(StorageImpl* st, const Tensor& result);
+  void adopt(StorageImpl* st, const Tensor& result, const DimVec& strides);
 
   Graph g_;
   std::vector<Tensor> real_inputs_;

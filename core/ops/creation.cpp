@@ -349,7 +349,6 @@ std::vector<int64_t> sorted_order(int64_t n, const Outer& outer) {
   return {};
 }
 
-thread_local int t_row_major_results = 0;
 }  // namespace
 
 std::vector<int64_t> preserved_order(const Tensor& t) {
@@ -370,11 +369,11 @@ std::vector<int64_t> preserved_order(const Tensor& t) {
 // dims apart deciding (broadcast dims, stride 0, tell nothing; equal strides put the larger dim
 // outside). So relu(x.t()) is transposed, x_channels_last * 2 is channels-last, and a row-major
 // first input keeps the result row-major. copy (contiguous(), to()) stays row-major: clone()
-// preserves layouts by itself. Programs built by fw::compile run their eager ops under
-// RowMajorResults (core/layout.h), as their traced values are row-major.
+// preserves layouts by itself. fw::compile's tracer gives its values the same layouts
+// (result_order), so compiled programs return what eager returns.
 std::vector<int64_t> pointwise_order(ArrayRef<Tensor> in, IntArrayRef shape) {
   const int64_t n = int64_t(shape.size());
-  if (n < 2 || t_row_major_results > 0) return {};
+  if (n < 2) return {};
   bool all_contiguous = true;
   for (const Tensor& t : in) all_contiguous = all_contiguous && t.is_contiguous();
   if (all_contiguous) return {};
@@ -393,24 +392,34 @@ std::vector<int64_t> pointwise_order(ArrayRef<Tensor> in, IntArrayRef shape) {
   });
 }
 
+std::vector<int64_t> result_order(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, IntArrayRef first) {
+  if (in.empty() || op_def(id).kind != OpKind::Elementwise) return {};
+  if (id == OpId::copy) return (a.flags & kCopyPreserve) ? preserved_order(in[0]) : std::vector<int64_t>{};
+  return pointwise_order(in, first);
+}
+
+DimVec strides_in_order(IntArrayRef sizes, const std::vector<int64_t>& order) {
+  DimVec st = contiguous_strides(sizes);
+  int64_t stride = 1;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    st[size_t(*it)] = stride;
+    stride *= std::max<int64_t>(sizes[size_t(*it)], 1);
+  }
+  return st;
+}
+
 Tensor empty_in_order(IntArrayRef sizes, ScalarType dtype, Device dev, const std::vector<int64_t>& order) {
   Tensor t = make_tensor(sizes, dtype, dev);
   if (order.empty()) return t;
-  int64_t stride = 1;
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    t.impl()->strides[size_t(*it)] = stride;
-    stride *= std::max<int64_t>(sizes[size_t(*it)], 1);
-  }
+  t.impl()->strides = strides_in_order(sizes, order);
   t.impl()->refresh();
   return t;
 }
 
-RowMajorResults::RowMajorResults() { t_row_major_results++; }
-RowMajorResults::~RowMajorResults() { t_row_major_results--; }
-
 // Under fw::compile a traced value that is a view of an internal one would turn in-place writes
-// through it into graph breaks, so traced *_like results and clones are row-major (values as in
-// eager; only the strides differ).
+// through it into graph breaks, so traced *_like results are row-major (values as in eager; only
+// the strides differ). clone and to(dtype) need no view: copy with kCopyPreserve lays its result
+// out directly.
 std::vector<int64_t> new_tensor_order(const Tensor& t) {
   return tls().tracer != nullptr ? std::vector<int64_t>{} : preserved_order(t);
 }

@@ -415,6 +415,60 @@ TEST_P(Backends, ConvNetWithBatchNormAndDropoutTrainsLikeEager) {
   EXPECT_EQ(cm.explain().graph_count, 2);
 }
 
+// Note [Traced layouts] (jit/tracer.cpp): compiled results have eager's strides. The expected
+// strides written out are PyTorch 1.13's for the same programs.
+TEST_P(Backends, ResultsKeepEagerLayouts) {
+  auto check = [](const fw::Tensor& got, const fw::Tensor& want, std::vector<int64_t> torch_strides) {
+    expect_close(got, want);
+    EXPECT_EQ(std::vector<int64_t>(got.strides().begin(), got.strides().end()), torch_strides);
+    EXPECT_EQ(std::vector<int64_t>(want.strides().begin(), want.strides().end()), torch_strides);
+  };
+  fw::manual_seed(11);
+  fw::Tensor xt = fw::randn({48, 64}).t();  // (64, 48), strides (1, 64)
+  fw::Tensor cl = fw::randn({4, 8, 6, 5}).contiguous(fw::MemoryFormat::ChannelsLast);
+
+  // A fused chain over a transposed input, and a view of its result (view folding).
+  auto chain = [](const fw::Tensor& x) { return fw::relu(x * 2 + 1).sigmoid(); };
+  auto fc = fw::compile(chain, opts());
+  check(fc(xt), chain(xt), {1, 64});
+  check(fc(xt), chain(xt), {1, 64});  // replay
+  auto viewed = [](const fw::Tensor& x) { return (x.exp() * 3).t().narrow(0, 2, 40) + 0.5; };
+  auto fv = fw::compile(viewed, opts());
+  check(fv(xt), viewed(xt), {64, 1});
+
+  // Channels-last through a fused chain, a reduction and a broadcast back.
+  auto norm = [](const fw::Tensor& x) { return (x - x.mean({2, 3}, true)) * x.sigmoid(); };
+  auto fn = fw::compile(norm, opts());
+  check(fn(cl), norm(cl), {240, 1, 40, 8});
+
+  // softmax/log_softmax/layer_norm return row-major results for a permuted input (decomposed
+  // under inductor: the decomposition reads a row-major copy).
+  auto rows = [](const fw::Tensor& x) {
+    return fw::softmax(x, -1) + fw::log_softmax(x, 0) + fw::layer_norm(x, {48}) * 0.5;
+  };
+  auto fr = fw::compile(rows, opts());
+  check(fr(xt), rows(xt), {48, 1});
+
+  // Across a graph break the adopted result keeps its layout.
+  auto broken = [](const fw::Tensor& x) {
+    fw::Tensor y = x.tanh() * 3;
+    if (y.sum().item<float>() > 1e9) return y;
+    return y - 1;
+  };
+  auto fb = fw::compile(broken, opts());
+  check(fb(xt), broken(xt), {1, 64});
+
+  // A captured tensor whose layout changes (same sizes) is a guard miss, not a stale replay.
+  fw::Tensor w = fw::randn({64, 48});
+  auto scaled = [&w](const fw::Tensor& x) { return (x * w).exp() + w; };
+  auto fs = fw::compile(scaled, opts());
+  fw::Tensor x = fw::randn({64, 48});
+  check(fs(x), scaled(x), {48, 1});
+  w.set_data(fw::randn({48, 64}).t());
+  check(fs(xt), scaled(xt), {1, 64});
+  check(fs(x), scaled(x), {48, 1});
+}
+
 INSTANTIATE_TEST_SUITE_P(Compile, Backends, ::testing::ValuesIn(kBackends));
 
 // Note [Recompute partition]: h = x * w + b, read by gelu's vjp, is recomputed in backward from x,
