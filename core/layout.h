@@ -9,17 +9,35 @@ namespace fw::detail {
 // The dim order (outermost first) of an element-wise op's new result over inputs `in`
 // broadcast to `shape`; empty when row-major.
 std::vector<int64_t> pointwise_order(ArrayRef<Tensor> in, IntArrayRef shape);
-// copy's attrs.flags bit: the result is laid out like the input (MemoryFormat::Preserve: clone,
-// to(dtype)); without it copy's result is row-major (contiguous()).
+// copy's attrs.flags bits: the result is laid out like the input (MemoryFormat::Preserve: clone,
+// to(dtype)), or channels-last (contiguous(ChannelsLast/ChannelsLast3d)); with neither, copy's
+// result is row-major (contiguous()). One op either way, so a traced copy is a value of its own,
+// not a view.
 constexpr uint32_t kCopyPreserve = 1;
+constexpr uint32_t kCopyChannelsLast = 2;
 // The dim order dispatch gives op `id`'s results whose sizes are `first` (the first result's):
-// pointwise_order for element-wise ops, preserved_order for a copy with kCopyPreserve, row-major
-// otherwise. fw::compile's tracer lays its placeholders out by the same rule, so traced values
-// carry eager's strides.
+// pointwise_order for element-wise ops, preserved_order or channels_last_order for a copy with
+// kCopyPreserve or kCopyChannelsLast, row-major otherwise. fw::compile's tracer lays its
+// placeholders out by the same rule, so traced values carry eager's strides.
 std::vector<int64_t> result_order(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, IntArrayRef first);
 // Dense strides for `sizes` laid out in `order` (outermost first; empty: row-major).
 DimVec strides_in_order(IntArrayRef sizes, const std::vector<int64_t>& order);
 // An uninitialised tensor laid out in `order` (outermost first; empty: row-major).
 Tensor empty_in_order(IntArrayRef sizes, ScalarType dtype, Device dev, const std::vector<int64_t>& order);
+
+// Note [Channels-last results]
+// As in libtorch, a convolution, batch/group norm, 2-d pool, 2-d upsampling or constant pad of a
+// channels-last input (or a convolution with a channels-last weight), and a cat of channels-last
+// inputs, return channels-last results; the element-wise ops already follow their inputs. fw's
+// kernels compute row-major, so such a result is one channels-last copy of it (a single copy op,
+// which fw::compile traces as a value of its own).
+inline bool is_channels_last(const Tensor& t) {
+  return (t.dim() == 4 || t.dim() == 5) && t.suggest_memory_format() != MemoryFormat::Contiguous;
+}
+// y laid out channels-last when cl says so (and y is 4-d or 5-d); y itself otherwise.
+inline Tensor channels_last_if(const Tensor& y, bool cl) {
+  if (!cl || (y.dim() != 4 && y.dim() != 5)) return y;
+  return y.contiguous(y.dim() == 4 ? MemoryFormat::ChannelsLast : MemoryFormat::ChannelsLast3d);
+}
 
 }  // namespace fw::detail

@@ -20,6 +20,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/layout.h"
 #include "core/op.h"
 #include "core/ops/conv_dnnl.h"
 #include "core/ops/gemm.h"
@@ -431,7 +432,8 @@ bool unbatched(const Tensor& x, int64_t spatial, const char* op) {
 Tensor conv2d_impl(const Tensor& x, const Tensor& w, const Tensor& b, const OpAttrs& a) {
   bool ub = unbatched(x, 2, "conv2d");
   Tensor y = dispatch1(OpId::conv2d, conv_inputs(ub ? x.unsqueeze(0) : x, w, b), a);
-  return ub ? y.squeeze(0) : y;
+  // Note [Channels-last results] (core/layout.h): libtorch's rule is the input's or the weight's.
+  return ub ? y.squeeze(0) : channels_last_if(y, is_channels_last(x) || is_channels_last(w));
 }
 
 Tensor conv1d_impl(const Tensor& x, const Tensor& w, const Tensor& b, const OpAttrs& a) {

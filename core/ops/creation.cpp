@@ -394,7 +394,11 @@ std::vector<int64_t> pointwise_order(ArrayRef<Tensor> in, IntArrayRef shape) {
 
 std::vector<int64_t> result_order(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, IntArrayRef first) {
   if (in.empty() || op_def(id).kind != OpKind::Elementwise) return {};
-  if (id == OpId::copy) return (a.flags & kCopyPreserve) ? preserved_order(in[0]) : std::vector<int64_t>{};
+  if (id == OpId::copy) {
+    if (a.flags & kCopyPreserve) return preserved_order(in[0]);
+    if (a.flags & kCopyChannelsLast) return channels_last_order(in[0].dim());
+    return {};
+  }
   return pointwise_order(in, first);
 }
 

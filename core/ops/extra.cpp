@@ -18,6 +18,7 @@
 #include <random>
 
 #include "core/op.h"
+#include "core/layout.h"
 #include "core/ops/composite_util.h"
 #include "core/parallel.h"
 #include "fw/autograd_function.h"
@@ -1456,8 +1457,9 @@ Tensor Tensor::contiguous(MemoryFormat format) const {
            format == MemoryFormat::ChannelsLast ? "channels_last" : "channels_last_3d", " format, got a ", dim(),
            "-D tensor");
   if (is_contiguous(format)) return *this;
-  auto order = channels_last_order(dim());
-  return permute(order).contiguous().permute(inverse_perm(order));
+  OpAttrs a;
+  a.flags = kCopyChannelsLast;
+  return dispatch1(OpId::copy, {*this}, a);
 }
 
 Tensor Tensor::clone(std::optional<MemoryFormat> format) const {
@@ -1480,12 +1482,25 @@ bool Tensor::is_non_overlapping_and_dense() const {
   return !order.empty();
 }
 
+// libtorch's rule, which goes by the order of the strides rather than density, so a channels-last
+// tensor sliced along H or W still suggests channels-last: walking C, then the spatial dims from
+// the innermost, then N, each stride must be at least the extent of the dims walked before it. A
+// zero C stride, or an N stride equal to C's (an N111-like tensor), falls back to contiguous, as
+// do empty tensors.
 MemoryFormat Tensor::suggest_memory_format() const {
-  if (!is_contiguous() && (dim() == 4 || dim() == 5)) {
-    MemoryFormat f = dim() == 4 ? MemoryFormat::ChannelsLast : MemoryFormat::ChannelsLast3d;
-    if (is_contiguous(f)) return f;
+  const int64_t nd = dim();
+  if (nd != 4 && nd != 5) return MemoryFormat::Contiguous;
+  if (stride(1) == 0) return MemoryFormat::Contiguous;
+  int64_t min = 0;
+  std::vector<int64_t> walk{1};
+  for (int64_t d = nd - 1; d >= 2; d--) walk.push_back(d);
+  walk.push_back(0);
+  for (int64_t d : walk) {
+    if (size(d) == 0 || stride(d) < min) return MemoryFormat::Contiguous;
+    if (d == 0 && min == stride(1)) return MemoryFormat::Contiguous;
+    min = stride(d) * (size(d) > 1 ? size(d) : 1);
   }
-  return MemoryFormat::Contiguous;
+  return nd == 4 ? MemoryFormat::ChannelsLast : MemoryFormat::ChannelsLast3d;
 }
 
 // ---- statistics and distances

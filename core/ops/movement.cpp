@@ -1,6 +1,7 @@
 // Movement ops: flip, roll, repeat, constant_pad_nd (copies), unfold (a view), and the
 // composites tile and pad (reflect / replicate / circular lower to index_select).
 #include "core/loops.h"
+#include "core/layout.h"
 #include "core/op.h"
 #include "core/visit.h"
 
@@ -325,7 +326,7 @@ Tensor constant_pad_nd(const Tensor& x, IntArrayRef pad, const Scalar& value) {
   OpAttrs a;
   a.ints = DimVec(pad);
   a.s0 = value;
-  return dispatch1(OpId::constant_pad_nd, {x}, a);
+  return channels_last_if(dispatch1(OpId::constant_pad_nd, {x}, a), is_channels_last(x));  // Note [Channels-last results]
 }
 Tensor Tensor::unfold(int64_t dim, int64_t size, int64_t step) const {
   OpAttrs a;

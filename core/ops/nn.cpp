@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "core/convert.h"
+#include "core/layout.h"
 #include "core/op.h"
 #include "core/ops/separable.h"
 #include "core/parallel.h"
@@ -357,19 +358,26 @@ Tensor Tensor::log_softmax(int64_t dim, std::optional<ScalarType> dtype) const {
 
 Tensor upsample_nearest2d(const Tensor& x, IntArrayRef output_size, std::optional<double> scales_h,
                           std::optional<double> scales_w) {
-  return dispatch1(OpId::upsample_nearest2d, {x}, upsample_attrs(output_size, scales_h, scales_w, false));
+  return channels_last_if(dispatch1(OpId::upsample_nearest2d, {x}, upsample_attrs(output_size, scales_h, scales_w, false)),
+                          is_channels_last(x));  // Note [Channels-last results] (core/layout.h)
 }
 Tensor upsample_bilinear2d(const Tensor& x, IntArrayRef output_size, bool align_corners,
                            std::optional<double> scales_h, std::optional<double> scales_w) {
-  return dispatch1(OpId::upsample_bilinear2d, {x}, upsample_attrs(output_size, scales_h, scales_w, align_corners));
+  return channels_last_if(
+      dispatch1(OpId::upsample_bilinear2d, {x}, upsample_attrs(output_size, scales_h, scales_w, align_corners)),
+      is_channels_last(x));
 }
 Tensor upsample_nearest1d(const Tensor& x, IntArrayRef output_size, std::optional<double> scale) {
   check_1d(x, output_size, "upsample_nearest1d");
-  return upsample_nearest2d(x.unsqueeze(2), {1, output_size[0]}, std::nullopt, scale).squeeze(2);
+  // The op directly: a (N, C, 1, L) view of a transposed input would pass for channels-last.
+  return dispatch1(OpId::upsample_nearest2d, {x.unsqueeze(2)}, upsample_attrs({1, output_size[0]}, std::nullopt, scale, false))
+      .squeeze(2);
 }
 Tensor upsample_linear1d(const Tensor& x, IntArrayRef output_size, bool align_corners, std::optional<double> scale) {
   check_1d(x, output_size, "upsample_linear1d");
-  return upsample_bilinear2d(x.unsqueeze(2), {1, output_size[0]}, align_corners, std::nullopt, scale).squeeze(2);
+  return dispatch1(OpId::upsample_bilinear2d, {x.unsqueeze(2)},
+                   upsample_attrs({1, output_size[0]}, std::nullopt, scale, align_corners))
+      .squeeze(2);
 }
 
 Tensor dropout(const Tensor& x, double p, bool train) {

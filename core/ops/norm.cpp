@@ -14,6 +14,7 @@
 #include <cmath>
 
 #include "core/convert.h"
+#include "core/layout.h"
 #include "core/op.h"
 #include "core/parallel.h"
 #include "core/visit.h"
@@ -463,7 +464,7 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm(const Tensor& x, const Tens
   a.f0 = eps;
   auto in = pack_inputs(x, weight, bias, Tensor(), Tensor(), &a.flags);
   Outs o = dispatch(OpId::native_group_norm, in, a);
-  return {o[0], o[1], o[2]};
+  return {channels_last_if(o[0], is_channels_last(x)), o[1], o[2]};  // Note [Channels-last results]
 }
 
 std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias,
@@ -475,7 +476,7 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& x, const Tens
   auto in = pack_inputs(x, weight, bias, running_mean, running_var, &a.flags);
   if (training) a.flags |= kTraining;
   Outs o = dispatch(OpId::native_batch_norm, in, a);
-  return {o[0], o[1], o[2]};
+  return {channels_last_if(o[0], is_channels_last(x)), o[1], o[2]};  // Note [Channels-last results]
 }
 
 Tensor layer_norm(const Tensor& x, IntArrayRef normalized_shape, const Tensor& weight, const Tensor& bias, double eps,

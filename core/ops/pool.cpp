@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/convert.h"
+#include "core/layout.h"
 #include "core/op.h"
 #include "core/ops/separable.h"
 #include "core/parallel.h"
@@ -595,13 +596,14 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& x, IntArrayRef 
                                                    IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
   Outs o = dispatch(OpId::max_pool2d_with_indices, {x},
                     pool_attrs("max_pool2d", 2, kernel, stride, padding, dilation, ceil_mode));
-  return {o[0], o[1]};
+  const bool cl = is_channels_last(x);  // Note [Channels-last results] (core/layout.h)
+  return {channels_last_if(o[0], cl), channels_last_if(o[1], cl)};
 }
 Tensor max_pool2d(const Tensor& x, IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
                   bool ceil_mode) {
   OpAttrs a = pool_attrs("max_pool2d", 2, kernel, stride, padding, dilation, ceil_mode);
   if (!(is_grad_enabled() && x.requires_grad())) a.flags |= 2;  // Note [Max pool without indices]
-  return dispatch(OpId::max_pool2d_with_indices, {x}, a)[0];
+  return channels_last_if(dispatch(OpId::max_pool2d_with_indices, {x}, a)[0], is_channels_last(x));
 }
 std::tuple<Tensor, Tensor> max_pool1d_with_indices(const Tensor& x, IntArrayRef kernel, IntArrayRef stride,
                                                    IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
@@ -620,7 +622,7 @@ Tensor avg_pool2d(const Tensor& x, IntArrayRef kernel, IntArrayRef stride, IntAr
   OpAttrs a = pool_attrs("avg_pool2d", 2, kernel, stride, padding, 1, ceil_mode);
   a.flags |= (count_include_pad ? 2 : 0) | (divisor_override ? 4 : 0);
   a.i0 = divisor_override.value_or(0);
-  return dispatch1(OpId::avg_pool2d, {x}, a);
+  return channels_last_if(dispatch1(OpId::avg_pool2d, {x}, a), is_channels_last(x));
 }
 Tensor avg_pool1d(const Tensor& x, IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
                   bool count_include_pad) {
@@ -633,7 +635,7 @@ Tensor avg_pool1d(const Tensor& x, IntArrayRef kernel, IntArrayRef stride, IntAr
 Tensor adaptive_avg_pool2d(const Tensor& x, IntArrayRef output_size) {
   OpAttrs a;
   a.ints = expand_arg(output_size, 2, "adaptive_avg_pool2d", "output_size");
-  return dispatch1(OpId::adaptive_avg_pool2d, {x}, a);
+  return channels_last_if(dispatch1(OpId::adaptive_avg_pool2d, {x}, a), is_channels_last(x));
 }
 Tensor adaptive_avg_pool1d(const Tensor& x, IntArrayRef output_size) {
   check_1d_input(x, "adaptive_avg_pool1d");
@@ -816,7 +818,8 @@ std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& x, IntArrayRef outp
   OpAttrs a;
   a.ints = expand_arg(output_size, 2, "adaptive_max_pool2d", "output_size");
   Outs o = dispatch(OpId::adaptive_max_pool2d, {x}, a);
-  return {o[0], o[1]};
+  const bool cl = is_channels_last(x);
+  return {channels_last_if(o[0], cl), channels_last_if(o[1], cl)};
 }
 std::tuple<Tensor, Tensor> adaptive_max_pool1d(const Tensor& x, IntArrayRef output_size) {
   check_1d_input(x, "adaptive_max_pool1d");

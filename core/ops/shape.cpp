@@ -3,6 +3,7 @@
 
 #include "core/convert.h"
 #include "core/loops.h"
+#include "core/layout.h"
 #include "core/op.h"
 #include "core/visit.h"
 
@@ -710,7 +711,10 @@ std::vector<Tensor> unbind(const Tensor& t, int64_t d) { return t.unbind(d); }
 Tensor cat(TensorList ts, int64_t dim) {
   OpAttrs a;
   a.i0 = dim;
-  return dispatch1(OpId::cat, ts, a);
+  // Note [Channels-last results] (core/layout.h): channels-last when every input is.
+  bool cl = !ts.empty();
+  for (const Tensor& t : ts) cl = cl && t.defined() && t.dim() == ts[0].dim() && is_channels_last(t);
+  return channels_last_if(dispatch1(OpId::cat, ts, a), cl);
 }
 Tensor concat(TensorList ts, int64_t dim) { return cat(ts, dim); }
 Tensor stack(TensorList ts, int64_t dim) {

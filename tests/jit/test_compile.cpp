@@ -458,6 +458,24 @@ TEST_P(Backends, ResultsKeepEagerLayouts) {
   auto fb = fw::compile(broken, opts());
   check(fb(xt), broken(xt), {1, 64});
 
+  // A channels-last convolution block: convolution, batch norm and pooling return channels-last
+  // results, as in libtorch (Note [Channels-last results] in core/layout.h), compiled too.
+  namespace F = fw::nn::functional;
+  auto conv = fw::nn::Conv2d(fw::nn::Conv2dOptions(8, 6, 3).padding(1));
+  auto bn = fw::nn::BatchNorm2d(6);
+  bn->eval();
+  auto block = [&](const fw::Tensor& x) {
+    return F::max_pool2d(fw::relu(bn->forward(conv->forward(x))), F::MaxPool2dFuncOptions(2));
+  };
+  auto fcb = fw::compile(block, opts());
+  check(fcb(cl), block(cl), {36, 1, 12, 6});
+  fw::Tensor xg = cl.detach().clone().requires_grad_(true);
+  fcb(xg).sum().backward();
+  fw::Tensor g_compiled = xg.grad().clone();
+  xg.grad().zero_();
+  block(xg).sum().backward();
+  expect_close(g_compiled, xg.grad());
+
   // A captured tensor whose layout changes (same sizes) is a guard miss, not a stale replay.
   fw::Tensor w = fw::randn({64, 48});
   auto scaled = [&w](const fw::Tensor& x) { return (x * w).exp() + w; };
