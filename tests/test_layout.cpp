@@ -345,3 +345,58 @@ TEST(Layout, DtypeConversionsPreserveTheLayout) {
   EXPECT_TRUE(fw::equal(pi, p.contiguous().to(fw::kInt)));
   EXPECT_TRUE(fw::equal(xt.to(fw::kDouble).to(fw::kFloat), xt));
 }
+
+// The channels-last results of the NCHW ops hold the values of the row-major computation
+// (Note [Channels-last results]); batch norm computes a channels-last input as rows of channels.
+TEST(Layout, ChannelsLastResultsHoldTheRowMajorValues) {
+  fw::manual_seed(5);
+  for (const char* recipe : {"new 2,3,6,5;cl", "new 4,3,7,9;cl", "new 2,3,12,5;cl;slice 2,1,12,2"}) {
+    SCOPED_TRACE(recipe);
+    Tensor x = build(recipe);
+    Tensor xc = x.contiguous();
+    for (const char* op : {"conv", "conv_weight_cl", "conv_groups_stride", "batch_norm_train", "batch_norm_eval",
+                           "group_norm", "max_pool", "max_pool_indices", "avg_pool", "adaptive_avg_pool",
+                           "adaptive_max_pool", "nearest", "bilinear", "cat_self", "cat_contiguous", "pad_constant"}) {
+      SCOPED_TRACE(op);
+      Tensor a = call_op(op, x), b = call_op(op, xc);
+      ASSERT_TRUE(a.sizes().equals(b.sizes()));
+      if (a.is_floating_point()) EXPECT_TRUE(fw::allclose(a, b, 1e-5, 1e-6)) << (a - b).abs().max().item<float>();
+      else EXPECT_TRUE(fw::equal(a, b));
+    }
+  }
+  // Training batch norm on a channels-last input: output, running statistics and gradients.
+  namespace F = fw::nn::functional;
+  Tensor x = fw::randn({4, 5, 6, 7}) * 3 + 1;
+  Tensor w = fw::rand({5}) + 0.5, b = fw::randn({5});
+  Tensor rm1 = fw::randn({5}), rv1 = fw::rand({5}) + 1, rm2 = rm1.clone(), rv2 = rv1.clone();
+  Tensor x1 = x.contiguous(fw::MemoryFormat::ChannelsLast).requires_grad_(true), x2 = x.clone().requires_grad_(true);
+  Tensor w1 = w.clone().requires_grad_(true), w2 = w.clone().requires_grad_(true);
+  auto opts = [&](Tensor& ww) { return F::BatchNormFuncOptions().weight(ww).bias(b).training(true).momentum(0.2); };
+  Tensor y1 = F::batch_norm(x1, rm1, rv1, opts(w1)), y2 = F::batch_norm(x2, rm2, rv2, opts(w2));
+  EXPECT_TRUE(y1.is_contiguous(fw::MemoryFormat::ChannelsLast));
+  EXPECT_TRUE(fw::allclose(y1, y2, 1e-5, 1e-5));
+  EXPECT_TRUE(fw::allclose(rm1, rm2, 1e-6, 1e-6));
+  EXPECT_TRUE(fw::allclose(rv1, rv2, 1e-6, 1e-6));
+  Tensor gy = fw::randn(y1.sizes());
+  (y1 * gy).sum().backward();
+  (y2 * gy).sum().backward();
+  EXPECT_TRUE(fw::allclose(x1.grad(), x2.grad(), 1e-4, 1e-5));
+  EXPECT_TRUE(fw::allclose(w1.grad(), w2.grad(), 1e-4, 1e-4));
+}
+
+// BatchNorm1d over (N, C) rows, against the formula in double: large N, few channels.
+TEST(Layout, BatchNormOverRowsMatchesTheFormula) {
+  fw::manual_seed(6);
+  namespace F = fw::nn::functional;
+  Tensor x = fw::randn({3001, 7}) * 2 + 5;
+  Tensor rm = fw::zeros({7}), rv = fw::ones({7});
+  Tensor y = F::batch_norm(x, rm, rv, F::BatchNormFuncOptions().training(true).momentum(0.5).eps(1e-3));
+  Tensor xd = x.to(fw::kDouble);
+  Tensor mean = xd.mean({0}, true), var = (xd - mean).pow(2).mean({0}, true);
+  Tensor ref = (xd - mean) / (var + 1e-3).sqrt();
+  EXPECT_TRUE(fw::allclose(y.to(fw::kDouble), ref, 1e-5, 1e-5));
+  EXPECT_TRUE(fw::allclose(rm.to(fw::kDouble), mean.squeeze(0) * 0.5, 1e-6, 1e-6));
+  EXPECT_TRUE(fw::allclose(rv.to(fw::kDouble), 0.5 + 0.5 * var.squeeze(0) * (3001.0 / 3000.0), 1e-5, 1e-6));
+  Tensor ye = F::batch_norm(x, rm, rv);  // evaluation: the running statistics
+  EXPECT_TRUE(fw::allclose(ye.to(fw::kDouble), (xd - rm.to(fw::kDouble)) / (rv.to(fw::kDouble) + 1e-5).sqrt(), 1e-5, 1e-5));
+}

@@ -11,6 +11,7 @@
 // mean first keeps constant groups exactly zero).
 // Optional tensors arrive in the input list behind x in the order weight, bias, running_mean,
 // running_var; attrs.flags bit k says whether the k-th of them is present.
+#include <algorithm>
 #include <cmath>
 
 #include "core/convert.h"
@@ -253,6 +254,44 @@ void channel_moments(const T* x, int64_t n, int64_t ch, int64_t l, std::vector<d
   });
 }
 
+// Per-channel mean and biased variance of x viewed as [R, C] rows (a channels-last input: C
+// innermost). The rows are cut into a fixed number of blocks (it depends on R only, not on the
+// thread count), each summed into its own double accumulators and combined in block order, so
+// the result is the same for any number of threads.
+template <class T>
+void channel_moments_rows(const T* x, int64_t rows, int64_t ch, std::vector<double>& mean, std::vector<double>& var) {
+  const int64_t blocks = std::clamp<int64_t>(rows / 64, 1, 64), per = (rows + blocks - 1) / blocks;
+  std::vector<double> part(size_t(blocks * ch));
+  auto pass = [&](const std::vector<double>* mu) {
+    std::fill(part.begin(), part.end(), 0.0);
+    parallel_for(0, blocks, 1, [&](int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; b++) {
+        double* acc = part.data() + b * ch;
+        for (int64_t r = b * per; r < std::min(rows, (b + 1) * per); r++) {
+          const T* xr = x + r * ch;
+          if (mu) {
+            const double* m = mu->data();
+#pragma omp simd
+            for (int64_t k = 0; k < ch; k++) acc[k] += (double(xr[k]) - m[k]) * (double(xr[k]) - m[k]);
+          } else {
+#pragma omp simd
+            for (int64_t k = 0; k < ch; k++) acc[k] += double(xr[k]);
+          }
+        }
+      }
+    });
+    std::vector<double> total(size_t(ch), 0.0);
+    for (int64_t b = 0; b < blocks; b++)
+      for (int64_t k = 0; k < ch; k++) total[size_t(k)] += part[size_t(b * ch + k)];
+    return total;
+  };
+  const double cnt = double(rows);
+  mean = pass(nullptr);
+  for (double& m : mean) m = cnt > 0 ? m / cnt : 0;
+  var = pass(&mean);
+  for (double& v : var) v = cnt > 0 ? v / cnt : 0;
+}
+
 // Note [Running statistics and autograd]
 // Training-mode batch norm updates running_mean/running_var as a side effect, in place and
 // without bumping their version counter: the node recorded for the call saves them as inputs
@@ -283,12 +322,22 @@ void batch_norm_kernel(const OpCall& c, Outs& o) {
   double eps = c.a.f1;
   std::vector<double> mean(static_cast<size_t>(ch)), var(mean), rstd(mean);
   ScalarType ct = compute_type(in.dtype());
-  Tensor x = cast(in, ct).contiguous();
-  Tensor y = o[0].dtype() == ct ? o[0] : make_tensor(o[0].sizes(), ct);
+  // A channels-last input with a channels-last result (result_order gives one, Note [Channels-last
+  // results]), or an (N, C) input (L = 1, BatchNorm1d after a Linear), is normalised where it
+  // lies as [N * L, C] rows; anything else as row-major [N, C, L]. (The [N, C, L] loops over
+  // L = 1 took 6.5 ms for a 12544 x 64 input, the rows 0.1 ms.)
+  const MemoryFormat cl = in.dim() == 4 ? MemoryFormat::ChannelsLast : MemoryFormat::ChannelsLast3d;
+  const bool cl_rows = (in.dim() == 4 || in.dim() == 5) && !in.is_contiguous() && in.is_contiguous(cl) &&
+                       o[0].is_contiguous(cl);
+  const bool flat_rows = l == 1 && in.is_contiguous() && o[0].is_contiguous();
+  const bool rows = in.dtype() == ct && o[0].dtype() == ct && (cl_rows || flat_rows);
+  Tensor x = rows ? in : cast(in, ct).contiguous();
+  Tensor y = rows || (o[0].dtype() == ct && o[0].is_contiguous()) ? o[0] : make_tensor(o[0].sizes(), ct);
   visit_float(ct, "batch_norm", [&]<class T>() {
     const T* px = x.data_ptr<T>();
     if (training) {
-      channel_moments(px, n, ch, l, mean, var);
+      if (rows) channel_moments_rows(px, n * l, ch, mean, var);
+      else channel_moments(px, n, ch, l, mean, var);
     } else {
       Tensor rm = p.rm.to(kDouble).contiguous(), rv = p.rv.to(kDouble).contiguous();
       std::copy(rm.data_ptr<double>(), rm.data_ptr<double>() + ch, mean.begin());
@@ -297,6 +346,24 @@ void batch_norm_kernel(const OpCall& c, Outs& o) {
     for (int64_t k = 0; k < ch; k++) rstd[size_t(k)] = 1 / std::sqrt(var[size_t(k)] + eps);
     Param<double> w(p.w, kDouble), b(p.b, kDouble);
     T* py = y.data_ptr<T>();
+    if (rows) {  // y = (x - mean) * a + b along each row of C channels
+      std::vector<T> mt(static_cast<size_t>(ch)), at(mt), bt(mt);
+      for (int64_t k = 0; k < ch; k++) {
+        mt[size_t(k)] = T(mean[size_t(k)]);
+        at[size_t(k)] = T(rstd[size_t(k)] * (w.p ? w.p[k] : 1.0));
+        bt[size_t(k)] = T(b.p ? b.p[k] : 0.0);
+      }
+      const T *m = mt.data(), *a = at.data(), *bb = bt.data();
+      parallel_for(0, n * l, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(ch, 1)), [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; r++) {
+          const T* xr = px + r * ch;
+          T* yr = py + r * ch;
+#pragma omp simd
+          for (int64_t k = 0; k < ch; k++) yr[k] = (xr[k] - m[k]) * a[k] + bb[k];
+        }
+      });
+      return;
+    }
     parallel_for(0, n * ch, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(l, 1)), [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; r++) {
         size_t k = size_t(r % ch);
