@@ -364,8 +364,29 @@ TEST(Layout, ChannelsLastResultsHoldTheRowMajorValues) {
       else EXPECT_TRUE(fw::equal(a, b));
     }
   }
-  // Training batch norm on a channels-last input: output, running statistics and gradients.
   namespace F = fw::nn::functional;
+  // Max pooling channels-last (Note [Channels-last max pool]): NaN and -inf taps, padding,
+  // dilation, ceil mode; values and indices as the row-major planes'.
+  {
+    Tensor x = fw::randn({3, 5, 9, 8});
+    x.index_put_({0, 1, 2, 3}, NAN);
+    x.index_put_({1, 2, 4, 4}, NAN);
+    x.index_put_({1, 2, 5, 5}, NAN);
+    x.narrow(2, 0, 3).narrow(1, 3, 1).fill_(-INFINITY);
+    Tensor xcl = x.contiguous(fw::MemoryFormat::ChannelsLast);
+    for (auto o : {F::MaxPool2dFuncOptions(2), F::MaxPool2dFuncOptions(3).stride(2).padding(1),
+                   F::MaxPool2dFuncOptions({3, 2}).stride({1, 2}).dilation(2).ceil_mode(true)}) {
+      auto [y1, i1] = F::max_pool2d_with_indices(xcl, o);
+      auto [y2, i2] = F::max_pool2d_with_indices(x, o);
+      EXPECT_TRUE(y1.is_contiguous(fw::MemoryFormat::ChannelsLast));
+      EXPECT_TRUE(i1.is_contiguous(fw::MemoryFormat::ChannelsLast));
+      EXPECT_TRUE(fw::equal(y1.isnan(), y2.isnan()));
+      EXPECT_TRUE(fw::equal(y1.nan_to_num(0, 1e30, -1e30), y2.nan_to_num(0, 1e30, -1e30)));
+      EXPECT_TRUE(fw::equal(i1, i2));
+      EXPECT_TRUE(fw::equal(F::max_pool2d(xcl, o).nan_to_num(0), y2.nan_to_num(0)));  // without indices
+    }
+  }
+  // Training batch norm on a channels-last input: output, running statistics and gradients.
   Tensor x = fw::randn({4, 5, 6, 7}) * 3 + 1;
   Tensor w = fw::rand({5}) + 0.5, b = fw::randn({5});
   Tensor rm1 = fw::randn({5}), rv1 = fw::rand({5}) + 1, rm2 = rm1.clone(), rv2 = rv1.clone();

@@ -396,7 +396,9 @@ std::vector<int64_t> result_order(OpId id, ArrayRef<Tensor> in, const OpAttrs& a
   if (in.empty()) return {};
   // Batch norm normalises a channels-last input as rows (core/ops/norm.cpp); its result (the
   // outputs of the input's size) is channels-last, as libtorch's (Note [Channels-last results]).
-  if (id == OpId::native_batch_norm) return is_channels_last(in[0]) ? channels_last_order(in[0].dim()) : std::vector<int64_t>{};
+  // So does max pooling (Note [Channels-last max pool] in core/ops/pool.cpp).
+  if (id == OpId::native_batch_norm || (id == OpId::max_pool2d_with_indices && in[0].dim() == 4))
+    return is_channels_last(in[0]) ? channels_last_order(in[0].dim()) : std::vector<int64_t>{};
   if (op_def(id).kind != OpKind::Elementwise) return {};
   if (id == OpId::copy) {
     if (a.flags & kCopyPreserve) return preserved_order(in[0]);

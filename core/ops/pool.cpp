@@ -243,12 +243,13 @@ void max_pool_plane(const T* x, T* y, int64_t* idx, const Pool2d& g) {
   }
 }
 
-// Runs body<T>(x, y) with x, y contiguous in compute type (float for 16-bit floats).
+// Runs body<T>(x, y) with x, y contiguous in compute type (float for 16-bit floats); a result
+// laid out otherwise (channels-last, Note [Channels-last results]) is filled from a row-major one.
 template <class Body>
 void pool_compute(const char* op, const Tensor& in, const Tensor& out, Body body) {
   ScalarType t = in.dtype(), ct = (t == kHalf || t == kBFloat16) ? kFloat : t;
   Tensor x = cast(in, ct).contiguous();
-  Tensor y = ct == t ? out : make_tensor(out.sizes(), ct);
+  Tensor y = ct == t && out.is_contiguous() ? out : make_tensor(out.sizes(), ct);
   visit_real(ct, op, [&]<class T>() { body.template operator()<T>(x.data_ptr<T>(), y.data_ptr<T>()); });
   if (!y.is_same(out)) const_cast<Tensor&>(out).copy_(y);
 }
@@ -259,9 +260,65 @@ void pool_compute(const char* op, const Tensor& in, const Tensor& out, Body body
 // twice the bytes of float32 values, so this cuts an inference pool's memory traffic by ~40%.
 bool without_indices(const OpCall& c) { return c.a.flags & 2; }
 
+// Note [Channels-last max pool]
+// A channels-last input (N, H, W, C in memory) with channels-last results is pooled where it
+// lies: each output position takes the max over its window's taps of whole C-long runs, tap by
+// tap in row-major order with the plane kernels' rule (the last NaN, else the first maximum), so
+// values and indices (flat h * W + w, per channel) are theirs.
+template <bool IDX, class T>
+void max_pool_channels_last(const T* x, T* y, int64_t* idx, const Pool2d& g) {
+  const int64_t C = g.c, positions = g.n * g.oh * g.ow;
+  parallel_for(0, positions, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(C * g.kh * g.kw, 1)),
+               [&](int64_t b, int64_t e) {
+    for (int64_t q = b; q < e; q++) {
+      const int64_t ow = q % g.ow, oh = (q / g.ow) % g.oh, n = q / (g.ow * g.oh);
+      T* __restrict yo = y + q * C;
+      int64_t* __restrict io = IDX ? idx + q * C : nullptr;
+      const T* xn = x + n * g.ih * g.iw * C;
+      const int64_t h0 = oh * g.sh - g.ph, w0 = ow * g.sw - g.pw;
+      int64_t hf = h0, wf = w0;
+      while (hf < 0) hf += g.dh;
+      while (wf < 0) wf += g.dw;
+      T lowest = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
+                                                      : std::numeric_limits<T>::lowest();
+      for (int64_t k = 0; k < C; k++) yo[k] = lowest;
+      if constexpr (IDX)
+        for (int64_t k = 0; k < C; k++) io[k] = hf * g.iw + wf;
+      for (int64_t i = 0; i < g.kh; i++) {
+        const int64_t h = h0 + i * g.dh;
+        if (h < 0 || h >= g.ih) continue;
+        for (int64_t j = 0; j < g.kw; j++) {
+          const int64_t w = w0 + j * g.dw;
+          if (w < 0 || w >= g.iw) continue;
+          const T* __restrict r = xn + (h * g.iw + w) * C;
+          const int64_t pos = h * g.iw + w;
+          for (int64_t k = 0; k < C; k++) {
+            T v = r[k], bst = yo[k];
+            bool take = (v > bst) | (v != v);
+            yo[k] = take ? v : bst;
+            if constexpr (IDX) io[k] = take ? pos : io[k];
+          }
+        }
+      }
+    }
+  });
+}
+
 template <bool IDX>
 void max_pool_run(const OpCall& c, Outs& o, const Pool2d& g) {
-  int64_t* pi = IDX ? o[1].data_ptr<int64_t>() : nullptr;
+  const Tensor& in = c.in[0];
+  const bool cl = in.dim() == 4 && !in.is_contiguous() && in.is_contiguous(MemoryFormat::ChannelsLast) &&
+                  o[0].is_contiguous(MemoryFormat::ChannelsLast) && in.dtype() != kHalf && in.dtype() != kBFloat16 &&
+                  (!IDX || o[1].is_contiguous(MemoryFormat::ChannelsLast));
+  if (cl) {
+    visit_real(in.dtype(), "max_pool2d", [&]<class T>() {
+      max_pool_channels_last<IDX>(in.data_ptr<T>(), o[0].data_ptr<T>(), IDX ? o[1].data_ptr<int64_t>() : nullptr, g);
+    });
+    return;
+  }
+  // Row-major indices, copied into a result laid out otherwise.
+  Tensor ind = IDX && !o[1].is_contiguous() ? make_tensor(o[1].sizes(), kLong) : o[1];
+  int64_t* pi = IDX ? ind.data_ptr<int64_t>() : nullptr;
   pool_compute("max_pool2d", c.in[0], o[0], [&]<class T>(const T* x, T* y) {
     const bool two_pass = two_pass_geometry(g);
     parallel_for(0, g.n * g.c, std::max<int64_t>(1, kGrainSize / (g.oh * g.ow * g.kh * g.kw)), [&](int64_t b, int64_t e) {
@@ -274,6 +331,7 @@ void max_pool_run(const OpCall& c, Outs& o, const Pool2d& g) {
         max_pool_plane<IDX>(x + p * g.ih * g.iw, y + p * g.oh * g.ow, IDX ? pi + p * g.oh * g.ow : nullptr, g);
     });
   });
+  if (IDX && !ind.is_same(o[1])) o[1].copy_(ind);
 }
 
 void max_pool_kernel(const OpCall& c, Outs& o) {
