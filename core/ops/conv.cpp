@@ -195,7 +195,7 @@ void conv_compute(const OpCall& c, const Tensor& out, Body body) {
   ScalarType t = c.in[0].dtype(), ct = (t == kHalf || t == kBFloat16) ? kFloat : t;
   Tensor x = cast(c.in[0], ct).contiguous(), w = cast(c.in[1], ct).contiguous();
   Tensor b = (c.a.flags & 1) ? cast(c.in[2], ct).contiguous() : Tensor();
-  Tensor y = ct == t ? out : make_tensor(out.sizes(), ct);
+  Tensor y = ct == t && out.is_contiguous() ? out : make_tensor(out.sizes(), ct);
   visit_float(ct, c.def.name, [&]<class T>() {
     body.template operator()<T>(x.data_ptr<T>(), w.data_ptr<T>(), b.defined() ? b.data_ptr<T>() : nullptr,
                                 y.data_ptr<T>());
@@ -210,6 +210,19 @@ DnnlConvShape dnnl_shape(const ConvGeom& g, int64_t ph_end, int64_t pw_end) {
 void conv_kernel(const OpCall& c, Outs& o) {
   ConvGeom g = conv_geom(c);
   if (o[0].numel() == 0) return;
+  // Note [Channels-last convolutions]: a channels-last float32 input with a channels-last result
+  // (result_order gives conv2d one when the input or the weight is channels-last) goes to oneDNN
+  // as NHWC memory, read and written where it lies.
+  const Tensor& x = c.in[0];
+  if (x.dtype() == kFloat && c.in[1].dtype() == kFloat && !x.is_contiguous() &&
+      x.is_contiguous(MemoryFormat::ChannelsLast) && o[0].is_contiguous(MemoryFormat::ChannelsLast)) {
+    Tensor w = c.in[1].contiguous(), b = (c.a.flags & 1) ? c.in[2].to(kFloat).contiguous() : Tensor();
+    DnnlConvShape s = dnnl_shape(g, g.ph + c.a.i1, g.pw + c.a.i2);
+    s.nhwc = true;
+    if (dnnl_conv2d(s, x.data_ptr<float>(), w.data_ptr<float>(), b.defined() ? b.data_ptr<float>() : nullptr,
+                    o[0].data_ptr<float>()))
+      return;
+  }
   conv_compute(c, o[0], [&]<class T>(const T* x, const T* w, const T* b, T* y) {
     if constexpr (std::is_same_v<T, float>)
       if (dnnl_conv2d(dnnl_shape(g, g.ph + c.a.i1, g.pw + c.a.i2), x, w, b, y)) return;
@@ -439,7 +452,9 @@ Tensor conv2d_impl(const Tensor& x, const Tensor& w, const Tensor& b, const OpAt
 Tensor conv1d_impl(const Tensor& x, const Tensor& w, const Tensor& b, const OpAttrs& a) {
   bool ub = unbatched(x, 1, "conv1d");
   FW_CHECK(w.dim() == 3, "[conv1d] Expected 3-dimensional weight, but got weight of size ", w.sizes());
-  Tensor x4 = (ub ? x.unsqueeze(0) : x).unsqueeze(2);
+  // Row-major, as for max_pool1d: a (N, C, 1, L) view of a transposed input would pass for
+  // channels-last (Note [Channels-last results]); libtorch's conv1d result is row-major.
+  Tensor x4 = (ub ? x.unsqueeze(0) : x).unsqueeze(2).contiguous();
   Tensor y = dispatch1(OpId::conv2d, conv_inputs(x4, w.unsqueeze(2), b), a).squeeze(2);
   return ub ? y.squeeze(0) : y;
 }

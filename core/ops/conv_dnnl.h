@@ -12,6 +12,7 @@ namespace fw::detail {
 struct DnnlConvShape {
   int64_t n, c, h, w, o, oh, ow, kh, kw;
   int64_t sh, sw, ph, pw, ph_end, pw_end, dh, dw, groups;
+  bool nhwc = false;  // conv2d forward: x and y are NHWC (channels-last) buffers
 };
 
 // Whether float32 convolutions run on oneDNN (built with it and not switched off).

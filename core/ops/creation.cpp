@@ -399,6 +399,10 @@ std::vector<int64_t> result_order(OpId id, ArrayRef<Tensor> in, const OpAttrs& a
   // So does max pooling (Note [Channels-last max pool] in core/ops/pool.cpp).
   if (id == OpId::native_batch_norm || (id == OpId::max_pool2d_with_indices && in[0].dim() == 4))
     return is_channels_last(in[0]) ? channels_last_order(in[0].dim()) : std::vector<int64_t>{};
+  // And conv2d, after the input or the weight (Note [Channels-last convolutions] in core/ops/conv.cpp).
+  if (id == OpId::conv2d)
+    return in.size() >= 2 && (is_channels_last(in[0]) || is_channels_last(in[1])) ? channels_last_order(4)
+                                                                                  : std::vector<int64_t>{};
   if (op_def(id).kind != OpKind::Elementwise) return {};
   if (id == OpId::copy) {
     if (a.flags & kCopyPreserve) return preserved_order(in[0]);

@@ -666,13 +666,19 @@ Tensor max_pool2d(const Tensor& x, IntArrayRef kernel, IntArrayRef stride, IntAr
 std::tuple<Tensor, Tensor> max_pool1d_with_indices(const Tensor& x, IntArrayRef kernel, IntArrayRef stride,
                                                    IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
   check_1d_input(x, "max_pool1d");
+  // The 1-d pools are the 2-d ops on an (N, C, 1, L) view, which for a transposed input passes
+  // for channels-last: their results are then transposed too, as libtorch's (which pools the same
+  // view). Only max_pool1d without indices has a row-major result there (libtorch's own kernel).
   Outs o = dispatch(OpId::max_pool2d_with_indices, {x.unsqueeze(-2)},
                     pool_attrs("max_pool1d", 1, kernel, stride, padding, dilation, ceil_mode));
   return {o[0].squeeze(-2), o[1].squeeze(-2)};
 }
 Tensor max_pool1d(const Tensor& x, IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
                   bool ceil_mode) {
-  return std::get<0>(max_pool1d_with_indices(x, kernel, stride, padding, dilation, ceil_mode));
+  check_1d_input(x, "max_pool1d");
+  OpAttrs a = pool_attrs("max_pool1d", 1, kernel, stride, padding, dilation, ceil_mode);
+  if (!(is_grad_enabled() && x.requires_grad())) a.flags |= 2;  // Note [Max pool without indices]
+  return dispatch(OpId::max_pool2d_with_indices, {x.unsqueeze(-2).contiguous()}, a)[0].squeeze(-2);
 }
 
 Tensor avg_pool2d(const Tensor& x, IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
@@ -687,7 +693,8 @@ Tensor avg_pool1d(const Tensor& x, IntArrayRef kernel, IntArrayRef stride, IntAr
   check_1d_input(x, "avg_pool1d");
   OpAttrs a = pool_attrs("avg_pool1d", 1, kernel, stride, padding, 1, ceil_mode);
   a.flags |= count_include_pad ? 2 : 0;
-  return dispatch1(OpId::avg_pool2d, {x.unsqueeze(-2)}, a).squeeze(-2);
+  Tensor x4 = x.unsqueeze(-2);  // channels-last when x is transposed (see max_pool1d_with_indices)
+  return channels_last_if(dispatch1(OpId::avg_pool2d, {x4}, a), is_channels_last(x4)).squeeze(-2);
 }
 
 Tensor adaptive_avg_pool2d(const Tensor& x, IntArrayRef output_size) {
@@ -699,7 +706,8 @@ Tensor adaptive_avg_pool1d(const Tensor& x, IntArrayRef output_size) {
   check_1d_input(x, "adaptive_avg_pool1d");
   OpAttrs a;
   a.ints = DimVec{1, expand_arg(output_size, 1, "adaptive_avg_pool1d", "output_size")[0]};
-  return dispatch1(OpId::adaptive_avg_pool2d, {x.unsqueeze(-2)}, a).squeeze(-2);
+  Tensor x4 = x.unsqueeze(-2);  // channels-last when x is transposed (see max_pool1d_with_indices)
+  return channels_last_if(dispatch1(OpId::adaptive_avg_pool2d, {x4}, a), is_channels_last(x4)).squeeze(-2);
 }
 
 // ---- 3-d pools, adaptive max pools and unpooling (composites)
@@ -883,8 +891,10 @@ std::tuple<Tensor, Tensor> adaptive_max_pool1d(const Tensor& x, IntArrayRef outp
   check_1d_input(x, "adaptive_max_pool1d");
   OpAttrs a;
   a.ints = DimVec{1, expand_arg(output_size, 1, "adaptive_max_pool1d", "output_size")[0]};
-  Outs o = dispatch(OpId::adaptive_max_pool2d, {x.unsqueeze(-2)}, a);
-  return {o[0].squeeze(-2), o[1].squeeze(-2)};
+  Tensor x4 = x.unsqueeze(-2);  // channels-last when x is transposed (see max_pool1d_with_indices)
+  Outs o = dispatch(OpId::adaptive_max_pool2d, {x4}, a);
+  const bool cl = is_channels_last(x4);
+  return {channels_last_if(o[0], cl).squeeze(-2), channels_last_if(o[1], cl).squeeze(-2)};
 }
 std::tuple<Tensor, Tensor> adaptive_max_pool3d(const Tensor& x, IntArrayRef output_size) {
   DimVec os;
