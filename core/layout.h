@@ -6,6 +6,9 @@
 
 namespace fw::detail {
 
+// libtorch's MemoryFormat::Preserve (Note [Preserved layouts]): t's dims ordered from the outermost
+// in memory to the innermost; empty when that order is row-major.
+std::vector<int64_t> preserved_order(const Tensor& t);
 // The dim order (outermost first) of an element-wise op's new result over inputs `in`
 // broadcast to `shape`; empty when row-major.
 std::vector<int64_t> pointwise_order(ArrayRef<Tensor> in, IntArrayRef shape);
@@ -15,6 +18,9 @@ std::vector<int64_t> pointwise_order(ArrayRef<Tensor> in, IntArrayRef shape);
 // not a view.
 constexpr uint32_t kCopyPreserve = 1;
 constexpr uint32_t kCopyChannelsLast = 2;
+// ... or laid out in the dim order attrs.ints (outermost first): fw::compile's tracer gives the
+// value of an in-place write the target's layout with it.
+constexpr uint32_t kCopyOrder = 4;
 // The dim order dispatch gives op `id`'s results whose sizes are `first` (the first result's):
 // pointwise_order for element-wise ops, preserved_order or channels_last_order for a copy with
 // kCopyPreserve or kCopyChannelsLast, row-major otherwise. fw::compile's tracer lays its

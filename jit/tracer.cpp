@@ -96,10 +96,11 @@ Tracer::~Tracer() {
 // things follow: a compiled function returns eager's layouts (relu(x.t()) is transposed,
 // x_channels_last * 2 is channels-last), and view folding may rebuild a view from traced strides
 // (as_strided). This needs the inputs and captured tensors of a replay to have the traced strides,
-// which the guards check. Two cases still differ from eager, in strides only: a *_like result
-// under tracing is row-major (new_tensor_order: a permuted result would be a view of an internal
-// value, and in-place writes through views break the graph), and an out= write into a traced
-// value laid out unlike the op's result maps the handle to the result's layout.
+// which the guards check. A traced *_like result of a permuted tensor is made as in eager (a
+// permuted view of a row-major result) and then cloned (make_like in core/ops/creation.cpp), so
+// that it is a value of its own: in-place writes through views break the graph. The value of an
+// in-place or out= write takes its target's layout (a kCopyOrder copy in on_dispatch_into when
+// the op's result is laid out otherwise: fill_ of a transposed tensor stays transposed).
 Tensor Tracer::placeholder(IntArrayRef sizes, ScalarType dtype, const std::vector<int64_t>& order) {
   int64_t n = shape_numel(sizes, "empty");
   auto st = make_intrusive<StorageImpl>(nullptr, size_t(n) * element_size(dtype), Device(kCPU), [](void*) {});
@@ -295,9 +296,21 @@ void Tracer::on_dispatch_into(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, co
     return;
   }
   Tensor res = r[0];
-  if (res.dtype() != out.dtype()) {
+  // The value that stands for `out` from now on has out's dtype and out's layout (an in-place
+  // fill_ of a transposed tensor stays transposed; Note [Traced layouts]): a copy when either
+  // differs, into out's dim order (kCopyOrder).
+  bool same_layout = true;
+  for (int64_t d = 0; d < out.dim(); d++) same_layout = same_layout && (out.size(d) == 1 || res.stride(d) == out.stride(d));
+  if (res.dtype() != out.dtype() || (!same_layout && out.is_non_overlapping_and_dense())) {
     OpAttrs ca;
     ca.dtype = out.dtype();
+    if (!same_layout && out.is_non_overlapping_and_dense()) {
+      std::vector<int64_t> order = preserved_order(out);
+      if (order.empty())
+        for (int64_t d = 0; d < out.dim(); d++) order.push_back(d);
+      ca.flags = kCopyOrder;
+      ca.ints = DimVec(order);
+    }
     res = on_dispatch(OpId::copy, {res}, ca)[0];
   }
   int v = value_of_.at(res.impl().get());

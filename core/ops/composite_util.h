@@ -4,6 +4,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/layout.h"
 #include "core/op.h"
 #include "fw/ops_extra.h"
 
@@ -24,13 +25,6 @@ inline std::vector<int64_t> channels_last_order(int64_t nd) {
 }
 inline int64_t format_rank(MemoryFormat f) { return f == MemoryFormat::ChannelsLast ? 4 : 5; }
 
-// libtorch's MemoryFormat::Preserve (Note [Preserved layouts]): t's dims ordered from the outermost
-// in memory to the innermost; empty when that order is row-major.
-std::vector<int64_t> preserved_order(const Tensor& t);
-// The order a *_like result for t is laid out in: preserved_order(t), except while fw::compile
-// traces, where such results stay row-major (clone and to(dtype) are one op, copy with
-// kCopyPreserve, and keep the layout under tracing too).
-std::vector<int64_t> new_tensor_order(const Tensor& t);
 // phys (row-major, its dims in `order`) viewed back in the logical dim order. Unless it requires
 // grad, the result is a tensor of its own, not a view of phys, as a new libtorch tensor is.
 Tensor permuted_back(const Tensor& phys, const std::vector<int64_t>& order);

@@ -407,6 +407,14 @@ std::vector<int64_t> result_order(OpId id, ArrayRef<Tensor> in, const OpAttrs& a
   if (id == OpId::copy) {
     if (a.flags & kCopyPreserve) return preserved_order(in[0]);
     if (a.flags & kCopyChannelsLast) return channels_last_order(in[0].dim());
+    if (a.flags & kCopyOrder) {
+      std::vector<int64_t> order(a.ints.begin(), a.ints.end());
+      std::vector<char> seen(size_t(in[0].dim()), 0);
+      bool perm = int64_t(order.size()) == in[0].dim();
+      for (int64_t d : order) perm = perm && d >= 0 && d < in[0].dim() && !seen[size_t(d)]++;
+      FW_CHECK(perm, "[copy] the dim order ", shape_str(a.ints), " is not a permutation of ", in[0].dim(), " dims");
+      return order;
+    }
     return {};
   }
   return pointwise_order(in, first);
@@ -430,13 +438,6 @@ Tensor empty_in_order(IntArrayRef sizes, ScalarType dtype, Device dev, const std
   return t;
 }
 
-// Under fw::compile a traced value that is a view of an internal one would turn in-place writes
-// through it into graph breaks, so traced *_like results are row-major (values as in eager; only
-// the strides differ). clone and to(dtype) need no view: copy with kCopyPreserve lays its result
-// out directly.
-std::vector<int64_t> new_tensor_order(const Tensor& t) {
-  return tls().tracer != nullptr ? std::vector<int64_t>{} : preserved_order(t);
-}
 
 Tensor permuted_back(const Tensor& phys, const std::vector<int64_t>& order) {
   Tensor r = phys.permute(inverse_perm(order));
@@ -451,12 +452,18 @@ Tensor make_like(const Tensor& t, const TensorOptions& o,
   TensorOptions r = o.has_dtype() ? o : o.dtype(t.dtype());
   auto f = o.memory_format_opt();
   if (f && *f != MemoryFormat::Preserve) return make(t.sizes(), r);  // Contiguous, ChannelsLast(3d)
-  std::vector<int64_t> order = new_tensor_order(t);
+  std::vector<int64_t> order = preserved_order(t);
   r = r.memory_format(std::nullopt);
   if (order.empty()) return make(t.sizes(), r);
   DimVec physical;
   for (int64_t d : order) physical.push_back(t.size(d));
-  return finish(permuted_back(make(physical, r.requires_grad(false)), order), r);
+  Tensor p = permuted_back(make(physical, r.requires_grad(false)), order);
+  // Under fw::compile the permuted result would be a view of an internal value, and in-place
+  // writes through views break the graph: a traced one is its own value, copied in the same
+  // layout (the values, random ones included, are eager's: the same stream in the same memory
+  // order; fused, the copy is a strided read).
+  if (tls().tracer != nullptr) p = p.clone();
+  return finish(p, r);
 }
 
 }  // namespace detail

@@ -476,6 +476,33 @@ TEST_P(Backends, ResultsKeepEagerLayouts) {
   block(xg).sum().backward();
   expect_close(g_compiled, xg.grad());
 
+  // *_like results of a permuted tensor: eager's layout and, for the random ones, eager's values
+  // (the same stream in the same memory order); in-place writes keep their target's layout.
+  auto likes = [](const fw::Tensor& x) {
+    fw::Tensor a = fw::empty_like(x);
+    a.fill_(2);
+    fw::Tensor b = fw::zeros_like(x);
+    b.add_(x);
+    return fw::rand_like(x) + fw::randn_like(x) * a + b;
+  };
+  auto fl = fw::compile(likes, opts());
+  for (const fw::Tensor& in : {xt, cl}) {
+    fw::manual_seed(3);
+    fw::Tensor want = likes(in);
+    fw::manual_seed(3);
+    fw::Tensor got = fl(in);
+    EXPECT_TRUE(fw::equal(got, want));
+    EXPECT_TRUE(got.strides().equals(want.strides())) << got.strides() << " vs " << want.strides();
+    EXPECT_TRUE(want.strides().equals(in.strides()));
+  }
+  EXPECT_EQ(fl.explain().breaks.size(), 0u);
+  auto cl_ones = [](const fw::Tensor& x) {
+    return fw::ones_like(x, fw::TensorOptions().memory_format(fw::MemoryFormat::ChannelsLast)) * x.contiguous();
+  };
+  auto fo = fw::compile(cl_ones, opts());
+  fw::Tensor x4 = cl.contiguous();
+  check(fo(x4), cl_ones(x4), {240, 1, 40, 8});
+
   // A captured tensor whose layout changes (same sizes) is a guard miss, not a stale replay.
   fw::Tensor w = fw::randn({64, 48});
   auto scaled = [&w](const fw::Tensor& x) { return (x * w).exp() + w; };
