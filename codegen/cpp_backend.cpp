@@ -923,16 +923,6 @@ void coalesce(const DimVec& sizes, const std::vector<DimVec>& strides, const std
   }
 }
 
-bool is_row_major(const ValueInfo& v) {
-  int64_t expected = 1;
-  for (size_t d = v.sizes.size(); d-- > 0;) {
-    if (v.sizes[d] == 1) continue;
-    if (v.strides[d] != expected) return false;
-    expected *= v.sizes[d];
-  }
-  return true;
-}
-
 // Whether (sizes, strides) address each element once without gaps: a row-major layout of some
 // order of the dims. Empty tensors say no.
 bool dense(const DimVec& sizes, const DimVec& strides) {
@@ -1017,11 +1007,12 @@ struct CodegenProgram : Program {
     for (size_t k = 0; k < n.out.size(); k++) env[n.out[k]] = std::move(o[k]);
   }
 
-  // A new buffer for value v, laid out as traced: eager's layout (Note [Traced layouts]).
+  // A new buffer for value v, laid out as traced: eager's layout (Note [Traced layouts]). An empty
+  // one takes the traced strides whatever they are (they address nothing).
   Tensor store_buffer(int v) const {
     const ValueInfo& x = g.values[size_t(v)];
     Tensor t = make_tensor(x.sizes, x.dtype);
-    if (!t.strides().equals(x.strides) && dense(x.sizes, x.strides)) {
+    if (!t.strides().equals(x.strides) && (t.numel() == 0 || dense(x.sizes, x.strides))) {
       t.impl()->strides = x.strides;
       t.impl()->refresh();
     }
@@ -1398,9 +1389,6 @@ std::shared_ptr<Program> codegen_program(Graph g, const CompileOptions& o) {
         for (auto& r : k.rops) only = only && vals.count(r.kind == Kernel::RowOp::Red ? r.out : g.nodes[r.op.node].out[0]);
         for (int v : k.loads) only = only && (ins.count(v) || outs.count(v));
         for (int v : k.stores) only = only && outs.count(v);
-        // The eager kernel's results are row-major; a traced result laid out otherwise (the
-        // decomposition over a permuted input follows the input) stays with the row kernel.
-        for (int v : outs) only = only && is_row_major(g.values[size_t(v)]);
         if (only) {
           for (const Decomposition* dc : used) {  // in trace order
             log::fusion("running ", op_def(dc->op).name, " (%", dc->outputs[0],

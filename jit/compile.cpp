@@ -136,7 +136,14 @@ struct Entry {
   std::shared_ptr<Program> program;
   Graph graph;  // the capture (externals hold the captured tensors)
   std::vector<TensorGuard> ext;
-  std::map<std::vector<int64_t>, std::pair<std::shared_ptr<Program>, Graph>> by_shape;  // dynamic family
+  // A dynamic family's programs by concrete input sizes and strides, each with its own capture
+  // and the guards of that capture's captured tensors.
+  struct Built {
+    std::shared_ptr<Program> program;
+    Graph graph;
+    std::vector<TensorGuard> ext;
+  };
+  std::map<std::vector<int64_t>, Built> by_shape;
 };
 
 }  // namespace
@@ -194,6 +201,18 @@ std::string miss_reason(const Entry& e, const std::vector<Tensor>& in, const std
   return "";
 }
 
+// The captured tensors still have the dtype, sizes, strides and requires_grad of the capture.
+bool externals_match(const Graph& g, const std::vector<TensorGuard>& ext) {
+  for (size_t j = 0; j < ext.size(); j++) {
+    const TensorImpl* t = g.external_tensors[j].impl().get();
+    const TensorGuard& x = ext[j];
+    bool rg = t->autograd && t->autograd->requires_grad;
+    if (t->dtype != x.dtype || !(t->sizes == x.sizes) || !(t->strides == x.strides) || rg != x.requires_grad)
+      return false;
+  }
+  return true;
+}
+
 bool matches(const Entry& e, const std::vector<Tensor>& in, const std::string& key, bool grad) {
   if (e.key != key || e.grad != grad || e.in.size() != in.size()) return false;
   for (size_t i = 0; i < in.size(); i++) {
@@ -210,14 +229,7 @@ bool matches(const Entry& e, const std::vector<Tensor>& in, const std::string& k
       if (!(t->sizes == g.sizes) || !(t->strides == g.strides)) return false;
     }
   }
-  for (size_t j = 0; j < e.ext.size(); j++) {
-    const TensorImpl* t = e.graph.external_tensors[j].impl().get();
-    const TensorGuard& g = e.ext[j];
-    bool rg = t->autograd && t->autograd->requires_grad;
-    if (t->dtype != g.dtype || !(t->sizes == g.sizes) || !(t->strides == g.strides) || rg != g.requires_grad)
-      return false;
-  }
-  return true;
+  return externals_match(e.graph, e.ext);
 }
 
 }  // namespace
@@ -423,9 +435,9 @@ CompiledFn::Result CompiledFn::call(const std::vector<Tensor>& inputs, const std
   if (e.dynamic && !e.retrace) {
     skey = shape_key(inputs);
     auto it = e.by_shape.find(skey);
-    if (it != e.by_shape.end()) {
+    if (it != e.by_shape.end() && externals_match(it->second.graph, it->second.ext)) {
       r.lens = e.lens;
-      return {it->second.first->run(inputs, it->second.second.external_tensors), e.lens};
+      return {it->second.program->run(inputs, it->second.graph.external_tensors), e.lens};
     }
   }
   size_t nbreaks = s.expl.breaks.size();
@@ -469,9 +481,9 @@ CompiledFn::Result CompiledFn::call(const std::vector<Tensor>& inputs, const std
   if (e.dynamic) {
     if (e.by_shape.size() >= 64) e.by_shape.clear();
     auto& slot = e.by_shape[skey];
-    slot = {p, std::move(g)};
+    slot = {p, std::move(g), std::move(ext)};
     lock.unlock();
-    r.outs = p->run(inputs, slot.second.external_tensors);
+    r.outs = p->run(inputs, slot.graph.external_tensors);
     return r;
   }
   e.program = p;

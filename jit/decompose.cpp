@@ -1,6 +1,7 @@
 // Decompositions of composite ops under the inductor backend (Note [Decompositions]).
 #include <fw/fw.h>
 
+#include "core/layout.h"
 #include "jit/tracer.h"
 
 namespace fw::jit {
@@ -103,6 +104,18 @@ bool Tracer::decompose(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, Outs& o) 
     if (w.defined()) scale = scale * per_channel(w);
     Tensor y = (x - per_channel(rm.detach())) * scale;
     if (b.defined()) y = y + per_channel(b);
+    // Eager's result layout (result_order: channels-last after a channels-last input, else
+    // row-major); the element-wise steps follow x's own stride order, which may differ.
+    std::vector<int64_t> order = is_channels_last(x) ? channels_last_order(x.dim()) : std::vector<int64_t>{};
+    if (order.empty())
+      for (int64_t d = 0; d < x.dim(); d++) order.push_back(d);
+    if (!y.strides().equals(strides_in_order(x.sizes(), order))) {
+      OpAttrs ca;
+      ca.dtype = y.dtype();
+      ca.flags = kCopyOrder;
+      ca.ints = DimVec(order);
+      y = on_dispatch(OpId::copy, {y}, ca)[0];
+    }
     Tensor none = fw::empty({0}, x.options());  // the op's statistics outputs are empty in evaluation mode
     o = {y, none, none.view({0})};
     return true;

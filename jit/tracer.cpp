@@ -2,6 +2,7 @@
 #include "jit/tracer.h"
 
 #include <algorithm>
+#include <optional>
 #include <unordered_set>
 
 #include "core/layout.h"
@@ -244,6 +245,25 @@ Outs Tracer::on_dispatch(OpId id, ArrayRef<Tensor> in, const OpAttrs& a) {
   return outs;
 }
 
+namespace {
+// A dim order whose dense strides (strides_in_order) are exactly t's, size-1 dims included, or
+// nullopt when none is (t is not dense, or its size-1 dims carry strides no order gives).
+std::optional<std::vector<int64_t>> exact_order(const Tensor& t) {
+  const int64_t n = t.dim();
+  std::vector<int64_t> identity(static_cast<size_t>(n));
+  for (int64_t d = 0; d < n; d++) identity[size_t(d)] = d;
+  std::vector<int64_t> by_stride = identity;  // outermost (largest stride) first
+  std::stable_sort(by_stride.begin(), by_stride.end(), [&](int64_t a, int64_t b) { return t.stride(a) > t.stride(b); });
+  std::vector<std::vector<int64_t>> candidates{preserved_order(t), by_stride};
+  if (n == 4 || n == 5) candidates.push_back(channels_last_order(n));
+  for (auto& o : candidates) {
+    if (o.empty()) o = identity;
+    if (t.strides().equals(strides_in_order(t.sizes(), o))) return o;
+  }
+  return std::nullopt;
+}
+}  // namespace
+
 void Tracer::on_dispatch_into(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, const Tensor& out) {
   const OpDef& d = op_def(id);
   FW_CHECK(out.defined(), "[", d.name, "] output tensor is undefined");
@@ -252,8 +272,13 @@ void Tracer::on_dispatch_into(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, co
   auto it = value_of_.find(oi);
   bool ours = root_of_.count(st) != 0;
   std::string why;
+  // The value that stands for `out` after the write must have out's exact strides (Note [Traced
+  // layouts]); a target no dense layout reproduces (an as_strided argument) is written eagerly.
+  std::optional<std::vector<int64_t>> target_order = out.numel() == 0 ? std::vector<int64_t>{} : exact_order(out);
   if (oi->view_base || (it != value_of_.end() && g_.values[it->second].is_view)) {
     why = "in-place write through a view";
+  } else if (!target_order) {
+    why = "in-place write into a tensor with strides no dense layout has";
   } else if (ours) {
     for (auto& h : extra_)
       if (h->storage.get() == st) why = "in-place write into a buffer another handle aliases";
@@ -296,20 +321,16 @@ void Tracer::on_dispatch_into(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, co
     return;
   }
   Tensor res = r[0];
-  // The value that stands for `out` from now on has out's dtype and out's layout (an in-place
-  // fill_ of a transposed tensor stays transposed; Note [Traced layouts]): a copy when either
-  // differs, into out's dim order (kCopyOrder).
-  bool same_layout = true;
-  for (int64_t d = 0; d < out.dim(); d++) same_layout = same_layout && (out.size(d) == 1 || res.stride(d) == out.stride(d));
-  if (res.dtype() != out.dtype() || (!same_layout && out.is_non_overlapping_and_dense())) {
+  // The value that stands for `out` from now on has out's dtype and exactly out's strides (an
+  // in-place fill_ of a transposed tensor stays transposed; views later made from `out` may be
+  // folded into as_strided of this value): a copy into out's dim order (kCopyOrder) when the op's
+  // result differs in either.
+  if (res.dtype() != out.dtype() || (out.numel() > 0 && !res.strides().equals(out.strides()))) {
     OpAttrs ca;
     ca.dtype = out.dtype();
-    if (!same_layout && out.is_non_overlapping_and_dense()) {
-      std::vector<int64_t> order = preserved_order(out);
-      if (order.empty())
-        for (int64_t d = 0; d < out.dim(); d++) order.push_back(d);
+    if (out.numel() > 0) {
       ca.flags = kCopyOrder;
-      ca.ints = DimVec(order);
+      ca.ints = DimVec(*target_order);
     }
     res = on_dispatch(OpId::copy, {res}, ca)[0];
   }

@@ -16,13 +16,6 @@ inline std::vector<int64_t> inverse_perm(const std::vector<int64_t>& perm) {
   for (size_t i = 0; i < perm.size(); i++) inv[size_t(perm[i])] = int64_t(i);
   return inv;
 }
-// Channels-last as a dim order, outermost to innermost in memory: N, the spatial dims, then C.
-inline std::vector<int64_t> channels_last_order(int64_t nd) {
-  std::vector<int64_t> o{0};
-  for (int64_t i = 2; i < nd; i++) o.push_back(i);
-  o.push_back(1);
-  return o;
-}
 inline int64_t format_rank(MemoryFormat f) { return f == MemoryFormat::ChannelsLast ? 4 : 5; }
 
 // phys (row-major, its dims in `order`) viewed back in the logical dim order. Unless it requires

@@ -368,9 +368,10 @@ std::vector<int64_t> preserved_order(const Tensor& t) {
 // otherwise its dims are ordered by the inputs' strides, the first input whose strides tell two
 // dims apart deciding (broadcast dims, stride 0, tell nothing; equal strides put the larger dim
 // outside). So relu(x.t()) is transposed, x_channels_last * 2 is channels-last, and a row-major
-// first input keeps the result row-major. copy (contiguous(), to()) stays row-major: clone()
-// preserves layouts by itself. fw::compile's tracer gives its values the same layouts
-// (result_order), so compiled programs return what eager returns.
+// first input keeps the result row-major. copy follows its flags instead (result_order):
+// contiguous() is row-major, clone() and to(dtype) preserve the layout. fw::compile's tracer
+// gives its values the same layouts (result_order), so compiled programs return what eager
+// returns.
 std::vector<int64_t> pointwise_order(ArrayRef<Tensor> in, IntArrayRef shape) {
   const int64_t n = int64_t(shape.size());
   if (n < 2) return {};
@@ -406,7 +407,11 @@ std::vector<int64_t> result_order(OpId id, ArrayRef<Tensor> in, const OpAttrs& a
   if (op_def(id).kind != OpKind::Elementwise) return {};
   if (id == OpId::copy) {
     if (a.flags & kCopyPreserve) return preserved_order(in[0]);
-    if (a.flags & kCopyChannelsLast) return channels_last_order(in[0].dim());
+    if (a.flags & kCopyChannelsLast) {
+      FW_CHECK(in[0].dim() == 4 || in[0].dim() == 5, "[copy] a channels-last copy needs a 4-d or 5-d tensor, got ",
+               in[0].dim(), "-d");
+      return channels_last_order(in[0].dim());
+    }
     if (a.flags & kCopyOrder) {
       std::vector<int64_t> order(a.ints.begin(), a.ints.end());
       std::vector<char> seen(size_t(in[0].dim()), 0);

@@ -1435,8 +1435,8 @@ Tensor Tensor::matrix_power(int64_t n) const { return fw::linalg::matrix_power(*
 
 // Note [Memory formats]
 // fw tensors are strided, so channels-last is just a stride order: an (N, C, H, W) tensor whose
-// strides are those of a row-major (N, H, W, C) buffer (C fastest). contiguous(ChannelsLast)
-// permutes to NHWC, copies and permutes back; kernels that need row-major NCHW copy as they
+// strides are those of a row-major (N, H, W, C) buffer (C fastest). contiguous(ChannelsLast) is
+// one copy op into that order (kCopyChannelsLast); kernels that need row-major NCHW copy as they
 // would for any other non-contiguous input.
 
 bool Tensor::is_contiguous(MemoryFormat format) const {

@@ -668,16 +668,20 @@ std::tuple<Tensor, Tensor> max_pool1d_with_indices(const Tensor& x, IntArrayRef 
   check_1d_input(x, "max_pool1d");
   // The 1-d pools are the 2-d ops on an (N, C, 1, L) view, which for a transposed input passes
   // for channels-last: their results are then transposed too, as libtorch's (which pools the same
-  // view). Only max_pool1d without indices has a row-major result there (libtorch's own kernel).
+  // view). Only max_pool1d on an input without a gradient to take has a row-major result there
+  // (libtorch's own kernel).
   Outs o = dispatch(OpId::max_pool2d_with_indices, {x.unsqueeze(-2)},
                     pool_attrs("max_pool1d", 1, kernel, stride, padding, dilation, ceil_mode));
   return {o[0].squeeze(-2), o[1].squeeze(-2)};
 }
 Tensor max_pool1d(const Tensor& x, IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
                   bool ceil_mode) {
+  // With a gradient to take, libtorch pools through max_pool1d_with_indices (and its layout).
+  if (is_grad_enabled() && x.requires_grad())
+    return std::get<0>(max_pool1d_with_indices(x, kernel, stride, padding, dilation, ceil_mode));
   check_1d_input(x, "max_pool1d");
   OpAttrs a = pool_attrs("max_pool1d", 1, kernel, stride, padding, dilation, ceil_mode);
-  if (!(is_grad_enabled() && x.requires_grad())) a.flags |= 2;  // Note [Max pool without indices]
+  a.flags |= 2;  // Note [Max pool without indices]
   return dispatch(OpId::max_pool2d_with_indices, {x.unsqueeze(-2).contiguous()}, a)[0].squeeze(-2);
 }
 

@@ -514,6 +514,76 @@ TEST_P(Backends, ResultsKeepEagerLayouts) {
   check(fs(x), scaled(x), {48, 1});
 }
 
+// Corner cases of Note [Traced layouts]: values that views are later folded from (as_strided of
+// the traced strides) must have exactly those strides in every replay.
+TEST_P(Backends, LayoutsSurviveInPlaceWritesDecompositionsAndSize1Dims) {
+  namespace F = fw::nn::functional;
+  auto same = [](const fw::Tensor& got, const fw::Tensor& want) {
+    expect_close(got, want);
+    for (int64_t d = 0; d < want.dim(); d++)
+      if (want.size(d) != 1) EXPECT_EQ(got.stride(d), want.stride(d)) << "dim " << d;
+  };
+  fw::manual_seed(21);
+  // An in-place op whose result type differs from its permuted target, then a chain of views.
+  fw::Tensor x = fw::randn({3, 4}), yd = fw::randn({4, 3}, fw::kDouble);
+  auto promote = [&yd](const fw::Tensor& a) {
+    fw::Tensor t = a.t().relu();
+    t.add_(yd);
+    return t.t().unsqueeze(0) * 2;
+  };
+  auto fp = fw::compile(promote, opts());
+  same(fp(x), promote(x));
+  same(fp(x), promote(x));
+  // A channels-last (N, C, 1, 1) value written in place, then pooled and viewed: the strides of
+  // its size-1 dims decide whether the next pool is channels-last.
+  fw::Tensor xcl = fw::randn({2, 4, 3, 3}).contiguous(fw::MemoryFormat::ChannelsLast);
+  auto pools = [](const fw::Tensor& a) {
+    fw::Tensor t = F::max_pool2d(a, F::MaxPool2dFuncOptions(3));
+    t.add_(1);
+    fw::Tensor u = F::max_pool2d(t, F::MaxPool2dFuncOptions(2).stride(1).padding(1));
+    return u.permute({0, 2, 3, 1}).reshape({2, 16});
+  };
+  auto fpo = fw::compile(pools, opts());
+  same(fpo(xcl), pools(xcl));
+  // Evaluation batch norm (decomposed under inductor) over a transposed (N, C, L) input and over
+  // a channels-last input: eager's layouts, row-major and channels-last.
+  auto bn = fw::nn::BatchNorm1d(5);
+  bn->eval();
+  fw::Tensor z = fw::randn({3, 7, 5}).transpose(1, 2);
+  auto bn1 = [&](const fw::Tensor& a) { return bn->forward(a) + 1; };
+  auto fbn = fw::compile(bn1, opts());
+  same(fbn(z), bn1(z));
+  auto bn2 = fw::nn::BatchNorm2d(4);
+  bn2->eval();
+  auto bnc = [&](const fw::Tensor& a) { return bn2->forward(a).relu(); };
+  auto fbnc = fw::compile(bnc, opts());
+  same(fbnc(xcl), bnc(xcl));
+  // An empty transposed input.
+  fw::Tensor e = fw::randn({3, 0}).t();
+  auto ch = [](const fw::Tensor& a) { return (a * 2).relu() + 1; };
+  auto fe = fw::compile(ch, opts());
+  fw::Tensor got = fe(e);
+  EXPECT_TRUE(got.sizes().equals(e.sizes()));
+}
+
+// A dynamic family's programs are guarded on their captured tensors too: a parameter whose
+// layout changes (same sizes) is a miss, not a replay with stale strides.
+TEST(Compile, DynamicFamiliesGuardCapturedTensors) {
+  fw::manual_seed(22);
+  fw::Tensor w = fw::randn({5, 6});
+  auto fn = [&w](const fw::Tensor& x) { return (x * w.transpose(0, 1).transpose(0, 1).unsqueeze(0)).sum({2}); };
+  auto f = fw::compile(fn);
+  for (int64_t n : {2, 3, 4}) {  // the second size makes dim 0 dynamic
+    fw::Tensor x = fw::randn({n, 5, 6});
+    expect_close(f(x), fn(x));
+  }
+  w.set_data(fw::randn({6, 5}).t());
+  for (int64_t n : {3, 4}) {  // sizes the family has built before
+    fw::Tensor x = fw::randn({n, 5, 6});
+    expect_close(f(x), fn(x));
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Compile, Backends, ::testing::ValuesIn(kBackends));
 
 // Note [Recompute partition]: h = x * w + b, read by gelu's vjp, is recomputed in backward from x,
