@@ -74,8 +74,7 @@ Outs dispatch(OpId id, ArrayRef<Tensor> in, const OpAttrs& a) {
   Outs outs;
   if (d.kind == OpKind::View) {
     outs.resize(m.size());
-  } else if (std::vector<int64_t> order = m.empty() ? std::vector<int64_t>{} : result_order(id, in, a, m[0].sizes);
-             !order.empty()) {
+  } else if (std::vector<int64_t> order = result_order(id, in, a, m); !order.empty()) {
     // Laid out like the inputs (Note [Pointwise result layouts] in core/ops/creation.cpp).
     for (auto& t : m)
       outs.push_back(empty_in_order(t.sizes, t.dtype, in[0].device(), t.sizes == m[0].sizes ? order : std::vector<int64_t>{}));

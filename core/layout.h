@@ -28,14 +28,15 @@ constexpr uint32_t kCopyChannelsLast = 2;
 // ... or laid out in the dim order attrs.ints (outermost first): fw::compile's tracer gives the
 // value of an in-place write the target's layout with it.
 constexpr uint32_t kCopyOrder = 4;
-// The dim order dispatch gives op `id`'s results whose sizes are `first` (the first result's):
+// The dim order dispatch gives op `id`'s results whose sizes are the first result's (m[0]):
 // pointwise_order for element-wise ops; for copy, preserved_order, channels_last_order or
 // attrs.ints with kCopyPreserve, kCopyChannelsLast or kCopyOrder (row-major without flags);
 // channels-last for conv2d, native_batch_norm and max_pool2d_with_indices after a channels-last
 // input (conv2d: or weight), whose kernels write such results directly (Note [Channels-last
 // results]); row-major otherwise. fw::compile's tracer lays its placeholders out by the same
 // rule, so traced values carry eager's strides.
-std::vector<int64_t> result_order(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, IntArrayRef first);
+// Empty too when the op has no results.
+std::vector<int64_t> result_order(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, const Metas& m);
 // Dense strides for `sizes` laid out in `order` (outermost first; empty: row-major).
 DimVec strides_in_order(IntArrayRef sizes, const std::vector<int64_t>& order);
 // An uninitialised tensor laid out in `order` (outermost first; empty: row-major).

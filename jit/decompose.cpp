@@ -109,13 +109,7 @@ bool Tracer::decompose(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, Outs& o) 
     std::vector<int64_t> order = is_channels_last(x) ? channels_last_order(x.dim()) : std::vector<int64_t>{};
     if (order.empty())
       for (int64_t d = 0; d < x.dim(); d++) order.push_back(d);
-    if (!y.strides().equals(strides_in_order(x.sizes(), order))) {
-      OpAttrs ca;
-      ca.dtype = y.dtype();
-      ca.flags = kCopyOrder;
-      ca.ints = DimVec(order);
-      y = on_dispatch(OpId::copy, {y}, ca)[0];
-    }
+    if (!y.strides().equals(strides_in_order(x.sizes(), order))) y = copy_in_order(y, y.dtype(), order);
     Tensor none = fw::empty({0}, x.options());  // the op's statistics outputs are empty in evaluation mode
     o = {y, none, none.view({0})};
     return true;

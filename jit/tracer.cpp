@@ -213,7 +213,7 @@ Outs Tracer::on_dispatch(OpId id, ArrayRef<Tensor> in, const OpAttrs& a) {
       if (o.defined() && o.impl()->storage == src->storage) o.impl()->view_base = root;
   } else {
     // Laid out as dispatch lays out the eager results (Note [Traced layouts]).
-    std::vector<int64_t> order = m.empty() ? std::vector<int64_t>{} : result_order(id, in, a, m[0].sizes);
+    std::vector<int64_t> order = result_order(id, in, a, m);
     for (auto& t : m) outs.push_back(placeholder(t.sizes, t.dtype, t.sizes == m[0].sizes ? order : std::vector<int64_t>{}));
   }
   bool rg = false;
@@ -263,6 +263,16 @@ std::optional<std::vector<int64_t>> exact_order(const Tensor& t) {
   return std::nullopt;
 }
 }  // namespace
+
+Tensor Tracer::copy_in_order(const Tensor& t, ScalarType dtype, const std::vector<int64_t>& order) {
+  OpAttrs ca;
+  ca.dtype = dtype;
+  if (!order.empty()) {
+    ca.flags = kCopyOrder;
+    ca.ints = DimVec(order);
+  }
+  return on_dispatch(OpId::copy, {t}, ca)[0];
+}
 
 void Tracer::on_dispatch_into(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, const Tensor& out) {
   const OpDef& d = op_def(id);
@@ -326,13 +336,7 @@ void Tracer::on_dispatch_into(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, co
   // folded into as_strided of this value): a copy into out's dim order (kCopyOrder) when the op's
   // result differs in either.
   if (res.dtype() != out.dtype() || (out.numel() > 0 && !res.strides().equals(out.strides()))) {
-    OpAttrs ca;
-    ca.dtype = out.dtype();
-    if (out.numel() > 0) {
-      ca.flags = kCopyOrder;
-      ca.ints = DimVec(*target_order);
-    }
-    res = on_dispatch(OpId::copy, {res}, ca)[0];
+    res = copy_in_order(res, out.dtype(), out.numel() > 0 ? *target_order : std::vector<int64_t>{});
   }
   int v = value_of_.at(res.impl().get());
   value_of_[oi] = v;

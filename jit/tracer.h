@@ -89,6 +89,8 @@ class Tracer {
   int add_external(const Tensor& t);
   int add_real(const Tensor& t, ValueKind kind, int index);
   Tensor placeholder(IntArrayRef sizes, ScalarType dtype, const std::vector<int64_t>& order);
+  // A traced copy of t as `dtype` laid out in `order` (kCopyOrder; row-major when empty).
+  Tensor copy_in_order(const Tensor& t, ScalarType dtype, const std::vector<int64_t>& order);
   void graph_break(const std::string& op, const std::string& reason);
   fw::detail::Outs run_eagerly(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, const Tensor* out);
   void new_segment();

@@ -393,8 +393,8 @@ std::vector<int64_t> pointwise_order(ArrayRef<Tensor> in, IntArrayRef shape) {
   });
 }
 
-std::vector<int64_t> result_order(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, IntArrayRef first) {
-  if (in.empty()) return {};
+std::vector<int64_t> result_order(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, const Metas& m) {
+  if (in.empty() || m.empty()) return {};
   // Batch norm normalises a channels-last input as rows (core/ops/norm.cpp); its result (the
   // outputs of the input's size) is channels-last, as libtorch's (Note [Channels-last results]).
   // So does max pooling (Note [Channels-last max pool] in core/ops/pool.cpp).
@@ -422,7 +422,7 @@ std::vector<int64_t> result_order(OpId id, ArrayRef<Tensor> in, const OpAttrs& a
     }
     return {};
   }
-  return pointwise_order(in, first);
+  return pointwise_order(in, m[0].sizes);
 }
 
 DimVec strides_in_order(IntArrayRef sizes, const std::vector<int64_t>& order) {
