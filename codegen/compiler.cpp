@@ -2,12 +2,14 @@
 #include "codegen/compiler.h"
 
 #include <dlfcn.h>
+#include <elf.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -103,8 +105,39 @@ std::map<std::string, std::unique_ptr<Library>>& memory() {
   return m;
 }
 
+// "" when `path` is a 64-bit ELF shared object of this machine whose program segments and section
+// header table lie inside the file (Note [Kernel cache]); otherwise what is wrong with it.
+std::string elf_problem(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return "cannot be opened";
+  f.seekg(0, std::ios::end);
+  const uint64_t size = uint64_t(f.tellg());
+  Elf64_Ehdr eh;
+  f.seekg(0);
+  if (size < sizeof eh || !f.read(reinterpret_cast<char*>(&eh), sizeof eh)) return "shorter than an ELF header";
+  if (std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_type != ET_DYN)
+    return "not a 64-bit ELF shared object";
+  auto inside = [&](uint64_t off, uint64_t n) { return off <= size && n <= size - off; };
+  if (eh.e_phentsize != sizeof(Elf64_Phdr) || !inside(eh.e_phoff, uint64_t(eh.e_phnum) * sizeof(Elf64_Phdr)))
+    return "its program headers lie past the end of the file";
+  if (eh.e_shnum != 0 && !inside(eh.e_shoff, uint64_t(eh.e_shnum) * eh.e_shentsize))
+    return "its section headers lie past the end of the file (truncated)";
+  f.seekg(std::streamoff(eh.e_phoff));
+  for (int i = 0; i < eh.e_phnum; i++) {
+    Elf64_Phdr ph;
+    if (!f.read(reinterpret_cast<char*>(&ph), sizeof ph)) return "unreadable program headers";
+    if (ph.p_type == PT_LOAD && !inside(ph.p_offset, ph.p_filesz)) return "a segment lies past the end of the file (truncated)";
+  }
+  return "";
+}
+
 // dlopen + key check; null (file removed) when the file is not a valid library for `key`.
 void* open_checked(const std::string& path, const std::string& key) {
+  if (std::string why = elf_problem(path); !why.empty()) {
+    jit::log::kernels("cache file ", path, " is not a valid library (", why, "); rebuilding");
+    ::unlink(path.c_str());
+    return nullptr;
+  }
   void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     jit::log::kernels("cache file ", path, " failed to load (", dlerror(), "); rebuilding");

@@ -10,7 +10,9 @@
 // under a unique temporary name and renamed into place, so concurrent processes compiling the
 // same graph never see a torn file (the last rename wins with identical content). Every library
 // exports fw_kernel_key(), which must return the hash it was built for: a truncated, corrupted or
-// foreign file fails dlopen or that check, is deleted, and is rebuilt.
+// foreign file fails that check, is deleted, and is rebuilt. Before dlopen sees a file, its ELF
+// headers are checked against its size (every segment and the section table inside the file):
+// glibc maps segments past the end of a truncated file and the first touch of them is SIGBUS.
 #pragma once
 #include <string>
 #include <vector>

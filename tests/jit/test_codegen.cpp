@@ -124,6 +124,19 @@ TEST(Codegen, DiskCacheIsReusedAndACorruptedFileIsRebuilt) {
     run_children(1);
     EXPECT_GT(fs::file_size(libs[0]), 1000u);  // detected and rebuilt
   }
+  // Truncated libraries (a full disk, a killed copy): dlopen would map segments past the end of
+  // the file and die of SIGBUS on them; the ELF headers are checked against the size first.
+  const auto full = fs::file_size(libs[0]);
+  fs::path good = libs[0].string() + ".good";
+  fs::copy_file(libs[0], good);
+  for (uintmax_t keep : {uintmax_t(64), uintmax_t(1000), uintmax_t(4096), full / 2, full - 100, full - 1}) {
+    fs::remove(libs[0]);
+    fs::copy_file(good, libs[0]);
+    fs::resize_file(libs[0], keep);
+    run_children(1);  // the child must not crash
+    EXPECT_EQ(fs::file_size(libs[0]), full) << "truncated to " << keep << " bytes: not rebuilt";
+  }
+  fs::remove(good);
   // A valid library that holds other kernels under this name is rejected by its key.
   auto g = fw::compile([](const fw::Tensor& a) { return (a * 2).exp() + 1; });
   g(fw::randn({10}));
