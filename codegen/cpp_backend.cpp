@@ -1234,10 +1234,7 @@ struct CodegenProgram : Program {
       for (int v : release[i]) env[v] = Tensor();
     }
     if (tuning.owns_lock()) tune.store(false, std::memory_order_release);
-    apply_writebacks(g, env, inputs, externals);
-    std::vector<Tensor> out;
-    for (int v : g.outputs) out.push_back(env[v]);
-    return out;
+    return finish_run(g, env, inputs, externals);
   }
 };
 

@@ -166,6 +166,10 @@ const TracerHooks* g_tracer = nullptr;
 
 void placeholder_data_access(const TensorImpl* t) {
   void* tr = tls().tracer;
+  if (!t->storage->placeholder) {  // real memory while a trace runs: only the trace on this thread cares
+    if (tr != nullptr && g_tracer != nullptr) g_tracer->materialize(tr, t);
+    return;
+  }
   FW_CHECK(tr != nullptr && g_tracer != nullptr,
            "[data_ptr] this tensor is a value traced by fw::compile and has no data outside its trace "
            "(do not keep tensors created inside a compiled function's trace; use its results)");

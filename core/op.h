@@ -153,6 +153,8 @@ struct TracerHooks {
   void (*materialize)(void* tracer, const TensorImpl* t);  // data access on a placeholder
   // Code that must run eagerly (a custom autograd Function): runs the pending segment first.
   void (*graph_break)(void* tracer, const char* op, const char* reason);
+  // nn::Module::is_training() was read (module is the nn::Module): the capture guards its mode.
+  void (*module_mode)(void* tracer, const void* module, bool training);
 };
 extern const TracerHooks* g_tracer;
 
@@ -161,8 +163,19 @@ struct ThreadState {
   bool grad_enabled = true;
   void* tracer = nullptr;  // the active fw::compile trace on this thread (hooks: g_tracer)
   bool inference_mode = false;  // an InferenceMode(true) guard is the innermost one
+  // The API reading tensor values right now (item(), printing), for a tracer's break message.
+  const char* data_access = nullptr;
 };
 ThreadState& tls();
+
+// Names the API that is about to read tensor values (see ThreadState::data_access).
+struct DataAccessScope {
+  const char* prev;
+  explicit DataAccessScope(const char* what) : prev(tls().data_access) { tls().data_access = what; }
+  ~DataAccessScope() { tls().data_access = prev; }
+  DataAccessScope(const DataAccessScope&) = delete;
+  DataAccessScope& operator=(const DataAccessScope&) = delete;
+};
 
 // libtorch's rule: an inference tensor's memory only changes inside InferenceMode.
 [[noreturn]] void inference_write_error(const char* op);

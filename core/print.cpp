@@ -57,6 +57,7 @@ void print_matrix(std::ostream& os, const Tensor& m, const Fmt& f) {
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t) {
   if (!t.defined()) return os << "[ Tensor (undefined) ]";
+  DataAccessScope access("printing");
   std::ios state(nullptr);
   state.copyfmt(os);
   std::string type = std::string("CPU") + dtype_name(t.dtype()) + "Type";

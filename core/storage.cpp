@@ -104,14 +104,25 @@ size_t cpu_allocator_cached_bytes() {
 
 }  // namespace detail
 
-StorageImpl::StorageImpl(size_t n, Device d) : nbytes(n), device(d) {
+namespace detail {
+std::atomic<int> g_traces_active{0};
+std::atomic<uint64_t> g_storage_clock{0};
+namespace {
+uint64_t birth_stamp() {
+  return g_traces_active.load(std::memory_order_relaxed) != 0 ? g_storage_clock.fetch_add(1, std::memory_order_relaxed) + 1
+                                                               : 0;
+}
+}  // namespace
+}  // namespace detail
+
+StorageImpl::StorageImpl(size_t n, Device d) : nbytes(n), device(d), birth(detail::birth_stamp()) {
   FW_CHECK(d.is_cpu(), "[alloc] device ", d, " is not available in this build");
   data = detail::cpu_alloc(n);
   inference = detail::tls().inference_mode;
 }
 
 StorageImpl::StorageImpl(void* p, size_t n, Device d, std::function<void(void*)> del)
-    : data(p), nbytes(n), device(d), deleter(std::move(del)) {
+    : data(p), nbytes(n), device(d), birth(detail::birth_stamp()), deleter(std::move(del)) {
   if (!deleter) deleter = [](void*) {};
 }
 

@@ -56,6 +56,7 @@ Tensor& Tensor::operator=(const Scalar& v) && { return fill_(v); }
 
 Scalar Tensor::item() const {
   FW_CHECK(numel() == 1, "[item] a Tensor with ", numel(), " elements cannot be converted to Scalar");
+  DataAccessScope access("item()");
   return visit_storage(dtype(), "item", [&]<class T>() -> Scalar {
     T v = *static_cast<const T*>(data_ptr());
     if constexpr (std::is_same_v<T, bool>) return Scalar(v);

@@ -16,6 +16,7 @@
 // op's meta; its cost is one trace per new size. Past cache_limit captures the function runs
 // eagerly, with one warning naming the guard that kept failing.
 #include <chrono>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <set>
@@ -136,12 +137,16 @@ struct Entry {
   std::shared_ptr<Program> program;
   Graph graph;  // the capture (externals hold the captured tensors)
   std::vector<TensorGuard> ext;
+  std::vector<jit::Tracer::ModuleMode> modes;  // train/eval flags the capture read
+  std::vector<std::pair<size_t, size_t>> capture_aliases;  // input_capture_aliases at capture
   // A dynamic family's programs by concrete input sizes and strides, each with its own capture
   // and the guards of that capture's captured tensors.
   struct Built {
     std::shared_ptr<Program> program;
     Graph graph;
     std::vector<TensorGuard> ext;
+    std::vector<size_t> lens;  // lengths of vector results (they may depend on the sizes)
+    std::vector<std::pair<size_t, size_t>> aliases;  // input_capture_aliases at capture
   };
   std::map<std::vector<int64_t>, Built> by_shape;
 };
@@ -170,9 +175,123 @@ std::set<CompiledFn::State*>& registry() {
   return r;
 }
 
+// Note [Argument keys]
+// The key of a call spells its non-tensor arguments and its arguments' structure, one leaf per
+// argument in order (jit.h, Arg<>::flatten): 'T' a tensor; 'V<n>:' a vector of n tensors; 'O0' an
+// empty optional, 'Ou' one holding an undefined tensor, 'O1' one holding a tensor; 'S<t><w>' and
+// w bytes a number (t: i integer, u unsigned, f floating, b bool, e enum); 's<n>:' and n bytes a
+// string; '(' and ')' around a tuple's leaves. CompiledFn::call appends the aliasing between
+// tensor arguments ('=i:j' one tensor, '~i:j' one buffer) and the module's flags ('|M...').
+// Decoding two keys names the argument that differs in a recompile or cache-limit message.
+namespace {
+struct KeyLeaf {
+  char kind;
+  std::string text;  // printable value
+};
+
+bool decode_key(const std::string& k, std::vector<KeyLeaf>& leaves, std::string& tail) {
+  size_t i = 0;
+  auto number = [&](size_t& n) {
+    size_t j = i;
+    while (i < k.size() && k[i] >= '0' && k[i] <= '9') i++;
+    if (i == j || i >= k.size() || k[i] != ':') return false;
+    n = std::stoul(k.substr(j, i - j));
+    i++;
+    return true;
+  };
+  while (i < k.size()) {
+    char c = k[i++];
+    size_t n = 0;
+    switch (c) {
+      case 'T': leaves.push_back({'T', "a tensor"}); break;
+      case '(': case ')': break;
+      case 'V':
+        if (!number(n)) return false;
+        leaves.push_back({'V', "a vector of " + std::to_string(n) + " tensors"});
+        break;
+      case 'O':
+        if (i >= k.size()) return false;
+        c = k[i++];
+        leaves.push_back({'O', c == '1' ? "a tensor" : c == 'u' ? "an undefined tensor" : "nullopt"});
+        break;
+      case 's':
+        if (!number(n) || i + n > k.size()) return false;
+        leaves.push_back({'s', "\"" + k.substr(i, n) + "\""});
+        i += n;
+        break;
+      case 'S': {
+        if (i + 2 > k.size()) return false;
+        char t = k[i], w = char(k[i + 1] - '0');
+        i += 2;
+        if (w < 1 || w > 8 || i + size_t(w) > k.size()) return false;
+        unsigned char b[8] = {0};
+        std::memcpy(b, k.data() + i, size_t(w));
+        i += size_t(w);
+        std::ostringstream os;
+        if (t == 'f' && w == 8) { double v; std::memcpy(&v, b, 8); os << v; }
+        else if (t == 'f' && w == 4) { float v; std::memcpy(&v, b, 4); os << v; }
+        else if (t == 'b') os << (b[0] ? "true" : "false");
+        else {
+          uint64_t u = 0;
+          std::memcpy(&u, b, size_t(w));
+          if (t == 'u') os << u;
+          else os << (w < 8 && (u >> (8 * w - 1)) ? int64_t(u | (~uint64_t(0) << (8 * w))) : int64_t(u));
+        }
+        leaves.push_back({'S', os.str()});
+        break;
+      }
+      default:
+        tail = k.substr(i - 1);
+        return true;
+    }
+  }
+  return true;
+}
+}  // namespace
+
+std::string describe_key_change(const std::string& was, const std::string& now) {
+  std::vector<KeyLeaf> a, b;
+  std::string ta, tb;
+  if (decode_key(was, a, ta) && decode_key(now, b, tb)) {
+    if (a.size() != b.size())
+      return "the number of arguments changed from " + std::to_string(a.size()) + " to " + std::to_string(b.size());
+    for (size_t i = 0; i < a.size(); i++)
+      if (a[i].kind != b[i].kind || a[i].text != b[i].text)
+        return "argument #" + std::to_string(i) + " was " + a[i].text + ", now " + b[i].text;
+    auto part = [](const std::string& t, char c) {
+      std::string r;
+      for (size_t p = 0; p < t.size();) {
+        size_t q = t.find_first_of("=~|", p + 1);
+        if (q == std::string::npos) q = t.size();
+        if (t[p] == c || (c == '=' && t[p] == '~')) r += t.substr(p, q - p);
+        p = q;
+      }
+      return r;
+    };
+    if (part(ta, '=') != part(tb, '='))
+      return "which tensor arguments are the same tensor or share memory changed";
+    if (part(ta, '|') != part(tb, '|')) return "the train/eval mode of the compiled module or one of its submodules changed";
+  }
+  return "a non-tensor argument, the arguments' structure or aliasing, or the module's train/eval state changed";
+}
+
+// The train/eval flags the capture read are unchanged (and their modules alive).
+bool modes_match(const std::vector<jit::Tracer::ModuleMode>& modes) {
+  for (const auto& mm : modes) {
+    auto m = mm.weak.lock();
+    if (!m || m->is_training() != mm.training) return false;
+  }
+  return true;
+}
+
 std::string miss_reason(const Entry& e, const std::vector<Tensor>& in, const std::string& key, bool grad) {
-  if (e.key != key)
-    return "a non-tensor argument, the arguments' structure or aliasing, or the module's train/eval state changed";
+  if (e.key != key) return describe_key_change(e.key, key);
+  for (const auto& mm : e.modes) {
+    auto m = mm.weak.lock();
+    if (!m) return "a module the capture read the train/eval mode of was destroyed";
+    if (m->is_training() != mm.training)
+      return "module " + m->name() + " switched to " + (mm.training ? "eval" : "train") + " mode";
+  }
   if (e.grad != grad) return std::string("grad mode changed to ") + (grad ? "enabled" : "disabled");
   for (size_t i = 0; i < in.size(); i++) {
     const TensorGuard& g = e.in[i];
@@ -213,8 +332,18 @@ bool externals_match(const Graph& g, const std::vector<TensorGuard>& ext) {
   return true;
 }
 
+// Pairs (input, captured tensor) that share a storage.
+std::vector<std::pair<size_t, size_t>> input_capture_aliases(const std::vector<Tensor>& in, const Graph& g) {
+  std::vector<std::pair<size_t, size_t>> r;
+  for (size_t i = 0; i < in.size(); i++)
+    for (size_t j = 0; j < g.external_tensors.size(); j++)
+      if (in[i].impl()->storage == g.external_tensors[j].impl()->storage) r.push_back({i, j});
+  return r;
+}
+
 bool matches(const Entry& e, const std::vector<Tensor>& in, const std::string& key, bool grad) {
   if (e.key != key || e.grad != grad || e.in.size() != in.size()) return false;
+  if (!modes_match(e.modes)) return false;
   for (size_t i = 0; i < in.size(); i++) {
     const TensorGuard& g = e.in[i];
     const TensorImpl* t = in[i].impl().get();
@@ -229,6 +358,9 @@ bool matches(const Entry& e, const std::vector<Tensor>& in, const std::string& k
       if (!(t->sizes == g.sizes) || !(t->strides == g.strides)) return false;
     }
   }
+  // A capture that writes into its arguments or captured tensors assumed the sharing it saw
+  // between them (an argument that is a view of a captured buffer sees that buffer's writes).
+  if (!e.graph.writebacks.empty() && input_capture_aliases(in, e.graph) != e.capture_aliases) return false;
   return externals_match(e.graph, e.ext);
 }
 
@@ -265,6 +397,7 @@ struct Captured {
   Graph graph;
   std::vector<Tensor> results;  // when not replayable: the real results of this call
   std::vector<size_t> lens;
+  std::vector<jit::Tracer::ModuleMode> modes;
 };
 
 // Traces run(inputs). Segments that run during the trace (graph breaks) are built through the
@@ -304,6 +437,7 @@ Captured capture(CompiledFn::State& s, const std::vector<Tensor>& inputs, const 
     s.expl.breaks.push_back({"escape", n});
     log::breaks(s.name, ": ", n);
   }
+  c.modes = T.module_modes();
   if (c.replayable) c.graph = std::move(T.graph());
   else c.results = std::move(T.results());
   return c;
@@ -326,13 +460,17 @@ CompiledFn::Result CompiledFn::call(const std::vector<Tensor>& inputs, const std
   // Arguments that are the same tensor are one graph value: the aliasing pattern is guarded too.
   const std::string* keyp = &key_in;
   std::string aliased;
+  // Arguments that are distinct tensors over one buffer (views of each other) see each other's
+  // writes: the pattern is part of the key too, and the tracer breaks the graph on such writes.
   for (size_t i = 1; i < inputs.size(); i++)
-    for (size_t j = 0; j < i; j++)
-      if (inputs[i].impl() == inputs[j].impl()) {
+    for (size_t j = 0; j < i; j++) {
+      const bool same = inputs[i].impl() == inputs[j].impl();
+      if (same || inputs[i].impl()->storage == inputs[j].impl()->storage) {
         if (aliased.empty()) aliased = key_in;
-        aliased += "=" + std::to_string(i) + ":" + std::to_string(j);
+        aliased += (same ? "=" : "~") + std::to_string(i) + ":" + std::to_string(j);
         break;
       }
+    }
   if (!aliased.empty()) keyp = &aliased;
   if (s_->state_key) {  // module train/eval flags
     if (aliased.empty()) aliased = key_in;
@@ -360,6 +498,7 @@ CompiledFn::Result CompiledFn::call(const std::vector<Tensor>& inputs, const std
     }
   }
   Entry* hit = nullptr;
+  bool fresh = false;  // hit was made for this call
   for (auto& e : s.entries)
     if (matches(*e, inputs, key, grad)) {
       hit = e.get();
@@ -429,26 +568,36 @@ CompiledFn::Result CompiledFn::call(const std::vector<Tensor>& inputs, const std
     e->dynamic = dynamic;
     hit = e.get();
     s.entries.push_back(std::move(e));
+    fresh = true;
   }
   Entry& e = *hit;
   std::vector<int64_t> skey;
   if (e.dynamic && !e.retrace) {
     skey = shape_key(inputs);
     auto it = e.by_shape.find(skey);
-    if (it != e.by_shape.end() && externals_match(it->second.graph, it->second.ext)) {
-      r.lens = e.lens;
-      return {it->second.program->run(inputs, it->second.graph.external_tensors), e.lens};
+    if (it != e.by_shape.end() && externals_match(it->second.graph, it->second.ext) &&
+        (it->second.graph.writebacks.empty() || input_capture_aliases(inputs, it->second.graph) == it->second.aliases)) {
+      r.lens = it->second.lens;
+      return {it->second.program->run(inputs, it->second.graph.external_tensors), it->second.lens};
     }
   }
   size_t nbreaks = s.expl.breaks.size();
   auto t0 = std::chrono::steady_clock::now();
-  Captured c = capture(s, inputs, run);
+  Captured c;
+  try {
+    c = capture(s, inputs, run);
+  } catch (...) {
+    // The function (or an op in it) threw: a capture made for this call has nothing to replay.
+    if (fresh && !s.entries.empty() && s.entries.back().get() == hit) s.entries.pop_back();
+    throw;
+  }
   auto ms_since = [](std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
   };
   log::perf(s.name, ": traced in ", ms_since(t0), " ms (", c.replayable ? "replayable" : "re-traced per call", ")");
   r.lens = c.lens;
   e.lens = c.lens;
+  e.modes = c.modes;
   // The guard list of this capture (for explain and FW_LOGS=guards).
   s.expl.guards.clear();
   s.expl.guards.push_back(std::string("grad mode ") + (grad ? "enabled" : "disabled"));
@@ -461,6 +610,9 @@ CompiledFn::Result CompiledFn::call(const std::vector<Tensor>& inputs, const std
       log::guards(s.name, ": re-traced on every call (graph breaks); kernels are cached");
     return {std::move(c.results), c.lens};
   }
+  for (const auto& mm : c.modes)
+    if (auto m = mm.weak.lock())
+      s.expl.guards.push_back("module " + m->name() + " in " + (mm.training ? "train" : "eval") + " mode");
   for (size_t j = 0; j < c.graph.external_tensors.size(); j++)
     s.expl.guards.push_back(guard_str("captured tensor", j, TensorGuard::of(c.graph.external_tensors[j]), nullptr) +
                             " (identity)");
@@ -481,12 +633,14 @@ CompiledFn::Result CompiledFn::call(const std::vector<Tensor>& inputs, const std
   if (e.dynamic) {
     if (e.by_shape.size() >= 64) e.by_shape.clear();
     auto& slot = e.by_shape[skey];
-    slot = {p, std::move(g), std::move(ext)};
+    std::vector<std::pair<size_t, size_t>> aliases = input_capture_aliases(inputs, g);
+    slot = {p, std::move(g), std::move(ext), c.lens, std::move(aliases)};
     lock.unlock();
     r.outs = p->run(inputs, slot.graph.external_tensors);
     return r;
   }
   e.program = p;
+  e.capture_aliases = input_capture_aliases(inputs, g);
   e.graph = std::move(g);
   e.ext = std::move(ext);
   lock.unlock();
@@ -504,6 +658,7 @@ void reset() {
     s->dyn.clear();
     s->segment_cache.clear();
     s->warned = false;
+    s->expl = Explanation{};
   }
   codegen::clear_memory_cache();
 }

@@ -175,10 +175,7 @@ std::vector<Tensor> interpret(const Graph& g, ArrayRef<Tensor> inputs, ArrayRef<
     if (plan)
       for (int v : (*plan)[size_t(&n - g.nodes.data())]) env[v] = Tensor();
   }
-  apply_writebacks(g, env, inputs, externals);
-  std::vector<Tensor> out;
-  for (int v : g.outputs) out.push_back(env[v]);
-  return out;
+  return finish_run(g, env, inputs, externals);
 }
 
 void bind_externals(const Graph& g, std::vector<Tensor>& env, ArrayRef<Tensor> externals) {
@@ -188,17 +185,23 @@ void bind_externals(const Graph& g, std::vector<Tensor>& env, ArrayRef<Tensor> e
     env[g.externals[i]] = i < externals.size() ? externals[i] : g.external_tensors[i];
 }
 
-void apply_writebacks(const Graph& g, const std::vector<Tensor>& env, ArrayRef<Tensor> inputs,
-                      ArrayRef<Tensor> externals) {
+std::vector<Tensor> finish_run(const Graph& g, const std::vector<Tensor>& env, ArrayRef<Tensor> inputs,
+                               ArrayRef<Tensor> externals) {
+  std::vector<Tensor> out;
+  for (int v : g.outputs) out.push_back(env[v]);
   for (const Writeback& w : g.writebacks) {
     const Tensor& dst = w.target_kind == ValueKind::Input ? inputs[w.target] : externals[w.target];
     const Tensor& src = env[w.value];
-    if (src.is_same(dst)) continue;
-    // The write runs in the grad mode it was traced in: under no_grad (running statistics,
-    // parameter updates) a plain copy; otherwise autograd's in-place rules apply, as in eager.
-    AutoGradMode mode(w.grad);
-    const_cast<Tensor&>(dst).copy_(src);
+    if (!src.is_same(dst)) {
+      // The write runs in the grad mode it was traced in: under no_grad (running statistics,
+      // parameter updates) a plain copy; otherwise autograd's in-place rules apply, as in eager.
+      AutoGradMode mode(w.grad);
+      const_cast<Tensor&>(dst).copy_(src);
+    }
+    for (size_t i = 0; i < out.size(); i++)
+      if (g.outputs[i] == w.value && !out[i].requires_grad()) out[i] = dst;
   }
+  return out;
 }
 
 // ---- passes

@@ -104,9 +104,11 @@ std::vector<Tensor> interpret(const Graph& g, ArrayRef<Tensor> inputs, ArrayRef<
 // Binds the captured tensors: the caller passes those of the capture (read live); constants that
 // passes appended after them (fold_constants) come from the graph itself.
 void bind_externals(const Graph& g, std::vector<Tensor>& env, ArrayRef<Tensor> externals);
-// Copies the writebacks' values into their targets (shared by every runner).
-void apply_writebacks(const Graph& g, const std::vector<Tensor>& env, ArrayRef<Tensor> inputs,
-                      ArrayRef<Tensor> externals);
+// Copies the writebacks' values into their targets and returns the values of g.outputs (shared
+// by every runner). An output that is the value written into an argument or a captured tensor is
+// that tensor itself, as in eager (x.mul_(2); return x; returns x).
+std::vector<Tensor> finish_run(const Graph& g, const std::vector<Tensor>& env, ArrayRef<Tensor> inputs,
+                               ArrayRef<Tensor> externals);
 
 // Passes (jit/passes.cpp). Each keeps the graph's interface (inputs, externals, outputs) intact.
 int eliminate_dead_code(Graph& g);        // returns the number of nodes removed

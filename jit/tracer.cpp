@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "core/layout.h"
+#include "fw/nn/module.h"
 #include "jit/log.h"
 
 namespace fw::jit {
@@ -22,7 +23,10 @@ void hook_dispatch_into(void* t, OpId id, ArrayRef<Tensor> in, const OpAttrs& a,
 }
 void hook_materialize(void* t, const TensorImpl* impl) { static_cast<Tracer*>(t)->on_materialize(impl); }
 void hook_graph_break(void* t, const char* op, const char* reason) { static_cast<Tracer*>(t)->on_graph_break(op, reason); }
-const TracerHooks kHooks{hook_dispatch, hook_dispatch_into, hook_materialize, hook_graph_break};
+void hook_module_mode(void* t, const void* m, bool training) {
+  static_cast<Tracer*>(t)->on_module_mode(static_cast<const nn::Module*>(m), training);
+}
+const TracerHooks kHooks{hook_dispatch, hook_dispatch_into, hook_materialize, hook_graph_break, hook_module_mode};
 
 // Runs real work (a segment, an eager op) with the tracer switched off on this thread.
 struct Suspend {
@@ -51,7 +55,7 @@ Tracer::Scope::Scope(Tracer& t) : prev(tls().tracer) {
 Tracer::Scope::~Scope() { tls().tracer = prev; }
 
 Tracer::Tracer(std::vector<Tensor> real_inputs, bool fullgraph, SegmentRunner run, bool symbolic)
-    : real_inputs_(std::move(real_inputs)), run_(std::move(run)), fullgraph_(fullgraph) {
+    : real_inputs_(std::move(real_inputs)), run_(std::move(run)), fullgraph_(fullgraph), symbolic_(symbolic) {
   // The function sees the real argument tensors (so autograd identities and data stay theirs);
   // the tracer knows them as graph inputs. An argument passed twice is one value.
   for (size_t i = 0; i < real_inputs_.size(); i++) {
@@ -65,6 +69,9 @@ Tracer::Tracer(std::vector<Tensor> real_inputs, bool fullgraph, SegmentRunner ru
     }
     g_.inputs.push_back(add_real(r, ValueKind::Input, int(i)));
   }
+  // Last, so that a throwing constructor leaves the count alone (the destructor does not run).
+  born_ = g_storage_clock.fetch_add(1, std::memory_order_relaxed) + 1;
+  g_traces_active.fetch_add(1, std::memory_order_relaxed);
 }
 
 // A value for a real tensor (an argument or a capture) with its recorded geometry.
@@ -86,7 +93,32 @@ int Tracer::add_real(const Tensor& t, ValueKind kind, int index) {
 
 Tracer::~Tracer() {
   for (auto& st : pending_) st->placeholder = false;
+  g_traces_active.fetch_sub(1, std::memory_order_relaxed);
 }
+
+// A module's train/eval flag decides what its forward records (dropout, batch norm): the capture
+// guards the flag of every module whose mode the trace read, wherever the module was reached
+// from (a lambda calling a captured model, not only fw::compile(module)).
+void Tracer::on_module_mode(const nn::Module* m, bool training) noexcept {
+  for (auto& mm : module_modes_)
+    if (mm.module == m) return;
+  std::weak_ptr<const nn::Module> w = m->weak_from_this();
+  if (w.expired()) return;  // not owned by a shared_ptr: nothing safe to hold on to
+  module_modes_.push_back({m, std::move(w), training});
+}
+
+// Note [Reading real values while tracing]
+// A capture replays without running the function, so a value the function read from memory that
+// existed before the trace (an argument's n.item() sizing a loop, x[0].item() as a scale,
+// nonzero(mask) sizing a result, a captured scale.item(), lengths read by pack_padded_sequence)
+// would be baked into the graph with no guard on it. While any trace runs, TensorImpl::data()
+// calls back for real memory too (g_traces_active), and new storages are stamped from a clock
+// (StorageImpl::birth); the trace records the clock when it begins. A read on the tracing thread,
+// outside the tracer's own eager work (Suspend), of a storage born before the trace is a graph
+// break, so the function is re-traced on every call and sees the new values. Storages the
+// function makes during the trace (fw::tensor({...}) constants) are its own and read freely, and
+// after the first break nothing is replayed without tracing, so later reads need no break. Other
+// threads read as usual: the callback only acts for the trace active on the calling thread.
 
 // Note [Traced layouts]
 // A traced value has the strides eager would give it: an op's placeholder results are laid out by
@@ -274,6 +306,27 @@ Tensor Tracer::copy_in_order(const Tensor& t, ScalarType dtype, const std::vecto
   return on_dispatch(OpId::copy, {t}, ca)[0];
 }
 
+namespace {
+// An in-place write into `out` that autograd sees: out requires grad, or the written value will.
+bool in_autograd(const OpDef& d, ArrayRef<Tensor> in, const Tensor& out) {
+  if (out.requires_grad()) return true;
+  if (!tls().grad_enabled || !d.differentiable) return false;
+  return std::any_of(in.begin(), in.end(), [](const Tensor& t) { return t.defined() && t.requires_grad(); });
+}
+}  // namespace
+
+// Another argument or captured tensor (a different handle) lies over t's storage.
+bool Tracer::shares_real_storage(const TensorImpl* t) const {
+  const StorageImpl* st = t->storage.get();
+  for (size_t v = 0; v < held_.size(); v++) {
+    const ValueKind k = g_.values[v].kind;
+    if ((k == ValueKind::Input || k == ValueKind::External) && held_[v] && held_[v].get() != t &&
+        held_[v]->storage.get() == st)
+      return true;
+  }
+  return false;
+}
+
 void Tracer::on_dispatch_into(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, const Tensor& out) {
   const OpDef& d = op_def(id);
   FW_CHECK(out.defined(), "[", d.name, "] output tensor is undefined");
@@ -289,6 +342,13 @@ void Tracer::on_dispatch_into(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, co
     why = "in-place write through a view";
   } else if (!target_order) {
     why = "in-place write into a tensor with strides no dense layout has";
+  } else if (!ours && shares_real_storage(oi)) {
+    // Another argument or captured tensor over the same memory must see the write at once.
+    why = "in-place write into an argument or captured tensor that shares memory with another";
+  } else if (!ours && in_autograd(d, in, out)) {
+    // Eager gives the target itself a new history (or raises for a leaf that requires grad, or
+    // keeps a leaf's identity under no_grad); a writeback after the graph cannot: run it eagerly.
+    why = "in-place write into an argument or captured tensor that takes part in autograd";
   } else if (ours) {
     for (auto& h : extra_)
       if (h->storage.get() == st) why = "in-place write into a buffer another handle aliases";
@@ -358,6 +418,18 @@ void Tracer::on_dispatch_into(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, co
 
 void Tracer::on_materialize(const TensorImpl* t) {
   StorageImpl* st = t->storage.get();
+  const char* api = tls().data_access;
+  if (!st->placeholder) {  // Note [Reading real values while tracing]
+    if (symbolic_ || reads_free_ || st->birth > born_) return;
+    if (in_op_ > 0)
+      graph_break(current_op_ ? current_op_ : "?",
+                  "the op reads the values of an argument or captured tensor (data-dependent result)");
+    else
+      graph_break(api ? api : "data access",
+                  "the values of an argument or captured tensor were read (item(), data_ptr(), printing or a "
+                  "function reading tensor data)");
+    return;
+  }
   bool ours = root_of_.count(st) != 0;
   bool pend = std::any_of(pending_.begin(), pending_.end(), [&](auto& p) { return p.get() == st; });
   FW_CHECK(ours || pend, "[fw::compile] a tensor traced by another fw::compile call (which has finished) was read; "
@@ -365,7 +437,8 @@ void Tracer::on_materialize(const TensorImpl* t) {
   if (in_op_ > 0)
     graph_break(current_op_ ? current_op_ : "?", "the op reads tensor values (data-dependent result)");
   else
-    graph_break("data access", "tensor values were read (item(), data_ptr(), printing or a non-op kernel)");
+    graph_break(api ? api : "data access",
+                "tensor values were read (item(), data_ptr(), printing or a function reading tensor data)");
   FW_ASSERT(!st->placeholder);
 }
 
@@ -428,6 +501,10 @@ std::vector<Tensor> Tracer::run_segment(const std::vector<int>& outs, const Live
   std::vector<Tensor> res;
   {
     Suspend s;
+    // The segment runs in the grad mode its ops were traced in, not the one at the break (a break
+    // inside a NoGradGuard must not drop the history of what was traced before the guard).
+    bool grad = std::any_of(seg.nodes.begin(), seg.nodes.end(), [](const Node& n) { return n.grad; });
+    AutoGradMode mode(grad);
     std::vector<Tensor> ins = segments_ == 0 ? real_inputs_ : std::vector<Tensor>{};
     if (segments_ > 0) seg.inputs.clear();
     res = run_(seg, ins);
@@ -482,6 +559,7 @@ void Tracer::graph_break(const std::string& op, const std::string& reason) {
   FW_CHECK(!fullgraph_, "[fw::compile] graph break in fullgraph mode at ", op, ": ", reason,
            " (compile without fullgraph(true) to allow it, or keep the function free of it)");
   breaks_.push_back({op, reason});
+  reads_free_ = true;
   log::breaks("graph break at ", op, ": ", reason);
   run_segment({}, live());
 }

@@ -11,7 +11,8 @@
 //
 // Anything that needs a value — item(), data_ptr(), printing, an op whose meta reads data (nonzero,
 // masked_select, boolean indexing) — touches a placeholder's memory, which calls back into the
-// tracer: a graph break. The segment recorded so far is built and run on the real inputs, every
+// tracer: a graph break. Reading the values of an argument or a captured tensor is one too (Note
+// [Reading real values while tracing] in tracer.cpp). The segment recorded so far is built and run on the real inputs, every
 // placeholder that is still referenced outside the tracer gets its memory (the result buffer is
 // adopted by the placeholder's own StorageImpl, so user handles and their views become real in
 // place), the data-dependent op runs eagerly, and tracing goes on in a new segment where the
@@ -26,11 +27,16 @@
 // views share, break the graph and run eagerly, which keeps eager's aliasing semantics exactly.
 #pragma once
 #include <functional>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "jit/ir.h"
+
+namespace fw::nn {
+class Module;
+}
 
 namespace fw::jit {
 
@@ -81,11 +87,21 @@ class Tracer {
   void on_dispatch_into(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, const Tensor& out);
   void on_materialize(const TensorImpl* t);
   void on_graph_break(const char* op, const char* reason) { graph_break(op, reason); }
+  void on_module_mode(const nn::Module* m, bool training) noexcept;
+
+  // Modules whose train/eval flag the trace read, with the value read.
+  struct ModuleMode {
+    const nn::Module* module;
+    std::weak_ptr<const nn::Module> weak;
+    bool training;
+  };
+  const std::vector<ModuleMode>& module_modes() const { return module_modes_; }
 
  private:
   // Records op `id` as primitives when it has a decomposition for these inputs (decompose.cpp).
   bool decompose(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, fw::detail::Outs& o);
   int resolve(const Tensor& t);
+  bool shares_real_storage(const TensorImpl* t) const;
   int add_external(const Tensor& t);
   int add_real(const Tensor& t, ValueKind kind, int index);
   Tensor placeholder(IntArrayRef sizes, ScalarType dtype, const std::vector<int64_t>& order);
@@ -101,6 +117,7 @@ class Tracer {
     std::vector<int> handle_values;
   };
   Live live();
+
   std::vector<Tensor> run_segment(const std::vector<int>& outs, const Live& L);
   void adopt(StorageImpl* st, const Tensor& result, const DimVec& strides);
 
@@ -112,11 +129,15 @@ class Tracer {
   std::unordered_map<const StorageImpl*, int> root_of_;  // our placeholder storages -> filling value
   std::unordered_map<const StorageImpl*, const TensorImpl*> real_of_;  // argument/capture storages
   std::vector<intrusive_ptr<StorageImpl>> pending_;      // real storages with writebacks pending
+  uint64_t born_ = 0;         // g_storage_clock when the trace began (storages born later are its own)
+  bool reads_free_ = false;   // after the first break, reading real values needs no break
   std::vector<BreakInfo> breaks_;
+  std::vector<ModuleMode> module_modes_;
   std::vector<Tensor> results_;
   SegmentRunner run_;
   bool fullgraph_;
   bool decompose_ = false;
+  bool symbolic_ = false;
   int segments_ = 0;
   int in_op_ = 0;  // > 0 while the tracer runs an op's meta or view kernel
   const char* current_op_ = nullptr;

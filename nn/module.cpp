@@ -5,6 +5,8 @@
 
 #include <cstdlib>
 
+#include "core/op.h"
+
 namespace fw::nn {
 
 namespace detail {
@@ -149,7 +151,12 @@ void Module::train(bool on) {
 
 void Module::eval() { train(false); }
 
-bool Module::is_training() const noexcept { return is_training_; }
+bool Module::is_training() const noexcept {
+  // Under fw::compile the captured graph depends on this flag: the capture guards it.
+  if (void* tr = fw::detail::tls().tracer; tr != nullptr && fw::detail::g_tracer != nullptr)
+    fw::detail::g_tracer->module_mode(tr, this, is_training_);
+  return is_training_;
+}
 
 // Note [Module::to]
 // Only floating-point tensors change dtype (PyTorch's nn.Module.to); integer buffers such as

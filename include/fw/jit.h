@@ -76,7 +76,8 @@ struct Explanation {
   std::string str() const;
 };
 
-// Drops every in-memory cache (captured graphs of all compiled functions, loaded kernels).
+// Drops every in-memory cache (captured graphs of all compiled functions, loaded kernels) and
+// what their explain() reports.
 void reset();
 
 namespace detail {
@@ -116,7 +117,7 @@ template <> struct Arg<std::vector<Tensor>> {
 template <> struct Arg<std::optional<Tensor>> {
   static void flatten(Flat& f, const std::optional<Tensor>& v) {
     bool has = v && v->defined();
-    f.key += has ? "O1" : "O0";
+    f.key += has ? "O1" : v ? "Ou" : "O0";  // Note [Argument keys] in jit/compile.cpp
     if (has) f.tensors.push_back(*v);
   }
   static std::optional<Tensor> rebuild(const std::optional<Tensor>& o, const Tensor*& next) {
@@ -124,17 +125,24 @@ template <> struct Arg<std::optional<Tensor>> {
     return o;
   }
 };
+template <> struct Arg<std::nullopt_t> {  // f(x, std::nullopt) for an optional<Tensor> parameter
+  static void flatten(Flat& f, std::nullopt_t) { f.key += "O0"; }
+  static std::nullopt_t rebuild(std::nullopt_t, const Tensor*&) { return std::nullopt; }
+};
 template <class T>
 struct Arg<T, std::enable_if_t<std::is_arithmetic_v<T> || std::is_enum_v<T>>> {
   static void flatten(Flat& f, const T& v) {
     f.key += 'S';
+    f.key += std::is_same_v<T, bool> ? 'b' : std::is_enum_v<T> ? 'e' : std::is_floating_point_v<T> ? 'f'
+           : std::is_unsigned_v<T> ? 'u' : 'i';
+    f.key += char('0' + sizeof(T));
     key_bytes(f.key, &v, sizeof(T));
   }
   static T rebuild(const T& o, const Tensor*&) { return o; }
 };
 template <> struct Arg<std::string> {
   static void flatten(Flat& f, const std::string& v) {
-    f.key += 'S' + std::to_string(v.size()) + ':' + v;
+    f.key += 's' + std::to_string(v.size()) + ':' + v;
   }
   static std::string rebuild(const std::string& o, const Tensor*&) { return o; }
 };

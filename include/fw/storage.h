@@ -22,6 +22,10 @@ struct StorageImpl : RefCounted {
   bool placeholder = false;
   // Allocated under InferenceMode: tensors over it are inference tensors (Tensor::is_inference).
   bool inference = false;
+  // Creation stamp while any fw::compile trace is active (0 otherwise): a trace reading the values
+  // of a storage older than itself is a graph break (Note [Reading real values while tracing] in
+  // jit/tracer.cpp).
+  uint64_t birth = 0;
   // Empty for memory from fw's caching allocator; otherwise called with data on release.
   std::function<void(void*)> deleter;
   StorageImpl(size_t n, Device d);                          // allocates from the caching allocator
@@ -30,6 +34,10 @@ struct StorageImpl : RefCounted {
 };
 
 namespace detail {
+// Number of fw::compile traces running in the process, and the clock that stamps StorageImpl::birth
+// while there are any.
+extern std::atomic<int> g_traces_active;
+extern std::atomic<uint64_t> g_storage_clock;
 // 64-byte aligned CPU memory, recycled by size class so big buffers do not page-fault again.
 void* cpu_alloc(size_t nbytes);
 void cpu_free(void* p, size_t nbytes);

@@ -105,7 +105,8 @@ struct AutogradMeta;  // defined after Tensor (it holds the gradient as a Tensor
 
 namespace detail {
 // Data access on a fw::compile placeholder (a traced value without memory yet): materialises it
-// through the active tracer (a graph break), or raises when no trace owns it.
+// through the active tracer (a graph break), or raises when no trace owns it. While any trace runs,
+// also called for real memory: the trace on this thread, if any, decides (StorageImpl::birth).
 void placeholder_data_access(const struct TensorImpl* t);
 }  // namespace detail
 
@@ -123,7 +124,8 @@ struct TensorImpl : RefCounted {
   // Recomputes numel and the contiguity flag after sizes/strides change.
   void refresh();
   void* data() const {
-    if (FW_UNLIKELY(storage->placeholder)) detail::placeholder_data_access(this);
+    if (FW_UNLIKELY(storage->placeholder || detail::g_traces_active.load(std::memory_order_relaxed) != 0))
+      detail::placeholder_data_access(this);
     return static_cast<char*>(storage->data) + offset * int64_t(element_size(dtype));
   }
 };

@@ -240,7 +240,7 @@ TEST_P(Backends, GraphBreakOnItemStaysCorrectUnderDataDependentControlFlow) {
   expect_close(f(pos), fn(pos));
   auto e = f.explain();
   ASSERT_GE(e.breaks.size(), 1u);
-  EXPECT_EQ(e.breaks[0].op, "data access");
+  EXPECT_EQ(e.breaks[0].op, "item()");
 }
 
 TEST_P(Backends, GraphBreakOnNonzeroNamesTheOp) {

@@ -1,0 +1,336 @@
+// fw::compile keeps eager's semantics where a replay could silently differ: values read from
+// arguments and captured tensors, data-dependent sizes of arguments, breaks under NoGradGuard,
+// in-place writes into tensors that take part in autograd, aliasing between arguments, module
+// modes read through a lambda, calls that throw while they are traced, vector results whose length
+// follows a dynamic size, and the messages that name what changed.
+#include <gtest/gtest.h>
+
+#include <fw/fw.h>
+#include <fw/jit.h>
+
+#include <stdexcept>
+
+#include "../expect_error.h"
+
+namespace {
+
+using fw::Tensor;
+
+void expect_close(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-6) {
+  ASSERT_TRUE(a.defined() && b.defined());
+  ASSERT_TRUE(a.sizes().equals(b.sizes())) << a.sizes() << " vs " << b.sizes();
+  ASSERT_EQ(a.dtype(), b.dtype());
+  EXPECT_TRUE(fw::allclose(a, b, rtol, atol)) << a << " vs " << b;
+}
+
+const char* kBackends[] = {"eager", "aot_eager", "inductor"};
+
+class Semantics : public ::testing::TestWithParam<const char*> {
+ protected:
+  fw::CompileOptions opts() const { return fw::CompileOptions().backend(GetParam()); }
+};
+
+TEST_P(Semantics, ValuesReadFromArgumentsAndCapturedTensorsAreNotBakedIn) {
+  Tensor temp = fw::full({}, 2.0);
+  auto by_item = [](const Tensor& x, const Tensor& k) { return x * double(k.item<int64_t>()); };
+  auto by_ptr = [](const Tensor& x, const Tensor& k) { return (x + 1) * double(k.data_ptr<int64_t>()[0]); };
+  auto by_view = [](const Tensor& x, const Tensor& k) { return x.exp() * double(k[1].item<int64_t>()); };
+  auto by_capture = [&](const Tensor& x) { return x.sin() * temp.item<double>(); };
+  auto f1 = fw::compile(by_item, opts());
+  auto f2 = fw::compile(by_ptr, opts());
+  auto f3 = fw::compile(by_view, opts());
+  auto f4 = fw::compile(by_capture, opts());
+  Tensor x = fw::randn({4});
+  for (int64_t v : {2, 3, 5, 3}) {
+    Tensor k = fw::full({2}, v, fw::kLong);
+    temp.fill_(double(v));
+    expect_close(f1(x, k.narrow(0, 0, 1)), by_item(x, k.narrow(0, 0, 1)));
+    expect_close(f2(x, k), by_ptr(x, k));
+    expect_close(f3(x, k), by_view(x, k));
+    expect_close(f4(x), by_capture(x));
+  }
+  auto e = f1.explain();
+  ASSERT_FALSE(e.breaks.empty());
+  EXPECT_EQ(e.breaks[0].op, "item()");
+  EXPECT_NE(e.breaks[0].reason.find("argument or captured tensor"), std::string::npos) << e.breaks[0].reason;
+  // fullgraph names the API that read the values.
+  auto strict = fw::compile(by_item, opts().fullgraph(true));
+  EXPECT_ERROR(strict(x, fw::full({1}, 2, fw::kLong)), "graph break in fullgraph mode at item()");
+}
+
+TEST_P(Semantics, DataDependentOpsOnArgumentsBreakTheGraph) {
+  // The nonzero result feeds fused ops: a size baked into the capture would read past it.
+  auto rows = [](const Tensor& m) { return (m.nonzero().to(fw::kFloat) * 2).exp().sum({0}); };
+  auto pick = [](const Tensor& m, const Tensor& x) {
+    return x.index_select(0, m.nonzero().view({-1})).sin() * 2 + 1;
+  };
+  auto sel = [](const Tensor& x, const Tensor& m) { return x.masked_select(m) * 3; };
+  auto f1 = fw::compile(rows, opts());
+  auto f2 = fw::compile(pick, opts());
+  auto f3 = fw::compile(sel, opts());
+  Tensor x = fw::randn({6});
+  for (auto vals : {std::vector<int64_t>{1, 0, 1, 0, 0, 0}, std::vector<int64_t>{0, 0, 0, 1, 1, 1},
+                    std::vector<int64_t>{0, 1, 0, 0, 0, 0}, std::vector<int64_t>{0, 0, 0, 0, 0, 0}}) {
+    Tensor m = fw::tensor(vals);
+    expect_close(f1(m), rows(m));
+    expect_close(f2(m, x), pick(m, x));
+    Tensor mb = m.to(fw::kBool);
+    expect_close(f3(x, mb), sel(x, mb));
+  }
+  auto e = f1.explain();
+  ASSERT_FALSE(e.breaks.empty());
+  EXPECT_EQ(e.breaks[0].op, "nonzero");
+  auto strict = fw::compile(sel, opts().fullgraph(true));
+  EXPECT_ERROR(strict(x, x > 0), "graph break in fullgraph mode at masked_select");
+}
+
+TEST_P(Semantics, ABreakUnderNoGradKeepsTheHistoryTracedBeforeIt) {
+  // What BatchNorm with momentum(nullopt) does in training: count batches under no_grad, read it.
+  fw::manual_seed(0);
+  Tensor counter = fw::zeros({}, fw::kLong);
+  Tensor w1 = fw::randn({3}).requires_grad_(), w2 = w1.detach().clone().requires_grad_();
+  auto make = [&counter](Tensor& w) {
+    return [&counter, &w](const Tensor& x) {
+      Tensor h = (x * w).tanh();
+      double c;
+      {
+        fw::NoGradGuard ng;
+        counter.add_(1);
+        c = 1.0 / counter.item<double>();
+      }
+      return h * c;
+    };
+  };
+  auto fn1 = make(w1), fn2 = make(w2);
+  auto f = fw::compile(fn1, opts());
+  Tensor x = fw::randn({3});
+  for (int call = 0; call < 2; call++) {
+    counter.zero_();
+    Tensor r1 = f(x);
+    counter.zero_();
+    Tensor r2 = fn2(x);
+    expect_close(r1, r2);
+    ASSERT_TRUE(r1.requires_grad());
+    r1.sum().backward();
+    r2.sum().backward();
+    expect_close(w1.grad(), w2.grad());
+  }
+}
+
+TEST_P(Semantics, InPlaceWritesIntoTensorsInAutogradMatchEager) {
+  // (a) A parameter updated under no_grad inside the function keeps its identity and gradient
+  // (nn::Embedding with max_norm renormalises its weight this way).
+  {
+    fw::manual_seed(1);
+    Tensor w1 = fw::randn({4}).requires_grad_(), w2 = w1.detach().clone().requires_grad_();
+    auto make = [](Tensor& w) {
+      return [&w](const Tensor& x) {
+        {
+          fw::NoGradGuard ng;
+          w.mul_(0.5);
+        }
+        return (x * w).sum();
+      };
+    };
+    auto fn1 = make(w1), fn2 = make(w2);
+    auto f = fw::compile(fn1, opts());
+    Tensor x = fw::randn({4});
+    for (int call = 0; call < 2; call++) {
+      Tensor r1 = f(x), r2 = fn2(x);
+      expect_close(r1, r2);
+      expect_close(w1.detach(), w2.detach());
+      ASSERT_TRUE(r1.requires_grad());
+      r1.backward();
+      r2.backward();
+      expect_close(w1.grad(), w2.grad());
+    }
+    auto e1 = fw::nn::Embedding(fw::nn::EmbeddingOptions(10, 3).max_norm(1.0));
+    fw::manual_seed(2);
+    auto e2 = fw::nn::Embedding(fw::nn::EmbeddingOptions(10, 3).max_norm(1.0));
+    {
+      fw::NoGradGuard ng;
+      e2->weight.copy_(e1->weight);
+    }
+    auto ce = fw::compile(e1, opts());
+    Tensor idx = fw::tensor({int64_t(1), 2, 2, 7});
+    Tensor o1 = ce(idx), o2 = e2(idx);
+    expect_close(o1, o2);
+    o1.sum().backward();
+    o2.sum().backward();
+    ASSERT_TRUE(e1->weight.grad().defined());
+    expect_close(e1->weight.grad(), e2->weight.grad());
+  }
+  // (b) An in-place op on an activation argument: the argument gets the new history, backward
+  // works, and the function returns the argument itself.
+  {
+    fw::manual_seed(3);
+    Tensor l1 = fw::randn({5}).requires_grad_(), l2 = l1.detach().clone().requires_grad_();
+    auto fn = [](Tensor y) {
+      y.mul_(2).relu_();
+      return y;
+    };
+    auto f = fw::compile(fn, opts());
+    Tensor y1 = l1 * 3, y2 = l2 * 3;
+    Tensor r1 = f(y1), r2 = fn(y2);
+    EXPECT_TRUE(r1.is_same(y1));
+    expect_close(y1, y2);
+    (y1 * y1).sum().backward();
+    (y2 * y2).sum().backward();
+    expect_close(l1.grad(), l2.grad());
+  }
+  // (c) A compiled block that starts with an in-place ReLU, fed an activation.
+  {
+    auto make = [] {
+      fw::manual_seed(4);
+      return fw::nn::Sequential(fw::nn::ReLU(fw::nn::ReLUOptions().inplace(true)), fw::nn::Linear(4, 3));
+    };
+    auto b1 = make(), b2 = make();
+    auto cb = fw::compile(b1, opts());
+    fw::manual_seed(5);
+    fw::nn::Linear stem(5, 4);
+    Tensor in = fw::randn({2, 5});
+    Tensor o1 = cb(stem(in));
+    o1.sum().backward();
+    fw::Tensor g1 = stem->weight.grad().clone();
+    stem->weight.grad().zero_();
+    Tensor o2 = b2->forward(stem(in));
+    o2.sum().backward();
+    expect_close(o1, o2);
+    expect_close(g1, stem->weight.grad());
+  }
+  // (d) In-place on a leaf that requires grad: eager's error, naming the op.
+  {
+    auto f = fw::compile([](Tensor x) { return x.mul_(2); }, opts());
+    Tensor leaf = fw::randn({3}).requires_grad_();
+    EXPECT_ERROR(f(leaf), "[mul_] a leaf Variable that requires grad");
+  }
+}
+
+TEST_P(Semantics, AWrittenArgumentOrCaptureReturnedIsTheTensorItself) {
+  Tensor buf = fw::zeros({3});
+  auto fn = [&](Tensor x) {
+    x.mul_(2);
+    buf.add_(x);
+    return std::make_tuple(x, buf, x + 1);
+  };
+  auto f = fw::compile(fn, opts());
+  for (int call = 0; call < 2; call++) {
+    Tensor x = fw::randn({3});
+    Tensor want = x * 2;
+    auto [a, b, c] = f(x);
+    EXPECT_TRUE(a.is_same(x));
+    EXPECT_TRUE(b.is_same(buf));
+    expect_close(x, want);
+    expect_close(c, want + 1);
+  }
+}
+
+TEST_P(Semantics, ArgumentsSharingMemorySeeEachOthersWrites) {
+  auto fn = [](Tensor a, const Tensor& b) {
+    a.add_(1);
+    return b * 2;
+  };
+  auto f = fw::compile(fn, opts());
+  Tensor p = fw::zeros({4}), q = fw::zeros({4});
+  expect_close(f(p, q), fn(p.clone(), q.clone()));  // first capture: distinct tensors
+  for (int call = 0; call < 2; call++) {
+    Tensor y1 = fw::zeros({2, 4}), y2 = fw::zeros({2, 4});
+    Tensor r1 = f(y1[0], y1.view({-1}).narrow(0, 0, 4));  // two views of one row
+    Tensor r2 = fn(y2[0], y2.view({-1}).narrow(0, 0, 4));
+    expect_close(r1, r2);
+    expect_close(y1, y2);
+  }
+  // An argument that is a view of a captured tensor the function writes.
+  Tensor acc = fw::zeros({4});
+  auto g = [&](const Tensor& a) {
+    acc.add_(1);
+    return a * 3;
+  };
+  auto cg = fw::compile(g, opts());
+  Tensor other = fw::ones({4});
+  expect_close(cg(other), other * 3);
+  Tensor r = cg(acc.view({2, 2}));
+  expect_close(r, acc.view({2, 2}) * 3);
+  expect_close(r, fw::full({2, 2}, 6.0f));
+}
+
+TEST_P(Semantics, ModuleModesReadThroughALambdaAreGuarded) {
+  fw::manual_seed(6);
+  fw::nn::BatchNorm1d bn(3);
+  auto fn = [&](const Tensor& x) { return bn(x) * 2; };
+  auto f = fw::compile(fn, opts());
+  Tensor x = fw::randn({8, 3}) * 3 + 1;
+  Tensor train_out = f(x);
+  EXPECT_LT(train_out.mean({0}).abs().max().item<double>(), 1e-4);  // batch statistics
+  bn->eval();
+  Tensor eval_out = f(x);
+  expect_close(eval_out, bn(x) * 2);  // running statistics, not the training-mode capture
+  bn->train();
+  fw::Tensor rm = bn->running_mean.clone();
+  f(x);
+  EXPECT_FALSE(fw::allclose(bn->running_mean, rm));  // training mode again: statistics move
+  bool named = false;  // the guards of the latest capture (made in eval mode)
+  for (auto& g : f.explain().guards) named = named || g.find("BatchNorm1dImpl in eval mode") != std::string::npos;
+  EXPECT_TRUE(named);
+}
+
+INSTANTIATE_TEST_SUITE_P(Compile, Semantics, ::testing::ValuesIn(kBackends));
+
+TEST(CompileSemantics, ACallThatThrowsWhileTracedLeavesNothingBehind) {
+  auto f = fw::compile([](const Tensor& a, const Tensor& b) { return (a.mm(b) + 1).relu(); });
+  Tensor a = fw::randn({3, 4}), b = fw::randn({5, 5});
+  for (int i = 0; i < 2; i++) EXPECT_ERROR(f(a, b), "mat1 and mat2 shapes cannot be multiplied (3x4 and 5x5)");
+  Tensor good = fw::randn({4, 5});
+  expect_close(f(a, good), (a.mm(good) + 1).relu());
+  int calls = 0;
+  auto g = fw::compile([&](const Tensor& x) {
+    if (calls++ == 0) throw std::runtime_error("first call fails");
+    return x * 2 + 1;
+  });
+  Tensor x = fw::randn({4});
+  EXPECT_THROW(g(x), std::runtime_error);
+  expect_close(g(x), x * 2 + 1);
+  expect_close(g(x), x * 2 + 1);
+}
+
+TEST(CompileSemantics, VectorResultLengthsFollowDynamicSizes) {
+  auto fn = [](const Tensor& x) { return fw::split(x * 2, 2, 0); };
+  for (std::optional<bool> dyn : {std::optional<bool>(), std::optional<bool>(true)}) {
+    auto f = fw::compile(fn, fw::CompileOptions().dynamic(dyn));
+    for (int64_t n : {4, 6, 8, 6, 4, 3}) {
+      Tensor x = fw::randn({n, 2});
+      auto got = f(x);
+      auto want = fn(x);
+      ASSERT_EQ(got.size(), want.size()) << "n = " << n;
+      for (size_t i = 0; i < got.size(); i++) expect_close(got[i], want[i]);
+    }
+  }
+}
+
+TEST(CompileSemantics, AnOptionalHoldingAnUndefinedTensorIsNotNullopt) {
+  auto fn = [](const Tensor& x, const std::optional<Tensor>& b) { return b.has_value() ? x + 100 : x * 2; };
+  auto f = fw::compile(fn);
+  Tensor x = fw::ones({2});
+  expect_close(f(x, std::nullopt), fn(x, std::nullopt));
+  expect_close(f(x, std::optional<Tensor>(Tensor())), fn(x, std::optional<Tensor>(Tensor())));
+  expect_close(f(x, std::nullopt), fn(x, std::nullopt));
+}
+
+TEST(CompileSemantics, CacheLimitWarningNamesTheChangedArgument) {
+  auto f = fw::compile([](const Tensor& x, double s, int64_t k) { return x * s + double(k); },
+                       fw::CompileOptions().cache_limit(1));
+  Tensor x = fw::randn({3});
+  f(x, 2.0, 1);
+  testing::internal::CaptureStderr();
+  expect_close(f(x, 2.5, 1), x * 2.5 + 1.0);
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("argument #1 was 2, now 2.5"), std::string::npos) << err;
+  auto g = fw::compile([](const Tensor& x, int64_t k) { return x + double(k); }, fw::CompileOptions().cache_limit(1));
+  g(x, -3);
+  testing::internal::CaptureStderr();
+  g(x, 7);
+  err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("argument #1 was -3, now 7"), std::string::npos) << err;
+}
+
+}  // namespace
