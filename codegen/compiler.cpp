@@ -105,8 +105,8 @@ std::map<std::string, std::unique_ptr<Library>>& memory() {
   return m;
 }
 
-// "" when `path` is a 64-bit ELF shared object of this machine whose program segments and section
-// header table lie inside the file (Note [Kernel cache]); otherwise what is wrong with it.
+// "" when `path` is a 64-bit ELF shared object whose program segments and section header table lie
+// inside the file (Note [Kernel cache]); otherwise what is wrong with it.
 std::string elf_problem(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f) return "cannot be opened";

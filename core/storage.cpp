@@ -105,8 +105,10 @@ size_t cpu_allocator_cached_bytes() {
 }  // namespace detail
 
 namespace detail {
-std::atomic<int> g_traces_active{0};
-std::atomic<uint64_t> g_storage_clock{0};
+// On separate cache lines: data() reads the first everywhere, allocations during a trace bump the
+// second.
+alignas(64) std::atomic<int> g_traces_active{0};
+alignas(64) std::atomic<uint64_t> g_storage_clock{0};
 namespace {
 uint64_t birth_stamp() {
   return g_traces_active.load(std::memory_order_relaxed) != 0 ? g_storage_clock.fetch_add(1, std::memory_order_relaxed) + 1

@@ -15,6 +15,12 @@
 // what symbolic sizes give (no recompilation per size) without symbolic shape arithmetic in every
 // op's meta; its cost is one trace per new size. Past cache_limit captures the function runs
 // eagerly, with one warning naming the guard that kept failing.
+//
+// Three guards come from what the trace saw rather than from the arguments' metadata: the
+// train/eval flag of every module whose is_training() the trace read (Tracer::module_modes), the
+// sharing of buffers between tensor arguments (part of the key: '=' one tensor, '~' one buffer),
+// and, for a capture that writes into its arguments or captured tensors, which arguments share a
+// buffer with a captured tensor (aliases_match).
 #include <chrono>
 #include <cstring>
 #include <map>
@@ -137,7 +143,7 @@ struct Entry {
   std::shared_ptr<Program> program;
   Graph graph;  // the capture (externals hold the captured tensors)
   std::vector<TensorGuard> ext;
-  std::vector<jit::Tracer::ModuleMode> modes;  // train/eval flags the capture read
+  std::vector<jit::Tracer::ModuleMode> modes;  // train/eval flags the capture read (by_shape: per slot)
   std::vector<std::pair<size_t, size_t>> capture_aliases;  // input_capture_aliases at capture
   // A dynamic family's programs by concrete input sizes and strides, each with its own capture
   // and the guards of that capture's captured tensors.
@@ -147,6 +153,7 @@ struct Entry {
     std::vector<TensorGuard> ext;
     std::vector<size_t> lens;  // lengths of vector results (they may depend on the sizes)
     std::vector<std::pair<size_t, size_t>> aliases;  // input_capture_aliases at capture
+    std::vector<jit::Tracer::ModuleMode> modes;      // train/eval flags this capture read
   };
   std::map<std::vector<int64_t>, Built> by_shape;
 };
@@ -182,7 +189,8 @@ std::set<CompiledFn::State*>& registry() {
 // w bytes a number (t: i integer, u unsigned, f floating, b bool, e enum); 's<n>:' and n bytes a
 // string; '(' and ')' around a tuple's leaves. CompiledFn::call appends the aliasing between
 // tensor arguments ('=i:j' one tensor, '~i:j' one buffer) and the module's flags ('|M...').
-// Decoding two keys names the argument that differs in a recompile or cache-limit message.
+// Decoding two keys names the argument that differs in a recompile or cache-limit message;
+// "argument #k" counts leaves, so the members of a tuple or pair are numbered one by one.
 namespace {
 struct KeyLeaf {
   char kind;
@@ -275,23 +283,40 @@ std::string describe_key_change(const std::string& was, const std::string& now) 
   return "a non-tensor argument, the arguments' structure or aliasing, or the module's train/eval state changed";
 }
 
-// The train/eval flags the capture read are unchanged (and their modules alive).
-bool modes_match(const std::vector<jit::Tracer::ModuleMode>& modes) {
-  for (const auto& mm : modes) {
-    auto m = mm.weak.lock();
-    if (!m || m->is_training() != mm.training) return false;
+// Pairs (input, captured tensor) that share a storage.
+std::vector<std::pair<size_t, size_t>> input_capture_aliases(const std::vector<Tensor>& in, const Graph& g) {
+  std::vector<std::pair<size_t, size_t>> r;
+  for (size_t i = 0; i < in.size(); i++)
+    for (size_t j = 0; j < g.external_tensors.size(); j++)
+      if (in[i].impl()->storage == g.external_tensors[j].impl()->storage) r.push_back({i, j});
+  return r;
+}
+
+// A capture that writes into its arguments or captured tensors assumed the sharing it saw between
+// them (an argument that is a view of a captured buffer sees that buffer's writes): the call must
+// share the same way. Captures that write nothing read the same values either way.
+bool aliases_match(const std::vector<Tensor>& in, const Graph& g, const std::vector<std::pair<size_t, size_t>>& seen) {
+  if (g.writebacks.empty()) return true;
+  if (seen.empty()) {  // the common case, without allocating
+    for (const Tensor& t : in)
+      for (const Tensor& x : g.external_tensors)
+        if (t.impl()->storage == x.impl()->storage) return false;
+    return true;
   }
-  return true;
+  return input_capture_aliases(in, g) == seen;
+}
+
+// The module whose train/eval flag the capture read and that now has the other flag, or null. A
+// module destroyed since (one the function built for itself) cannot be reached by a replay.
+std::shared_ptr<const nn::Module> changed_mode(const std::vector<jit::Tracer::ModuleMode>& modes) {
+  for (const auto& mm : modes)
+    if (auto m = mm.weak.lock(); m && m->is_training() != mm.training) return m;
+  return nullptr;
 }
 
 std::string miss_reason(const Entry& e, const std::vector<Tensor>& in, const std::string& key, bool grad) {
   if (e.key != key) return describe_key_change(e.key, key);
-  for (const auto& mm : e.modes) {
-    auto m = mm.weak.lock();
-    if (!m) return "a module the capture read the train/eval mode of was destroyed";
-    if (m->is_training() != mm.training)
-      return "module " + m->name() + " switched to " + (mm.training ? "eval" : "train") + " mode";
-  }
+  if (auto m = changed_mode(e.modes)) return "module " + m->name() + " switched to " + (m->is_training() ? "train" : "eval") + " mode";
   if (e.grad != grad) return std::string("grad mode changed to ") + (grad ? "enabled" : "disabled");
   for (size_t i = 0; i < in.size(); i++) {
     const TensorGuard& g = e.in[i];
@@ -317,6 +342,8 @@ std::string miss_reason(const Entry& e, const std::vector<Tensor>& in, const std
         t.requires_grad() != g.requires_grad)
       return "captured tensor " + std::to_string(j) + " changed dtype, sizes, strides or requires_grad";
   }
+  if (!aliases_match(in, e.graph, e.capture_aliases))
+    return "which arguments share memory with a captured tensor the function writes changed";
   return "";
 }
 
@@ -332,18 +359,9 @@ bool externals_match(const Graph& g, const std::vector<TensorGuard>& ext) {
   return true;
 }
 
-// Pairs (input, captured tensor) that share a storage.
-std::vector<std::pair<size_t, size_t>> input_capture_aliases(const std::vector<Tensor>& in, const Graph& g) {
-  std::vector<std::pair<size_t, size_t>> r;
-  for (size_t i = 0; i < in.size(); i++)
-    for (size_t j = 0; j < g.external_tensors.size(); j++)
-      if (in[i].impl()->storage == g.external_tensors[j].impl()->storage) r.push_back({i, j});
-  return r;
-}
-
 bool matches(const Entry& e, const std::vector<Tensor>& in, const std::string& key, bool grad) {
   if (e.key != key || e.grad != grad || e.in.size() != in.size()) return false;
-  if (!modes_match(e.modes)) return false;
+  if (changed_mode(e.modes)) return false;
   for (size_t i = 0; i < in.size(); i++) {
     const TensorGuard& g = e.in[i];
     const TensorImpl* t = in[i].impl().get();
@@ -358,9 +376,7 @@ bool matches(const Entry& e, const std::vector<Tensor>& in, const std::string& k
       if (!(t->sizes == g.sizes) || !(t->strides == g.strides)) return false;
     }
   }
-  // A capture that writes into its arguments or captured tensors assumed the sharing it saw
-  // between them (an argument that is a view of a captured buffer sees that buffer's writes).
-  if (!e.graph.writebacks.empty() && input_capture_aliases(in, e.graph) != e.capture_aliases) return false;
+  if (!aliases_match(in, e.graph, e.capture_aliases)) return false;
   return externals_match(e.graph, e.ext);
 }
 
@@ -462,15 +478,19 @@ CompiledFn::Result CompiledFn::call(const std::vector<Tensor>& inputs, const std
   std::string aliased;
   // Arguments that are distinct tensors over one buffer (views of each other) see each other's
   // writes: the pattern is part of the key too, and the tracer breaks the graph on such writes.
-  for (size_t i = 1; i < inputs.size(); i++)
-    for (size_t j = 0; j < i; j++) {
-      const bool same = inputs[i].impl() == inputs[j].impl();
-      if (same || inputs[i].impl()->storage == inputs[j].impl()->storage) {
-        if (aliased.empty()) aliased = key_in;
-        aliased += (same ? "=" : "~") + std::to_string(i) + ":" + std::to_string(j);
-        break;
-      }
+  for (size_t i = 1; i < inputs.size(); i++) {
+    size_t j = 0;
+    while (j < i && inputs[i].impl() != inputs[j].impl()) j++;  // the same tensor first: one value
+    const char* how = "=";
+    if (j == i) {
+      j = 0;
+      while (j < i && inputs[i].impl()->storage != inputs[j].impl()->storage) j++;
+      how = "~";
     }
+    if (j == i) continue;
+    if (aliased.empty()) aliased = key_in;
+    aliased += how + std::to_string(i) + ":" + std::to_string(j);
+  }
   if (!aliased.empty()) keyp = &aliased;
   if (s_->state_key) {  // module train/eval flags
     if (aliased.empty()) aliased = key_in;
@@ -576,28 +596,29 @@ CompiledFn::Result CompiledFn::call(const std::vector<Tensor>& inputs, const std
     skey = shape_key(inputs);
     auto it = e.by_shape.find(skey);
     if (it != e.by_shape.end() && externals_match(it->second.graph, it->second.ext) &&
-        (it->second.graph.writebacks.empty() || input_capture_aliases(inputs, it->second.graph) == it->second.aliases)) {
-      r.lens = it->second.lens;
+        aliases_match(inputs, it->second.graph, it->second.aliases) && !changed_mode(it->second.modes))
       return {it->second.program->run(inputs, it->second.graph.external_tensors), it->second.lens};
-    }
   }
   size_t nbreaks = s.expl.breaks.size();
   auto t0 = std::chrono::steady_clock::now();
-  Captured c;
-  try {
-    c = capture(s, inputs, run);
-  } catch (...) {
-    // The function (or an op in it) threw: a capture made for this call has nothing to replay.
-    if (fresh && !s.entries.empty() && s.entries.back().get() == hit) s.entries.pop_back();
-    throw;
-  }
+  // If tracing or building throws (the function, an op's checks, the host compiler), an entry made
+  // for this call has nothing to replay: drop it, or the next call would match it and run nothing.
+  struct DropUnfinished {
+    State& s;
+    Entry* e;
+    bool armed;
+    ~DropUnfinished() {
+      if (armed && !s.entries.empty() && s.entries.back().get() == e) s.entries.pop_back();
+    }
+  } drop{s, hit, fresh};
+  Captured c = capture(s, inputs, run);
   auto ms_since = [](std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
   };
   log::perf(s.name, ": traced in ", ms_since(t0), " ms (", c.replayable ? "replayable" : "re-traced per call", ")");
   r.lens = c.lens;
   e.lens = c.lens;
-  e.modes = c.modes;
+  if (!e.dynamic) e.modes = c.modes;
   // The guard list of this capture (for explain and FW_LOGS=guards).
   s.expl.guards.clear();
   s.expl.guards.push_back(std::string("grad mode ") + (grad ? "enabled" : "disabled"));
@@ -605,6 +626,7 @@ CompiledFn::Result CompiledFn::call(const std::vector<Tensor>& inputs, const std
   for (size_t i = 0; i < inputs.size(); i++)
     s.expl.guards.push_back(guard_str("input", i, e.in[i], e.dynamic ? &e.dyn[i] : nullptr));
   if (!c.replayable) {
+    drop.armed = false;
     e.retrace = true;
     if (s.expl.breaks.size() != nbreaks)
       log::guards(s.name, ": re-traced on every call (graph breaks); kernels are cached");
@@ -634,7 +656,8 @@ CompiledFn::Result CompiledFn::call(const std::vector<Tensor>& inputs, const std
     if (e.by_shape.size() >= 64) e.by_shape.clear();
     auto& slot = e.by_shape[skey];
     std::vector<std::pair<size_t, size_t>> aliases = input_capture_aliases(inputs, g);
-    slot = {p, std::move(g), std::move(ext), c.lens, std::move(aliases)};
+    slot = {p, std::move(g), std::move(ext), c.lens, std::move(aliases), c.modes};
+    drop.armed = false;
     lock.unlock();
     r.outs = p->run(inputs, slot.graph.external_tensors);
     return r;
@@ -643,6 +666,7 @@ CompiledFn::Result CompiledFn::call(const std::vector<Tensor>& inputs, const std
   e.capture_aliases = input_capture_aliases(inputs, g);
   e.graph = std::move(g);
   e.ext = std::move(ext);
+  drop.armed = false;
   lock.unlock();
   r.outs = p->run(inputs, e.graph.external_tensors);
   return r;

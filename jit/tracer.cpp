@@ -103,7 +103,12 @@ void Tracer::on_module_mode(const nn::Module* m, bool training) noexcept {
   for (auto& mm : module_modes_)
     if (mm.module == m) return;
   std::weak_ptr<const nn::Module> w = m->weak_from_this();
-  if (w.expired()) return;  // not owned by a shared_ptr: nothing safe to hold on to
+  if (w.expired()) {  // not owned by a shared_ptr: nothing safe to guard on, so never replay
+    const char* note = "a module not owned by a std::shared_ptr had its train/eval mode read, so the function is "
+                       "re-traced on every call";
+    if (std::find(escape_notes.begin(), escape_notes.end(), note) == escape_notes.end()) escape_notes.push_back(note);
+    return;
+  }
   module_modes_.push_back({m, std::move(w), training});
 }
 
@@ -310,7 +315,7 @@ namespace {
 // An in-place write into `out` that autograd sees: out requires grad, or the written value will.
 bool in_autograd(const OpDef& d, ArrayRef<Tensor> in, const Tensor& out) {
   if (out.requires_grad()) return true;
-  if (!tls().grad_enabled || !d.differentiable) return false;
+  if (!tls().grad_enabled || !d.differentiable || !wants_grad(out.dtype())) return false;
   return std::any_of(in.begin(), in.end(), [](const Tensor& t) { return t.defined() && t.requires_grad(); });
 }
 }  // namespace
@@ -423,11 +428,12 @@ void Tracer::on_materialize(const TensorImpl* t) {
     if (symbolic_ || reads_free_ || st->birth > born_) return;
     if (in_op_ > 0)
       graph_break(current_op_ ? current_op_ : "?",
-                  "the op reads the values of an argument or captured tensor (data-dependent result)");
+                  "the op reads the values of memory older than the trace, an argument or captured tensor "
+                  "(data-dependent result)");
     else
       graph_break(api ? api : "data access",
-                  "the values of an argument or captured tensor were read (item(), data_ptr(), printing or a "
-                  "function reading tensor data)");
+                  "the values of memory older than the trace, an argument or captured tensor, were read "
+                  "(item(), data_ptr(), printing or a function reading tensor data)");
     return;
   }
   bool ours = root_of_.count(st) != 0;
