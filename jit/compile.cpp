@@ -132,6 +132,17 @@ std::string guard_str(const char* what, size_t i, const TensorGuard& g, const st
   return os.str();
 }
 
+// One built capture: its program, graph (externals hold the captured tensors) and the guards that
+// come from what its trace saw.
+struct Built {
+  std::shared_ptr<Program> program;
+  Graph graph;
+  std::vector<TensorGuard> ext;                    // the captured tensors' metadata
+  std::vector<size_t> lens;                        // lengths of vector results
+  std::vector<std::pair<size_t, size_t>> aliases;  // input_capture_aliases at capture
+  std::vector<jit::Tracer::ModuleMode> modes;      // train/eval flags the trace read
+};
+
 struct Entry {
   std::string key;
   bool grad = true;
@@ -139,22 +150,9 @@ struct Entry {
   std::vector<std::vector<char>> dyn;  // per input, per dim: size not guarded
   bool dynamic = false;
   bool retrace = false;  // broke or leaked: traced on every call
-  std::vector<size_t> lens;
-  std::shared_ptr<Program> program;
-  Graph graph;  // the capture (externals hold the captured tensors)
-  std::vector<TensorGuard> ext;
-  std::vector<jit::Tracer::ModuleMode> modes;  // train/eval flags the capture read (by_shape: per slot)
-  std::vector<std::pair<size_t, size_t>> capture_aliases;  // input_capture_aliases at capture
-  // A dynamic family's programs by concrete input sizes and strides, each with its own capture
-  // and the guards of that capture's captured tensors.
-  struct Built {
-    std::shared_ptr<Program> program;
-    Graph graph;
-    std::vector<TensorGuard> ext;
-    std::vector<size_t> lens;  // lengths of vector results (they may depend on the sizes)
-    std::vector<std::pair<size_t, size_t>> aliases;  // input_capture_aliases at capture
-    std::vector<jit::Tracer::ModuleMode> modes;      // train/eval flags this capture read
-  };
+  Built built;  // a static capture (empty for families and entries re-traced per call)
+  // A dynamic family's captures by concrete input sizes and strides (vector lengths, captured
+  // tensors and module modes may differ between sizes).
   std::map<std::vector<int64_t>, Built> by_shape;
 };
 
@@ -316,7 +314,7 @@ std::shared_ptr<const nn::Module> changed_mode(const std::vector<jit::Tracer::Mo
 
 std::string miss_reason(const Entry& e, const std::vector<Tensor>& in, const std::string& key, bool grad) {
   if (e.key != key) return describe_key_change(e.key, key);
-  if (auto m = changed_mode(e.modes)) return "module " + m->name() + " switched to " + (m->is_training() ? "train" : "eval") + " mode";
+  if (auto m = changed_mode(e.built.modes)) return "module " + m->name() + " switched to " + (m->is_training() ? "train" : "eval") + " mode";
   if (e.grad != grad) return std::string("grad mode changed to ") + (grad ? "enabled" : "disabled");
   for (size_t i = 0; i < in.size(); i++) {
     const TensorGuard& g = e.in[i];
@@ -335,14 +333,14 @@ std::string miss_reason(const Entry& e, const std::vector<Tensor>& in, const std
       return os.str() + "strides were " + fw::detail::shape_str(g.strides) + ", now " + fw::detail::shape_str(t.strides());
     if (e.dynamic && t.is_contiguous() != g.contiguous) return os.str() + "contiguity changed";
   }
-  for (size_t j = 0; j < e.ext.size(); j++) {
-    const Tensor& t = e.graph.external_tensors[j];
-    const TensorGuard& g = e.ext[j];
+  for (size_t j = 0; j < e.built.ext.size(); j++) {
+    const Tensor& t = e.built.graph.external_tensors[j];
+    const TensorGuard& g = e.built.ext[j];
     if (t.dtype() != g.dtype || !t.sizes().equals(g.sizes) || !t.strides().equals(g.strides) ||
         t.requires_grad() != g.requires_grad)
       return "captured tensor " + std::to_string(j) + " changed dtype, sizes, strides or requires_grad";
   }
-  if (!aliases_match(in, e.graph, e.capture_aliases))
+  if (!aliases_match(in, e.built.graph, e.built.aliases))
     return "which arguments share memory with a captured tensor the function writes changed";
   return "";
 }
@@ -359,9 +357,14 @@ bool externals_match(const Graph& g, const std::vector<TensorGuard>& ext) {
   return true;
 }
 
+// The guards a capture's trace contributed still hold for a call with these inputs (trivially so
+// for an empty Built).
+bool still_valid(const Built& b, const std::vector<Tensor>& in) {
+  return externals_match(b.graph, b.ext) && aliases_match(in, b.graph, b.aliases) && !changed_mode(b.modes);
+}
+
 bool matches(const Entry& e, const std::vector<Tensor>& in, const std::string& key, bool grad) {
   if (e.key != key || e.grad != grad || e.in.size() != in.size()) return false;
-  if (changed_mode(e.modes)) return false;
   for (size_t i = 0; i < in.size(); i++) {
     const TensorGuard& g = e.in[i];
     const TensorImpl* t = in[i].impl().get();
@@ -376,8 +379,7 @@ bool matches(const Entry& e, const std::vector<Tensor>& in, const std::string& k
       if (!(t->sizes == g.sizes) || !(t->strides == g.strides)) return false;
     }
   }
-  if (!aliases_match(in, e.graph, e.capture_aliases)) return false;
-  return externals_match(e.graph, e.ext);
+  return still_valid(e.built, in);
 }
 
 }  // namespace
@@ -525,11 +527,11 @@ CompiledFn::Result CompiledFn::call(const std::vector<Tensor>& inputs, const std
       break;
     }
   if (hit && !hit->retrace && !hit->dynamic) {
-    std::shared_ptr<Program> p = hit->program;
-    r.lens = hit->lens;
+    std::shared_ptr<Program> p = hit->built.program;
+    r.lens = hit->built.lens;
     Entry* e = hit;
     lock.unlock();
-    r.outs = p->run(inputs, e->graph.external_tensors);
+    r.outs = p->run(inputs, e->built.graph.external_tensors);
     return r;
   }
   if (!hit) {
@@ -595,8 +597,7 @@ CompiledFn::Result CompiledFn::call(const std::vector<Tensor>& inputs, const std
   if (e.dynamic && !e.retrace) {
     skey = shape_key(inputs);
     auto it = e.by_shape.find(skey);
-    if (it != e.by_shape.end() && externals_match(it->second.graph, it->second.ext) &&
-        aliases_match(inputs, it->second.graph, it->second.aliases) && !changed_mode(it->second.modes))
+    if (it != e.by_shape.end() && still_valid(it->second, inputs))
       return {it->second.program->run(inputs, it->second.graph.external_tensors), it->second.lens};
   }
   size_t nbreaks = s.expl.breaks.size();
@@ -617,8 +618,6 @@ CompiledFn::Result CompiledFn::call(const std::vector<Tensor>& inputs, const std
   };
   log::perf(s.name, ": traced in ", ms_since(t0), " ms (", c.replayable ? "replayable" : "re-traced per call", ")");
   r.lens = c.lens;
-  e.lens = c.lens;
-  if (!e.dynamic) e.modes = c.modes;
   // The guard list of this capture (for explain and FW_LOGS=guards).
   s.expl.guards.clear();
   s.expl.guards.push_back(std::string("grad mode ") + (grad ? "enabled" : "disabled"));
@@ -651,24 +650,13 @@ CompiledFn::Result CompiledFn::call(const std::vector<Tensor>& inputs, const std
   std::shared_ptr<Program> p = build_program(c.graph, s.opts);
   s.expl.programs.push_back(p->describe());
   log::perf(s.name, ": built in ", ms_since(t1), " ms: ", s.expl.programs.back());
-  Graph g = std::move(c.graph);
-  if (e.dynamic) {
-    if (e.by_shape.size() >= 64) e.by_shape.clear();
-    auto& slot = e.by_shape[skey];
-    std::vector<std::pair<size_t, size_t>> aliases = input_capture_aliases(inputs, g);
-    slot = {p, std::move(g), std::move(ext), c.lens, std::move(aliases), c.modes};
-    drop.armed = false;
-    lock.unlock();
-    r.outs = p->run(inputs, slot.graph.external_tensors);
-    return r;
-  }
-  e.program = p;
-  e.capture_aliases = input_capture_aliases(inputs, g);
-  e.graph = std::move(g);
-  e.ext = std::move(ext);
+  std::vector<std::pair<size_t, size_t>> aliases = input_capture_aliases(inputs, c.graph);
+  if (e.dynamic && e.by_shape.size() >= 64) e.by_shape.clear();
+  Built& slot = e.dynamic ? e.by_shape[skey] : e.built;
+  slot = {p, std::move(c.graph), std::move(ext), c.lens, std::move(aliases), c.modes};
   drop.armed = false;
   lock.unlock();
-  r.outs = p->run(inputs, e.graph.external_tensors);
+  r.outs = p->run(inputs, slot.graph.external_tensors);
   return r;
 }
 

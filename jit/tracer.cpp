@@ -37,6 +37,12 @@ struct Suspend {
 
 bool wants_grad(ScalarType t) { return is_floating_point(t) || is_complex(t); }
 
+// The op, called now, gives its floating-point results autograd history.
+bool records_grad(const OpDef& d, ArrayRef<Tensor> in) {
+  return tls().grad_enabled && d.differentiable &&
+         std::any_of(in.begin(), in.end(), [](const Tensor& t) { return t.defined() && t.requires_grad(); });
+}
+
 void set_requires_grad_flag(const Tensor& t, bool rg) {
   auto& m = t.impl()->autograd;
   if (!rg && !m) return;
@@ -253,9 +259,7 @@ Outs Tracer::on_dispatch(OpId id, ArrayRef<Tensor> in, const OpAttrs& a) {
     std::vector<int64_t> order = result_order(id, in, a, m);
     for (auto& t : m) outs.push_back(placeholder(t.sizes, t.dtype, t.sizes == m[0].sizes ? order : std::vector<int64_t>{}));
   }
-  bool rg = false;
-  if (tls().grad_enabled && d.differentiable)
-    for (const Tensor& t : in) rg = rg || t.requires_grad();
+  const bool rg = records_grad(d, in);
   Node n{id, a, std::move(ins), {}, tls().grad_enabled};
   int ni = int(g_.nodes.size());
   for (size_t k = 0; k < outs.size(); k++) {
@@ -314,9 +318,7 @@ Tensor Tracer::copy_in_order(const Tensor& t, ScalarType dtype, const std::vecto
 namespace {
 // An in-place write into `out` that autograd sees: out requires grad, or the written value will.
 bool in_autograd(const OpDef& d, ArrayRef<Tensor> in, const Tensor& out) {
-  if (out.requires_grad()) return true;
-  if (!tls().grad_enabled || !d.differentiable || !wants_grad(out.dtype())) return false;
-  return std::any_of(in.begin(), in.end(), [](const Tensor& t) { return t.defined() && t.requires_grad(); });
+  return out.requires_grad() || (records_grad(d, in) && wants_grad(out.dtype()));
 }
 }  // namespace
 
@@ -424,27 +426,21 @@ void Tracer::on_dispatch_into(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, co
 void Tracer::on_materialize(const TensorImpl* t) {
   StorageImpl* st = t->storage.get();
   const char* api = tls().data_access;
+  std::string what = "tensor values";
   if (!st->placeholder) {  // Note [Reading real values while tracing]
     if (symbolic_ || reads_free_ || st->birth > born_) return;
-    if (in_op_ > 0)
-      graph_break(current_op_ ? current_op_ : "?",
-                  "the op reads the values of memory older than the trace, an argument or captured tensor "
-                  "(data-dependent result)");
-    else
-      graph_break(api ? api : "data access",
-                  "the values of memory older than the trace, an argument or captured tensor, were read "
-                  "(item(), data_ptr(), printing or a function reading tensor data)");
-    return;
+    what = "the values of memory older than the trace (an argument or captured tensor)";
+  } else {
+    bool ours = root_of_.count(st) != 0;
+    bool pend = std::any_of(pending_.begin(), pending_.end(), [&](auto& p) { return p.get() == st; });
+    FW_CHECK(ours || pend, "[fw::compile] a tensor traced by another fw::compile call (which has finished) was read; "
+                           "keep only the results of a compiled function, not tensors made inside its trace");
   }
-  bool ours = root_of_.count(st) != 0;
-  bool pend = std::any_of(pending_.begin(), pending_.end(), [&](auto& p) { return p.get() == st; });
-  FW_CHECK(ours || pend, "[fw::compile] a tensor traced by another fw::compile call (which has finished) was read; "
-                         "keep only the results of a compiled function, not tensors made inside its trace");
   if (in_op_ > 0)
-    graph_break(current_op_ ? current_op_ : "?", "the op reads tensor values (data-dependent result)");
+    graph_break(current_op_ ? current_op_ : "?", "the op reads " + what + " (data-dependent result)");
   else
     graph_break(api ? api : "data access",
-                "tensor values were read (item(), data_ptr(), printing or a function reading tensor data)");
+                what + " were read (item(), data_ptr(), printing or a function reading tensor data)");
   FW_ASSERT(!st->placeholder);
 }
 
