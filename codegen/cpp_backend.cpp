@@ -39,6 +39,7 @@
 #include "codegen/kernel_prelude.h"
 #include "core/layout.h"
 #include "core/op.h"
+#include "core/ops/gemm.h"
 #include "jit/log.h"
 #include "jit/program.h"
 
@@ -990,7 +991,7 @@ struct CodegenProgram : Program {
 
   std::string describe() const override {
     std::string d = std::to_string(kernels.size()) + " fused kernel(s) in " + lib_path + ", " +
-                    std::to_string(steps.size() - kernels.size()) + " extern op(s)";
+                    std::to_string(steps.size() - kernels.size()) + " extern op(s)" + relu_epilogues_note(g);
     if (tune.load()) d += ", max-autotune: fused kernels are timed against eager ops on the first run";
     else if (autotune_mode)
       d += ", max-autotune chose eager ops for " + std::to_string(std::count(eager_wins.begin(), eager_wins.end(), 1)) +
@@ -1311,10 +1312,62 @@ static std::vector<int> fusion_order(const Graph& g) {
   return order;
 }
 
+// Note [Epilogues in extern products]
+// A relu whose only input is a matrix product (mm, addmm, bmm, baddbmm) that nothing else reads
+// goes into the product's epilogue: the node gets kProductRelu (Note [Relu epilogue flag] in
+// core/ops/linalg.cpp) and the GEMM stores relu(x) tile by tile while the tile is still in L1
+// (Note [GEMM epilogues] in core/ops/gemm_f32.cpp). Left alone, the relu was an eager op of its
+// own (a single pointwise op makes no kernel: Note [What fuses]) that read and wrote the whole
+// product again; each Linear + ReLU of W4's forward was one such pass over 1 MB. Other pointwise
+// consumers of a product still run as the following fused loop. The flagged form has no backward,
+// which is safe here: codegen programs never record autograd (needs_autograd below).
+static int fold_product_relus(Graph& g) {
+  std::vector<int> uses(g.values.size(), 0);
+  for (const Node& n : g.nodes)
+    for (int v : n.in) uses[size_t(v)]++;
+  for (int v : g.outputs) uses[size_t(v)]++;
+  for (const Writeback& w : g.writebacks) uses[size_t(w.value)]++;
+  // Values made inside a recorded decomposition stay as they are (its backend may run it whole).
+  std::vector<char> in_decomp(g.values.size(), 0);
+  for (const Decomposition& dc : g.decomps) {
+    for (int v : dc.values) in_decomp[size_t(v)] = 1;
+    for (int v : dc.outputs) in_decomp[size_t(v)] = 1;
+  }
+  std::vector<int> repl(g.values.size());
+  for (size_t v = 0; v < repl.size(); v++) repl[v] = int(v);
+  int folded = 0;
+  for (Node& r : g.nodes) {
+    for (int& v : r.in) v = repl[size_t(v)];
+    if (r.op != OpId::relu || r.in.size() != 1 || r.out.size() != 1) continue;
+    const int v = r.in[0];
+    const ValueInfo &x = g.values[size_t(v)], &y = g.values[size_t(r.out[0])];
+    if (x.kind != ValueKind::Node || uses[size_t(v)] != 1 || in_decomp[size_t(v)] || in_decomp[size_t(r.out[0])] ||
+        !is_floating_point(x.dtype) || x.dtype != y.dtype ||
+        !(x.sizes == y.sizes) || !(x.strides == y.strides) || x.offset != y.offset)
+      continue;
+    Node& p = g.nodes[size_t(x.index)];
+    if ((p.op != OpId::mm && p.op != OpId::addmm && p.op != OpId::bmm && p.op != OpId::baddbmm) ||
+        p.out.size() != 1 || (p.attrs.flags & kProductRelu))
+      continue;
+    p.attrs.flags |= kProductRelu;
+    repl[size_t(r.out[0])] = v;
+    log::fusion("folding relu (%", r.out[0], ") into the epilogue of ", op_def(p.op).name, " (%", v, ")");
+    folded++;
+  }
+  if (!folded) return 0;
+  for (int& v : g.outputs) v = repl[size_t(v)];
+  for (Writeback& w : g.writebacks) w.value = repl[size_t(w.value)];
+  for (Decomposition& dc : g.decomps)
+    for (int& v : dc.inputs) v = repl[size_t(v)];
+  eliminate_dead_code(g);
+  return folded;
+}
+
 std::shared_ptr<Program> codegen_program(Graph g, const CompileOptions& o) {
   // Fused kernels record no autograd history: training graphs reach here split into a forward
   // and a backward graph by jit/aot.cpp; anything else that needs gradients runs interpreted.
   if (needs_autograd(g)) return interpreter_program(std::move(g));
+  fold_product_relus(g);
   auto p = std::make_shared<CodegenProgram>();
   // Consumers of each value, to know what a kernel must store.
   std::vector<std::vector<int>> users(g.values.size());

@@ -5,6 +5,8 @@
 #include <map>
 #include <sstream>
 
+#include "core/ops/gemm.h"
+
 
 namespace fw::jit {
 
@@ -35,6 +37,25 @@ static void list(std::ostream& os, IntArrayRef v) {
   os << ']';
 }
 
+static bool is_product(OpId op) {
+  return op == OpId::mm || op == OpId::addmm || op == OpId::bmm || op == OpId::baddbmm;
+}
+
+int relu_epilogues(const Graph& g) {
+  int n = 0;
+  for (const Node& x : g.nodes) n += is_product(x.op) && (x.attrs.flags & fw::detail::kProductRelu);
+  return n;
+}
+
+std::string relu_epilogues_note(const Graph& g) {
+  const int n = relu_epilogues(g);
+  if (!n) return {};
+  std::string s = ", ";
+  s += std::to_string(n);
+  s += " product(s) with a relu epilogue";
+  return s;
+}
+
 std::string op_attrs_str(OpId op, const OpAttrs& a) {
   std::ostringstream os;
   auto sep = [&, first = true]() mutable -> std::ostream& {
@@ -54,7 +75,9 @@ std::string op_attrs_str(OpId op, const OpAttrs& a) {
   if (a.f0 != 0) sep() << "f0=" << a.f0;
   if (a.f1 != 0) sep() << "f1=" << a.f1;
   if (a.f2 != 0) sep() << "f2=" << a.f2;
-  if (a.flags) sep() << "flags=" << a.flags;
+  const bool product = is_product(op);
+  if (product && (a.flags & fw::detail::kProductRelu)) sep() << "epilogue=relu";
+  if (uint32_t f = product ? a.flags & ~fw::detail::kProductRelu : a.flags) sep() << "flags=" << f;
   if (a.has_dtype()) sep() << "dtype=" << dtype_short(a.dtype);
   return os.str();
 }

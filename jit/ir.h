@@ -121,6 +121,10 @@ int fold_constants(Graph& g, int64_t max_numel = 1 << 16);
 int fold_views(Graph& g);
 
 std::string op_attrs_str(OpId op, const OpAttrs& a);
+// Matrix products that apply relu in their epilogue (Note [Epilogues in extern products]).
+int relu_epilogues(const Graph& g);
+// ", n with a relu epilogue" when there are any (for the programs' describe()).
+std::string relu_epilogues_note(const Graph& g);
 const char* dtype_short(ScalarType t);
 
 }  // namespace fw::jit

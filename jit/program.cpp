@@ -13,7 +13,9 @@ struct Interpreter : Program {
   std::vector<Tensor> run(ArrayRef<Tensor> inputs, ArrayRef<Tensor> externals) override {
     return interpret(g, inputs, externals, &plan);
   }
-  std::string describe() const override { return "interpreter (" + std::to_string(g.nodes.size()) + " ops)"; }
+  std::string describe() const override {
+    return "interpreter (" + std::to_string(g.nodes.size()) + " ops" + relu_epilogues_note(g) + ")";
+  }
 };
 }  // namespace
 

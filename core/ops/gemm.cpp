@@ -75,17 +75,19 @@ void pack(MatArg<T>& x, int64_t rows, int64_t cols, std::vector<T>& buf) {
 }  // namespace
 
 template <class T>
-void gemm(int64_t m, int64_t n, int64_t k, T alpha, MatArg<T> a, MatArg<T> b, T beta, T* c, int64_t ldc) {
+void gemm(int64_t m, int64_t n, int64_t k, T alpha, MatArg<T> a, MatArg<T> b, T beta, T* c, int64_t ldc,
+          const GemmEpilogue<T>& ep) {
   if (m == 0 || n == 0) return;
   if (k == 0 || alpha == T(0)) {
     for (int64_t i = 0; i < m; i++)
       for (int64_t j = 0; j < n; j++) c[i * ldc + j] = beta == T(0) ? T(0) : beta * c[i * ldc + j];
+    if (!ep.empty()) ep.apply(c, ldc, 0, m, 0, n);
     return;
   }
 #if defined(FW_SGEMM_AVX512)
   // Matrix-vector products stay on Eigen's GEMV kernels, which read the matrix once.
   if constexpr (std::is_same_v<T, float>) {
-    if (m > 1 && n > 1) return sgemm_avx512(m, n, k, alpha, a, b, beta, c, ldc);
+    if (m > 1 && n > 1) return sgemm_avx512(m, n, k, alpha, a, b, beta, c, ldc, ep);
   }
 #endif
   std::vector<T> abuf, bbuf;
@@ -105,6 +107,8 @@ void gemm(int64_t m, int64_t n, int64_t k, T alpha, MatArg<T> a, MatArg<T> b, T 
     else if (oa == 0) eigen_gemm<T, R, C>(mm, nn, k, alpha, ap, lda, bp, ldb, beta, cp, ldc);
     else if (ob == 0) eigen_gemm<T, C, R>(mm, nn, k, alpha, ap, lda, bp, ldb, beta, cp, ldc);
     else eigen_gemm<T, C, C>(mm, nn, k, alpha, ap, lda, bp, ldb, beta, cp, ldc);
+    // Eigen has no epilogue hook: a second pass over the block, by the thread that just wrote it.
+    if (!ep.empty()) ep.apply(c, ldc, i0, mm, j0, nn);
   };
   // Split the longer side of C into one block per thread, in multiples of 64 (Eigen's panels),
   // once the product is worth waking a worker for (~0.25 ms of work).
@@ -126,8 +130,9 @@ void gemm(int64_t m, int64_t n, int64_t k, T alpha, MatArg<T> a, MatArg<T> b, T 
   });
 }
 
-template void gemm<float>(int64_t, int64_t, int64_t, float, MatArg<float>, MatArg<float>, float, float*, int64_t);
+template void gemm<float>(int64_t, int64_t, int64_t, float, MatArg<float>, MatArg<float>, float, float*, int64_t,
+                          const GemmEpilogue<float>&);
 template void gemm<double>(int64_t, int64_t, int64_t, double, MatArg<double>, MatArg<double>, double, double*,
-                           int64_t);
+                           int64_t, const GemmEpilogue<double>&);
 
 }  // namespace fw::detail

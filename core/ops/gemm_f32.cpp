@@ -24,6 +24,15 @@
 //    a shared counter (about four per thread, so a core slowed by another process takes fewer).
 //    Nothing waits on another task, so a pool that runs the tasks serially is still correct.
 //
+// Note [GEMM epilogues]
+// gemm()'s epilogue (a bias of any broadcast, then relu; gemm.h) runs on each register tile right
+// after the last block of k stored it: the tile (at most 14 x 32 floats) is still in L1, so it
+// costs a few dozen vector loads and stores against the tile's 28 * kc FMAs, where a separate
+// pass would read and write all of C through memory again. addmm uses it for its bias instead of
+// copying the bias into C and accumulating onto it; fw::compile folds a relu that is the only user
+// of an addmm or mm into the product's epilogue (Note [Epilogues in extern products] in
+// codegen/cpp_backend.cpp).
+//
 // Note [Packing B on first use]
 // A row-major B is not packed up front: the first tile to use a panel of B reads it in place,
 // prefetching kCopyAhead rows ahead, and stores the packed copy as it goes, so the memory
@@ -155,6 +164,36 @@ void pack_a(const MatArg<float>& a, int64_t i0, int64_t mr, int64_t k0, int64_t 
   }
 }
 
+// The epilogue on rows x cols of C at (i0, j0) (a tile that was just stored, c pointing at it).
+void tile_epilogue(const GemmEpilogue<float>& ep, float* c, int64_t ldc, int64_t i0, int64_t rows, int64_t j0,
+                   int64_t cols) {
+  const __m512 zero = _mm512_setzero_ps(), scale = _mm512_set1_ps(ep.bias_scale);
+  for (int64_t i = 0; i < rows; i++) {
+    float* ci = c + i * ldc;
+    const float* bi = ep.bias ? ep.bias + (i0 + i) * ep.rs + j0 * ep.cs : nullptr;
+    for (int64_t v = 0; v < cols; v += 16) {
+      const __mmask16 mk = lanes(cols - v);
+      __m512 x = _mm512_maskz_loadu_ps(mk, ci + v);
+      if (bi) {
+        __m512 bv;
+        if (ep.cs == 1) {
+          bv = _mm512_maskz_loadu_ps(mk, bi + v);
+        } else if (ep.cs == 0) {
+          bv = _mm512_set1_ps(*bi);
+        } else {
+          alignas(64) float g[16] = {};
+          for (int64_t j = 0; j < std::min<int64_t>(16, cols - v); j++) g[j] = bi[(v + j) * ep.cs];
+          bv = _mm512_load_ps(g);
+        }
+        x = _mm512_fmadd_ps(scale, bv, x);
+      }
+      // x > 0 or NaN keeps x, else +0 (fn::Relu).
+      if (ep.relu) x = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, zero, _CMP_NLE_UQ), x);
+      _mm512_mask_storeu_ps(ci + v, mk, x);
+    }
+  }
+}
+
 // One register tile: C(R x 16*NV) = alpha * A B + beta * C (beta == 0: C is not read). A is a
 // packed panel (element (i, p) at a[p * 14 + i]) or, for direct kernels, the operand itself
 // (a[i * ars + p * acs]); B likewise a packed panel (b[p * 32 + j]) or a row-major operand
@@ -274,6 +313,7 @@ struct Plan {
   std::atomic<uint8_t>* b_state = nullptr;  // lazy_b: per block of k and column panel
   enum : uint8_t { kUnpacked, kPacking, kPacked };
   int64_t mb = 1, nb = 1;  // C blocks (tasks) along m and n
+  const GemmEpilogue<float>* ep = nullptr;  // null when empty
 
   Plan(int64_t m_, int64_t n_, int64_t k_, float alpha_, MatArg<float> a_, MatArg<float> b_, float beta_, float* c_,
        int64_t ldc_, int nt)
@@ -363,6 +403,7 @@ struct Plan {
             kernels[size_t(rows - 1)][nv - 1](tile);
           }
           if (mode == kBCopy) b_state[k0 / kc * np + jr].store(kPacked, std::memory_order_release);
+          if (ep && k0 + tile.kc >= k) tile_epilogue(*ep, tile.c, ldc, ir * kMR, rows, jr * kNR, cols);
         }
       }
     }
@@ -401,16 +442,18 @@ struct Buffer {
 }  // namespace
 
 void sgemm_avx512(int64_t m, int64_t n, int64_t k, float alpha, MatArg<float> a, MatArg<float> b, float beta,
-                  float* c, int64_t ldc) {
+                  float* c, int64_t ldc, const GemmEpilogue<float>& ep) {
   if (m <= 0 || n <= 0) return;
   if (k <= 0 || alpha == 0.f) {
     for (int64_t i = 0; i < m; i++)
       for (int64_t j = 0; j < n; j++) c[i * ldc + j] = beta == 0.f ? 0.f : beta * c[i * ldc + j];
+    if (!ep.empty()) ep.apply(c, ldc, 0, m, 0, n);
     return;
   }
   // Worth a second thread from ~2M multiply-adds (~20 us on one core).
   const int nt = (m * n * k < (int64_t(1) << 21) || in_parallel_region()) ? 1 : max_threads();
   Plan pl(m, n, k, alpha, a, b, beta, c, ldc, nt);
+  if (!ep.empty()) pl.ep = &ep;
   Buffer buf((pl.b_floats() + pl.a_floats()) * sizeof(float));
   pl.bpack = static_cast<float*>(buf.p);
   pl.apack = pl.bpack + pl.b_floats();

@@ -9,11 +9,12 @@ namespace fw::detail {
 
 #if defined(__AVX512F__)
 #define FW_SGEMM_AVX512 1
-// C = alpha * A(MxK) B(KxN) + beta * C, C row-major with leading dimension ldc; any strides for A
-// and B. beta == 0 ignores C's old contents; alpha == 0 or k == 0 reads neither A nor B.
+// C = alpha * A(MxK) B(KxN) + beta * C, then the epilogue (gemm.h); C row-major with leading
+// dimension ldc, any strides for A and B. beta == 0 ignores C's old contents; alpha == 0 or k == 0
+// reads neither A nor B.
 // Multithreaded on fw's pool unless called inside a parallel region.
 void sgemm_avx512(int64_t m, int64_t n, int64_t k, float alpha, MatArg<float> a, MatArg<float> b, float beta,
-                  float* c, int64_t ldc);
+                  float* c, int64_t ldc, const GemmEpilogue<float>& ep = {});
 #endif
 
 }  // namespace fw::detail

@@ -45,15 +45,29 @@ void naive_gemm(int64_t m, int64_t n, int64_t k, T alpha, MatArg<T> a, MatArg<T>
 
 bool is_zero(const Scalar& s) { return s.toComplexDouble() == std::complex<double>(0, 0); }
 
-// out (contiguous [B,] m x n) = alpha * a @ b + beta * out. beta == 0 ignores out's contents.
+// What follows the product in product(): + bias_scale * bias (bias already expanded to out's
+// sizes: broadcast dims have stride 0), then relu when relu is set.
+struct ProductEpilogue {
+  Tensor bias;
+  Scalar bias_scale = 1;
+  bool relu = false;
+};
+
+template <class T>
+constexpr bool kGemmType = std::is_same_v<T, float> || std::is_same_v<T, double>;
+
+// out (contiguous [B,] m x n) = alpha * a @ b + beta * out, then the epilogue. beta == 0 ignores
+// out's contents. float and double run the epilogue inside gemm() (Note [GEMM epilogues]); the
+// plain loop of the other dtypes takes relu only (addmm sends their bias through beta).
 void product(const char* op, const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha,
-             const Scalar& beta) {
+             const Scalar& beta, const ProductEpilogue& ep = {}) {
   int64_t d = a.dim(), nb = d == 3 ? a.size(0) : 1;
   int64_t m = a.size(d - 2), k = a.size(d - 1), n = b.size(d - 1);
   ScalarType t = out.dtype();
   if (t == kHalf || t == kBFloat16) {
     Tensor o32 = is_zero(beta) ? make_tensor(out.sizes(), kFloat) : out.to(kFloat);
-    product(op, o32, a.to(kFloat), b.to(kFloat), alpha, beta);
+    ProductEpilogue ep32{ep.bias.defined() ? ep.bias.to(kFloat) : Tensor(), ep.bias_scale, ep.relu};
+    product(op, o32, a.to(kFloat), b.to(kFloat), alpha, beta, ep32);
     const_cast<Tensor&>(out).copy_(o32);
     return;
   }
@@ -63,14 +77,35 @@ void product(const char* op, const Tensor& out, const Tensor& a, const Tensor& b
     const T* pb = b.data_ptr<T>();
     T* po = out.data_ptr<T>();
     T al = alpha.to<T>(), be = beta.to<T>();
+    GemmEpilogue<T> gep;
+    Batch sbias{0, 0, 0};
+    if constexpr (kGemmType<T>) {
+      if (ep.bias.defined()) {
+        sbias = batch_of(ep.bias);
+        gep = {ep.bias.data_ptr<T>(), sbias.rs, sbias.cs, ep.bias_scale.to<T>(), false};
+      }
+      gep.relu = ep.relu;
+    } else {
+      FW_CHECK(!ep.bias.defined() && !(ep.relu && is_complex_v<T>), "[", op,
+               "] internal: no product epilogue for dtype ", dtype_name(t));
+    }
     int64_t work = std::max<int64_t>(1, m * n * k);
     int64_t grain = std::max<int64_t>(1, (int64_t(1) << 21) / work);
     parallel_for(0, nb, grain, [&](int64_t b0, int64_t b1) {
       for (int64_t i = b0; i < b1; i++) {
         MatArg<T> ma{pa + i * sa.bs, sa.rs, sa.cs}, mb{pb + i * sb.bs, sb.rs, sb.cs};
         T* pc = po + i * m * n;
-        if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) gemm<T>(m, n, k, al, ma, mb, be, pc, n);
-        else naive_gemm<T>(m, n, k, al, ma, mb, be, pc, n);
+        if constexpr (kGemmType<T>) {
+          GemmEpilogue<T> e = gep;
+          if (e.bias) e.bias += i * sbias.bs;
+          gemm<T>(m, n, k, al, ma, mb, be, pc, n, e);
+        } else {
+          naive_gemm<T>(m, n, k, al, ma, mb, be, pc, n);
+          if constexpr (!is_complex_v<T>) {
+            if (ep.relu)
+              for (int64_t j = 0; j < m * n; j++) pc[j] = pc[j] > T(0) ? pc[j] : T(0);
+          }
+        }
       }
     });
   });
@@ -114,13 +149,24 @@ void mm_meta(const OpCall& c, Metas& m) {
   mm_shapes("mm", c.in[0], c.in[1]);
   m.push_back({DimVec{c.in[0].size(0), c.in[1].size(1)}, c.in[0].dtype()});
 }
-void mm_kernel(const OpCall& c, Outs& o) { product("mm", o[0], c.in[0], c.in[1], 1, 0); }
+// Note [Relu epilogue flag]
+// attrs.flags & kProductRelu on mm/addmm/bmm/baddbmm: the result goes through relu before it is
+// stored (Note [GEMM epilogues]). Only fw::compile sets it, on products whose result had no other
+// user than a relu and records no autograd (Note [Epilogues in extern products] in
+// codegen/cpp_backend.cpp); the flagged form has no backward.
+ProductEpilogue relu_epilogue(const OpCall& c) {
+  ProductEpilogue ep;
+  ep.relu = (c.a.flags & kProductRelu) != 0;
+  return ep;
+}
+
+void mm_kernel(const OpCall& c, Outs& o) { product("mm", o[0], c.in[0], c.in[1], 1, 0, relu_epilogue(c)); }
 
 void bmm_meta(const OpCall& c, Metas& m) {
   bmm_shapes("bmm", c.in[0], c.in[1]);
   m.push_back({DimVec{c.in[0].size(0), c.in[0].size(1), c.in[1].size(2)}, c.in[0].dtype()});
 }
-void bmm_kernel(const OpCall& c, Outs& o) { product("bmm", o[0], c.in[0], c.in[1], 1, 0); }
+void bmm_kernel(const OpCall& c, Outs& o) { product("bmm", o[0], c.in[0], c.in[1], 1, 0, relu_epilogue(c)); }
 
 void addmm_meta(const OpCall& c, Metas& m) {
   const char* op = c.def.name;
@@ -135,9 +181,19 @@ void addmm_meta(const OpCall& c, Metas& m) {
   check_expandable(op, self, sizes);
   m.push_back({sizes, self.dtype()});
 }
+// float/double: the bias is added in the GEMM's epilogue (beta * self), so out is written once;
+// other dtypes copy self into out and accumulate onto it with beta.
 void addmm_kernel(const OpCall& c, Outs& o) {
-  if (!is_zero(c.a.s0)) o[0].copy_(c.in[0].expand(o[0].sizes()));
-  product(c.def.name, o[0], c.in[1], c.in[2], c.a.s1, c.a.s0);
+  ProductEpilogue ep = relu_epilogue(c);
+  const ScalarType t = o[0].dtype();
+  if (is_zero(c.a.s0)) return product(c.def.name, o[0], c.in[1], c.in[2], c.a.s1, 0, ep);
+  if (t == kFloat || t == kDouble || t == kHalf || t == kBFloat16) {
+    ep.bias = c.in[0].expand(o[0].sizes());
+    ep.bias_scale = c.a.s0;
+    return product(c.def.name, o[0], c.in[1], c.in[2], c.a.s1, 0, ep);
+  }
+  o[0].copy_(c.in[0].expand(o[0].sizes()));
+  product(c.def.name, o[0], c.in[1], c.in[2], c.a.s1, c.a.s0, ep);
 }
 
 void dot_meta(const OpCall& c, Metas& m) {
@@ -211,9 +267,18 @@ void product_vjp(const VjpCtx& c, const Tensor& g, size_t ia, size_t ib, const S
     r[ib] = col_major(c.in[ib]) ? adjoint(mul(adjoint(ga), c.in[ia])) : mul(adjoint(c.in[ia]), ga);
 }
 
-void mm_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { product_vjp(c, g[0], 0, 1, 1, r); }
+void no_epilogue_vjp(const VjpCtx& c) {
+  FW_CHECK(!(c.a.flags & kProductRelu),
+           "[fw::compile] internal: a product with a relu epilogue has no backward (Note [Relu epilogue flag])");
+}
+
+void mm_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+  no_epilogue_vjp(c);
+  product_vjp(c, g[0], 0, 1, 1, r);
+}
 
 void addmm_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
+  no_epilogue_vjp(c);
   if (c.needs[0]) r[0] = sum_to(scaled(g[0], c.a.s0), c.in[0].sizes());
   product_vjp(c, g[0], 1, 2, c.a.s1, r);
 }

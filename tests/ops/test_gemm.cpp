@@ -1,7 +1,8 @@
 // detail::gemm (core/ops/gemm.h) against a double-accumulated reference: odd sizes around the
 // register tile (14 x 32) and the packing blocks, all four transpose combinations, padded and
 // non-unit strides, alpha/beta (beta == 0 must overwrite NaN), k == 0, several blocks of k, and
-// shapes big enough to run on the thread pool. The op table (test_linalg.cpp) covers the ops.
+// shapes big enough to run on the thread pool, and the epilogue (a bias of every broadcast, then
+// relu) on each of those paths. The op table (test_linalg.cpp) covers the ops.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -48,13 +49,19 @@ struct Case {
   bool ta, tb;
   double alpha, beta;
   int64_t pad = 0, step = 1, cpad = 0;
+  // Epilogue: bias 0 none, 1 one per column, 2 one per row, 3 a full m x n matrix, 4 per column
+  // with a column stride of 3; then relu.
+  int bias = 0;
+  double bias_scale = 1;
+  bool relu = false;
 };
 
 std::string describe(const Case& c) {
   return "m=" + std::to_string(c.m) + " n=" + std::to_string(c.n) + " k=" + std::to_string(c.k) +
          " ta=" + std::to_string(c.ta) + " tb=" + std::to_string(c.tb) + " alpha=" + std::to_string(c.alpha) +
          " beta=" + std::to_string(c.beta) + " pad=" + std::to_string(c.pad) + " step=" + std::to_string(c.step) +
-         " cpad=" + std::to_string(c.cpad);
+         " cpad=" + std::to_string(c.cpad) + " bias=" + std::to_string(c.bias) +
+         " bias_scale=" + std::to_string(c.bias_scale) + " relu=" + std::to_string(c.relu);
 }
 
 // Runs one case and returns the number of wrong elements (reporting the first few).
@@ -70,7 +77,13 @@ int64_t check(const Case& c, std::mt19937& rng) {
     for (int64_t j = 0; j < c.n; j++)
       out[size_t(i * ldc + j)] = c.beta == 0 ? std::numeric_limits<T>::quiet_NaN() : T(u(rng));
   const std::vector<T> before = out;
-  gemm<T>(c.m, c.n, c.k, T(c.alpha), a.arg, b.arg, T(c.beta), out.data(), ldc);
+  fw::detail::GemmEpilogue<T> ep;
+  std::vector<T> bias(size_t(3 * c.m * c.n + 1));
+  for (auto& x : bias) x = T(u(rng));
+  const int64_t brs[] = {0, 0, 1, c.n, 0}, bcs[] = {0, 1, 0, 1, 3};
+  if (c.bias) ep = {bias.data(), brs[c.bias], bcs[c.bias], T(c.bias_scale), false};
+  ep.relu = c.relu;
+  gemm<T>(c.m, c.n, c.k, T(c.alpha), a.arg, b.arg, T(c.beta), out.data(), ldc, ep);
   const double eps = std::numeric_limits<T>::epsilon();
   int64_t bad = 0;
   for (int64_t i = 0; i < c.m; i++) {
@@ -87,9 +100,12 @@ int64_t check(const Case& c, std::mt19937& rng) {
         mag += std::abs(x * y);
       }
       const double cold = c.beta == 0 ? 0 : double(before[size_t(i * ldc + j)]);
-      const double ref = c.alpha * dot + c.beta * cold;
-      // Rounding error of a k-term float sum, plus the final scale and add.
-      const double tol = 2 * eps * ((c.k + 2) * std::abs(c.alpha) * mag + 2 * std::abs(c.beta * cold)) + 1e-30;
+      const double bv = c.bias ? c.bias_scale * double(bias[size_t(i * brs[c.bias] + j * bcs[c.bias])]) : 0;
+      double ref = c.alpha * dot + c.beta * cold + bv;
+      if (c.relu) ref = std::max(ref, 0.0);
+      // Rounding error of a k-term float sum, plus the final scale and adds (relu cannot add any).
+      const double tol =
+          2 * eps * ((c.k + 2) * std::abs(c.alpha) * mag + 2 * std::abs(c.beta * cold) + 2 * std::abs(bv)) + 1e-30;
       if (!(std::abs(double(got) - ref) <= tol) && bad++ < 3)
         ADD_FAILURE() << describe(c) << ": C(" << i << ", " << j << ") = " << got << ", expected " << ref
                       << " (tolerance " << tol << ")";
@@ -187,6 +203,44 @@ TEST(GemmF32, SameBitsOnOneAndTwoThreads) {
     EXPECT_EQ(one, two) << "transposes " << t;
   }
   fw::set_num_threads(saved);
+}
+
+// The epilogue on every path of the native kernel: edge tiles, A read in place (n <= 32), B read
+// in place (m <= 14), B packed on first use (row-major B), several blocks of k (applied once, after
+// the last), beta on top, the thread pool; and on Eigen's path (float64).
+TEST(GemmF32, Epilogue) {
+  std::mt19937 rng(9);
+  int64_t bad = 0;
+  const int64_t shapes[][3] = {{13, 45, 29}, {33, 31, 65}, {14, 100, 40}, {5, 7, 3}, {29, 70, 600}, {131, 301, 270}};
+  for (auto& sh : shapes)
+    for (int bias = 0; bias <= 4; bias++)
+      for (int t = 0; t < 4; t++) {
+        Case c{sh[0], sh[1], sh[2], bool(t & 1), bool(t & 2), t == 1 ? 0.5 : 1.0, t == 3 ? 0.75 : 0.0};
+        c.bias = bias;
+        c.bias_scale = bias == 2 ? -2.0 : 1.0;
+        c.relu = (bias + t) % 2 == 0 || bias == 0;
+        bad += check<float>(c, rng);
+        bad += check<double>(c, rng);
+      }
+  EXPECT_EQ(bad, 0);
+}
+
+// relu in the epilogue keeps NaN, as fw::relu does, and writes +0 for negatives.
+TEST(GemmF32, EpilogueReluKeepsNaN) {
+  for (int64_t m : {3, 40}) {
+    const int64_t n = 50, k = 20;
+    std::vector<float> a(size_t(m * k), 1.f), b(size_t(k * n), -1.f), c(size_t(m * n));
+    a[size_t(k + 3)] = std::numeric_limits<float>::quiet_NaN();  // row 1
+    fw::detail::GemmEpilogue<float> ep;
+    ep.relu = true;
+    gemm<float>(m, n, k, 1.f, {a.data(), k, 1}, {b.data(), n, 1}, 0.f, c.data(), n, ep);
+    for (int64_t i = 0; i < m; i++)
+      for (int64_t j = 0; j < n; j++) {
+        const float v = c[size_t(i * n + j)];
+        if (i == 1) EXPECT_TRUE(std::isnan(v)) << i << ", " << j;
+        else EXPECT_TRUE(v == 0.f && !std::signbit(v)) << i << ", " << j << ": " << v;
+      }
+  }
 }
 
 TEST(GemmF64, OddSizesAllTransposes) {
