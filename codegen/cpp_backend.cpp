@@ -991,7 +991,7 @@ struct CodegenProgram : Program {
 
   std::string describe() const override {
     std::string d = std::to_string(kernels.size()) + " fused kernel(s) in " + lib_path + ", " +
-                    std::to_string(steps.size() - kernels.size()) + " extern op(s)" + relu_epilogues_note(g);
+                    std::to_string(steps.size() - kernels.size()) + " extern op(s)" + product_epilogues_note(g);
     if (tune.load()) d += ", max-autotune: fused kernels are timed against eager ops on the first run";
     else if (autotune_mode)
       d += ", max-autotune chose eager ops for " + std::to_string(std::count(eager_wins.begin(), eager_wins.end(), 1)) +
@@ -1313,15 +1313,24 @@ static std::vector<int> fusion_order(const Graph& g) {
 }
 
 // Note [Epilogues in extern products]
-// A relu whose only input is a matrix product (mm, addmm, bmm, baddbmm) that nothing else reads
-// goes into the product's epilogue: the node gets kProductRelu (Note [Relu epilogue flag] in
-// core/ops/linalg.cpp) and the GEMM stores relu(x) tile by tile while the tile is still in L1
-// (Note [GEMM epilogues] in core/ops/gemm_f32.cpp). Left alone, the relu was an eager op of its
-// own (a single pointwise op makes no kernel: Note [What fuses]) that read and wrote the whole
-// product again; each Linear + ReLU of W4's forward was one such pass over 1 MB. Other pointwise
-// consumers of a product still run as the following fused loop. The flagged form has no backward,
-// which is safe here: codegen programs never record autograd (needs_autograd below).
-static int fold_product_relus(Graph& g) {
+// Two pointwise consumers of a matrix product (mm, addmm, bmm, baddbmm) whose result nothing else
+// reads go into the product's epilogue (Note [GEMM epilogues] in core/ops/gemm_f32.cpp), which
+// applies them tile by tile while the tile is still in L1:
+//  - relu(p): the node gets kProductRelu (Note [Product epilogue flags] in core/ops/linalg.cpp).
+//    Left alone, the relu was an eager op of its own (a single pointwise op makes no kernel: Note
+//    [What fuses]) that read and wrote the whole product again; each Linear + ReLU of W4's forward
+//    was one such pass over 1 MB.
+//  - p * (h > 0), relu's backward through a product (the gradient of the layer below): the node
+//    gets kProductGate and h as an extra last input, when h has the product's sizes and dtype and
+//    is computed before the product runs. The kernel that fused the mask, the product and the
+//    bias gradient's column sum then reads the masked product once instead of the product and h.
+// Other pointwise consumers still run as the following fused loop. The flagged forms have no
+// backward, which is safe here: codegen programs never record autograd (needs_autograd below).
+static bool is_product(OpId op) {
+  return op == OpId::mm || op == OpId::addmm || op == OpId::bmm || op == OpId::baddbmm;
+}
+
+static int fold_product_epilogues(Graph& g) {
   std::vector<int> uses(g.values.size(), 0);
   for (const Node& n : g.nodes)
     for (int v : n.in) uses[size_t(v)]++;
@@ -1335,24 +1344,54 @@ static int fold_product_relus(Graph& g) {
   }
   std::vector<int> repl(g.values.size());
   for (size_t v = 0; v < repl.size(); v++) repl[v] = int(v);
+  // The product node behind value v when v is a floating product result only `r` reads, laid out
+  // as r's result (which v then replaces); else null.
+  auto product_of = [&](int v, const Node& r) -> Node* {
+    const ValueInfo &x = g.values[size_t(v)], &y = g.values[size_t(r.out[0])];
+    if (x.kind != ValueKind::Node || uses[size_t(v)] != 1 || in_decomp[size_t(v)] || in_decomp[size_t(r.out[0])] ||
+        !is_floating_point(x.dtype) || x.dtype != y.dtype || !(x.sizes == y.sizes) || !(x.strides == y.strides) ||
+        x.offset != y.offset)
+      return nullptr;
+    Node& p = g.nodes[size_t(x.index)];
+    return is_product(p.op) && p.out.size() == 1 ? &p : nullptr;
+  };
+  // h when mask value m is gt(h, 0) (scalar right operand zero); else -1.
+  auto gate_of = [&](int m) {
+    const ValueInfo& x = g.values[size_t(m)];
+    if (x.kind != ValueKind::Node) return -1;
+    const Node& n = g.nodes[size_t(x.index)];
+    const bool zero_rhs = (n.attrs.flags & kScalarRhs) && !n.attrs.s0.isComplex() && n.attrs.s0.toDouble() == 0;
+    return n.op == OpId::gt && n.in.size() == 1 && zero_rhs ? n.in[0] : -1;
+  };
   int folded = 0;
   for (Node& r : g.nodes) {
     for (int& v : r.in) v = repl[size_t(v)];
-    if (r.op != OpId::relu || r.in.size() != 1 || r.out.size() != 1) continue;
-    const int v = r.in[0];
-    const ValueInfo &x = g.values[size_t(v)], &y = g.values[size_t(r.out[0])];
-    if (x.kind != ValueKind::Node || uses[size_t(v)] != 1 || in_decomp[size_t(v)] || in_decomp[size_t(r.out[0])] ||
-        !is_floating_point(x.dtype) || x.dtype != y.dtype ||
-        !(x.sizes == y.sizes) || !(x.strides == y.strides) || x.offset != y.offset)
-      continue;
-    Node& p = g.nodes[size_t(x.index)];
-    if ((p.op != OpId::mm && p.op != OpId::addmm && p.op != OpId::bmm && p.op != OpId::baddbmm) ||
-        p.out.size() != 1 || (p.attrs.flags & kProductRelu))
-      continue;
-    p.attrs.flags |= kProductRelu;
-    repl[size_t(r.out[0])] = v;
-    log::fusion("folding relu (%", r.out[0], ") into the epilogue of ", op_def(p.op).name, " (%", v, ")");
-    folded++;
+    if (r.out.size() != 1) continue;
+    if (r.op == OpId::relu && r.in.size() == 1) {
+      Node* p = product_of(r.in[0], r);
+      if (!p || (p->attrs.flags & (kProductRelu | kProductGate))) continue;
+      p->attrs.flags |= kProductRelu;
+      repl[size_t(r.out[0])] = r.in[0];
+      log::fusion("folding relu (%", r.out[0], ") into the epilogue of ", op_def(p->op).name, " (%", r.in[0], ")");
+      folded++;
+    } else if (r.op == OpId::mul && r.in.size() == 2 && !(r.attrs.flags & kScalarRhs)) {
+      for (int side = 0; side < 2; side++) {
+        const int v = r.in[size_t(side)], h = gate_of(r.in[size_t(1 - side)]);
+        Node* p = h < 0 ? nullptr : product_of(v, r);
+        if (!p || (p->attrs.flags & kProductGate)) continue;
+        const ValueInfo &hv = g.values[size_t(h)], &pv = g.values[size_t(v)];
+        // h must exist when the product runs: an argument, a capture, or an earlier node's result.
+        const bool before = hv.kind != ValueKind::Node || hv.index < pv.index;
+        if (!before || hv.dtype != pv.dtype || !(hv.sizes == pv.sizes)) continue;
+        p->in.push_back(h);
+        p->attrs.flags |= kProductGate;
+        repl[size_t(r.out[0])] = v;
+        log::fusion("folding the mask (%", h, " > 0) of mul (%", r.out[0], ") into the epilogue of ",
+                    op_def(p->op).name, " (%", v, ")");
+        folded++;
+        break;
+      }
+    }
   }
   if (!folded) return 0;
   for (int& v : g.outputs) v = repl[size_t(v)];
@@ -1367,7 +1406,7 @@ std::shared_ptr<Program> codegen_program(Graph g, const CompileOptions& o) {
   // Fused kernels record no autograd history: training graphs reach here split into a forward
   // and a backward graph by jit/aot.cpp; anything else that needs gradients runs interpreted.
   if (needs_autograd(g)) return interpreter_program(std::move(g));
-  fold_product_relus(g);
+  fold_product_epilogues(g);
   auto p = std::make_shared<CodegenProgram>();
   // Consumers of each value, to know what a kernel must store.
   std::vector<std::vector<int>> users(g.values.size());

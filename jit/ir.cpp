@@ -41,18 +41,23 @@ static bool is_product(OpId op) {
   return op == OpId::mm || op == OpId::addmm || op == OpId::bmm || op == OpId::baddbmm;
 }
 
-int relu_epilogues(const Graph& g) {
+int product_epilogues(const Graph& g, uint32_t flag) {
   int n = 0;
-  for (const Node& x : g.nodes) n += is_product(x.op) && (x.attrs.flags & fw::detail::kProductRelu);
+  for (const Node& x : g.nodes) n += is_product(x.op) && (x.attrs.flags & flag);
   return n;
 }
 
-std::string relu_epilogues_note(const Graph& g) {
-  const int n = relu_epilogues(g);
-  if (!n) return {};
-  std::string s = ", ";
-  s += std::to_string(n);
-  s += " product(s) with a relu epilogue";
+std::string product_epilogues_note(const Graph& g) {
+  std::string s;
+  for (auto [flag, what] : {std::pair<uint32_t, const char*>{fw::detail::kProductRelu, "relu"},
+                            std::pair<uint32_t, const char*>{fw::detail::kProductGate, "relu-mask"}})
+    if (const int n = product_epilogues(g, flag)) {
+      s += ", ";
+      s += std::to_string(n);
+      s += " product(s) with a ";
+      s += what;
+      s += " epilogue";
+    }
   return s;
 }
 
@@ -76,8 +81,10 @@ std::string op_attrs_str(OpId op, const OpAttrs& a) {
   if (a.f1 != 0) sep() << "f1=" << a.f1;
   if (a.f2 != 0) sep() << "f2=" << a.f2;
   const bool product = is_product(op);
+  const uint32_t epilogue = fw::detail::kProductRelu | fw::detail::kProductGate;
   if (product && (a.flags & fw::detail::kProductRelu)) sep() << "epilogue=relu";
-  if (uint32_t f = product ? a.flags & ~fw::detail::kProductRelu : a.flags) sep() << "flags=" << f;
+  if (product && (a.flags & fw::detail::kProductGate)) sep() << "epilogue=gate(last input > 0)";
+  if (uint32_t f = product ? a.flags & ~epilogue : a.flags) sep() << "flags=" << f;
   if (a.has_dtype()) sep() << "dtype=" << dtype_short(a.dtype);
   return os.str();
 }

@@ -121,10 +121,11 @@ int fold_constants(Graph& g, int64_t max_numel = 1 << 16);
 int fold_views(Graph& g);
 
 std::string op_attrs_str(OpId op, const OpAttrs& a);
-// Matrix products that apply relu in their epilogue (Note [Epilogues in extern products]).
-int relu_epilogues(const Graph& g);
-// ", n with a relu epilogue" when there are any (for the programs' describe()).
-std::string relu_epilogues_note(const Graph& g);
+// Matrix products whose attrs carry epilogue flag `flag` (Note [Epilogues in extern products]).
+int product_epilogues(const Graph& g, uint32_t flag);
+// ", n product(s) with a relu epilogue, m product(s) with a relu-mask epilogue", the parts with
+// n, m > 0 (for the programs' describe()).
+std::string product_epilogues_note(const Graph& g);
 const char* dtype_short(ScalarType t);
 
 }  // namespace fw::jit

@@ -14,7 +14,7 @@ struct Interpreter : Program {
     return interpret(g, inputs, externals, &plan);
   }
   std::string describe() const override {
-    return "interpreter (" + std::to_string(g.nodes.size()) + " ops" + relu_epilogues_note(g) + ")";
+    return "interpreter (" + std::to_string(g.nodes.size()) + " ops" + product_epilogues_note(g) + ")";
   }
 };
 }  // namespace

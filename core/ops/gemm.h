@@ -11,20 +11,26 @@ struct MatArg {
   int64_t rs, cs;
 };
 
-// attrs.flags bit of mm, addmm, bmm and baddbmm: relu applied in the product's epilogue (Note
-// [Relu epilogue flag] in linalg.cpp).
+// attrs.flags bits of mm, addmm, bmm and baddbmm (Note [Product epilogue flags] in linalg.cpp):
+// relu applied in the product's epilogue; the product multiplied by (gate > 0), the gate being an
+// extra last input of the op's shape (relu's backward).
 constexpr uint32_t kProductRelu = 1u << 0;
+constexpr uint32_t kProductGate = 1u << 1;
 
 // What gemm() does to each element of C once the product is in it, in this order (Note [GEMM
 // epilogues] in gemm_f32.cpp): C(i, j) += bias_scale * bias[i * rs + j * cs] when bias is set (a
-// zero stride broadcasts), then relu (x > 0 or NaN ? x : +0, as fw's relu) when relu is set.
+// zero stride broadcasts); relu (x > 0 or NaN ? x : +0, as fw's relu) when relu is set; C(i, j) *=
+// (gate[i * grs + j * gcs] > 0 ? 1 : 0) when gate is set (x * 0 keeps NaN and the sign, as
+// multiplying by a bool mask does).
 template <class T>
 struct GemmEpilogue {
   const T* bias = nullptr;
   int64_t rs = 0, cs = 0;
   T bias_scale = T(1);
   bool relu = false;
-  bool empty() const { return !bias && !relu; }
+  const T* gate = nullptr;
+  int64_t grs = 0, gcs = 0;
+  bool empty() const { return !bias && !relu && !gate; }
   // Applies the epilogue to rows [i0, i0 + rows) x columns [j0, j0 + cols) of C (ldc), in place.
   void apply(T* c, int64_t ldc, int64_t i0, int64_t rows, int64_t j0, int64_t cols) const {
     for (int64_t i = i0; i < i0 + rows; i++) {
@@ -35,6 +41,10 @@ struct GemmEpilogue {
       }
       if (relu)
         for (int64_t j = j0; j < j0 + cols; j++) ci[j] = ci[j] > T(0) || ci[j] != ci[j] ? ci[j] : T(0);
+      if (gate) {
+        const T* gi = gate + i * grs;
+        for (int64_t j = j0; j < j0 + cols; j++) ci[j] *= gi[j * gcs] > T(0) ? T(1) : T(0);
+      }
     }
   }
 };

@@ -25,13 +25,13 @@
 //    Nothing waits on another task, so a pool that runs the tasks serially is still correct.
 //
 // Note [GEMM epilogues]
-// gemm()'s epilogue (a bias of any broadcast, then relu; gemm.h) runs on each register tile right
-// after the last block of k stored it: the tile (at most 14 x 32 floats) is still in L1, so it
-// costs a few dozen vector loads and stores against the tile's 28 * kc FMAs, where a separate
-// pass would read and write all of C through memory again. addmm uses it for its bias instead of
-// copying the bias into C and accumulating onto it; fw::compile folds a relu that is the only user
-// of an addmm or mm into the product's epilogue (Note [Epilogues in extern products] in
-// codegen/cpp_backend.cpp).
+// gemm()'s epilogue (a bias of any broadcast, relu, a (gate > 0) mask; gemm.h) runs on each
+// register tile right after the last block of k stored it: the tile (at most 14 x 32 floats) is
+// still in L1, so it costs a few dozen vector loads and stores against the tile's 28 * kc FMAs,
+// where a separate pass would read and write all of C through memory again. addmm uses it for its
+// bias instead of copying the bias into C and accumulating onto it; fw::compile folds into it a
+// relu that is a product's only user, and relu's backward mask on a product (Note [Epilogues in
+// extern products] in codegen/cpp_backend.cpp).
 //
 // Note [Packing B on first use]
 // A row-major B is not packed up front: the first tile to use a panel of B reads it in place,
@@ -164,31 +164,34 @@ void pack_a(const MatArg<float>& a, int64_t i0, int64_t mr, int64_t k0, int64_t 
   }
 }
 
+// 16 (or the last cols - v < 16) elements p[j * stride] of an epilogue operand.
+inline __m512 load_strided(const float* p, int64_t stride, int64_t n, __mmask16 mk) {
+  if (stride == 1) return _mm512_maskz_loadu_ps(mk, p);
+  if (stride == 0) return _mm512_set1_ps(*p);
+  alignas(64) float g[16] = {};
+  for (int64_t j = 0; j < std::min<int64_t>(16, n); j++) g[j] = p[j * stride];
+  return _mm512_load_ps(g);
+}
+
 // The epilogue on rows x cols of C at (i0, j0) (a tile that was just stored, c pointing at it).
 void tile_epilogue(const GemmEpilogue<float>& ep, float* c, int64_t ldc, int64_t i0, int64_t rows, int64_t j0,
                    int64_t cols) {
-  const __m512 zero = _mm512_setzero_ps(), scale = _mm512_set1_ps(ep.bias_scale);
+  const __m512 zero = _mm512_setzero_ps(), one = _mm512_set1_ps(1.f), scale = _mm512_set1_ps(ep.bias_scale);
   for (int64_t i = 0; i < rows; i++) {
     float* ci = c + i * ldc;
     const float* bi = ep.bias ? ep.bias + (i0 + i) * ep.rs + j0 * ep.cs : nullptr;
+    const float* gi = ep.gate ? ep.gate + (i0 + i) * ep.grs + j0 * ep.gcs : nullptr;
     for (int64_t v = 0; v < cols; v += 16) {
       const __mmask16 mk = lanes(cols - v);
       __m512 x = _mm512_maskz_loadu_ps(mk, ci + v);
-      if (bi) {
-        __m512 bv;
-        if (ep.cs == 1) {
-          bv = _mm512_maskz_loadu_ps(mk, bi + v);
-        } else if (ep.cs == 0) {
-          bv = _mm512_set1_ps(*bi);
-        } else {
-          alignas(64) float g[16] = {};
-          for (int64_t j = 0; j < std::min<int64_t>(16, cols - v); j++) g[j] = bi[(v + j) * ep.cs];
-          bv = _mm512_load_ps(g);
-        }
-        x = _mm512_fmadd_ps(scale, bv, x);
-      }
+      if (bi) x = _mm512_fmadd_ps(scale, load_strided(bi + v * ep.cs, ep.cs, cols - v, mk), x);
       // x > 0 or NaN keeps x, else +0 (fn::Relu).
       if (ep.relu) x = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, zero, _CMP_NLE_UQ), x);
+      // x * 1 where gate > 0, else x * 0 (a product with a bool mask).
+      if (gi) {
+        const __m512 g = load_strided(gi + v * ep.gcs, ep.gcs, cols - v, mk);
+        x = _mm512_mul_ps(x, _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(g, zero, _CMP_GT_OQ), one));
+      }
       _mm512_mask_storeu_ps(ci + v, mk, x);
     }
   }

@@ -46,11 +46,13 @@ void naive_gemm(int64_t m, int64_t n, int64_t k, T alpha, MatArg<T> a, MatArg<T>
 bool is_zero(const Scalar& s) { return s.toComplexDouble() == std::complex<double>(0, 0); }
 
 // What follows the product in product(): + bias_scale * bias (bias already expanded to out's
-// sizes: broadcast dims have stride 0), then relu when relu is set.
+// sizes: broadcast dims have stride 0), relu when relu is set, * (gate > 0) when gate is defined
+// (a tensor of out's sizes and dtype).
 struct ProductEpilogue {
   Tensor bias;
   Scalar bias_scale = 1;
   bool relu = false;
+  Tensor gate;
 };
 
 template <class T>
@@ -66,7 +68,8 @@ void product(const char* op, const Tensor& out, const Tensor& a, const Tensor& b
   ScalarType t = out.dtype();
   if (t == kHalf || t == kBFloat16) {
     Tensor o32 = is_zero(beta) ? make_tensor(out.sizes(), kFloat) : out.to(kFloat);
-    ProductEpilogue ep32{ep.bias.defined() ? ep.bias.to(kFloat) : Tensor(), ep.bias_scale, ep.relu};
+    auto f32 = [](const Tensor& x) { return x.defined() ? x.to(kFloat) : Tensor(); };
+    ProductEpilogue ep32{f32(ep.bias), ep.bias_scale, ep.relu, f32(ep.gate)};
     product(op, o32, a.to(kFloat), b.to(kFloat), alpha, beta, ep32);
     const_cast<Tensor&>(out).copy_(o32);
     return;
@@ -78,15 +81,24 @@ void product(const char* op, const Tensor& out, const Tensor& a, const Tensor& b
     T* po = out.data_ptr<T>();
     T al = alpha.to<T>(), be = beta.to<T>();
     GemmEpilogue<T> gep;
-    Batch sbias{0, 0, 0};
+    Batch sbias{0, 0, 0}, sgate{0, 0, 0};
     if constexpr (kGemmType<T>) {
       if (ep.bias.defined()) {
         sbias = batch_of(ep.bias);
-        gep = {ep.bias.data_ptr<T>(), sbias.rs, sbias.cs, ep.bias_scale.to<T>(), false};
+        gep.bias = ep.bias.data_ptr<T>();
+        gep.rs = sbias.rs;
+        gep.cs = sbias.cs;
+        gep.bias_scale = ep.bias_scale.to<T>();
       }
       gep.relu = ep.relu;
+      if (ep.gate.defined()) {
+        sgate = batch_of(ep.gate);
+        gep.gate = ep.gate.data_ptr<T>();
+        gep.grs = sgate.rs;
+        gep.gcs = sgate.cs;
+      }
     } else {
-      FW_CHECK(!ep.bias.defined() && !(ep.relu && is_complex_v<T>), "[", op,
+      FW_CHECK(!ep.bias.defined() && !ep.gate.defined() && !(ep.relu && is_complex_v<T>), "[", op,
                "] internal: no product epilogue for dtype ", dtype_name(t));
     }
     int64_t work = std::max<int64_t>(1, m * n * k);
@@ -98,6 +110,7 @@ void product(const char* op, const Tensor& out, const Tensor& a, const Tensor& b
         if constexpr (kGemmType<T>) {
           GemmEpilogue<T> e = gep;
           if (e.bias) e.bias += i * sbias.bs;
+          if (e.gate) e.gate += i * sgate.bs;
           gemm<T>(m, n, k, al, ma, mb, be, pc, n, e);
         } else {
           naive_gemm<T>(m, n, k, al, ma, mb, be, pc, n);
@@ -145,28 +158,46 @@ void bmm_shapes(const char* op, const Tensor& a, const Tensor& b) {
   check_dtypes(op, a, b);
 }
 
-void mm_meta(const OpCall& c, Metas& m) {
-  mm_shapes("mm", c.in[0], c.in[1]);
-  m.push_back({DimVec{c.in[0].size(0), c.in[1].size(1)}, c.in[0].dtype()});
-}
-// Note [Relu epilogue flag]
-// attrs.flags & kProductRelu on mm/addmm/bmm/baddbmm: the result goes through relu before it is
-// stored (Note [GEMM epilogues]). Only fw::compile sets it, on products whose result had no other
-// user than a relu and records no autograd (Note [Epilogues in extern products] in
-// codegen/cpp_backend.cpp); the flagged form has no backward.
-ProductEpilogue relu_epilogue(const OpCall& c) {
+// Note [Product epilogue flags]
+// attrs.flags on mm/addmm/bmm/baddbmm (Note [GEMM epilogues]): kProductRelu sends the result through
+// relu before it is stored; kProductGate multiplies it by (gate > 0), the gate being an extra last
+// input of the result's sizes and dtype (relu's backward: the gradient times the mask of relu's
+// output). Only fw::compile sets them, on products whose result nothing else reads, in graphs that
+// record no autograd (Note [Epilogues in extern products] in codegen/cpp_backend.cpp); the flagged
+// forms have no backward.
+ProductEpilogue epilogue_of(const OpCall& c, size_t operands) {
   ProductEpilogue ep;
   ep.relu = (c.a.flags & kProductRelu) != 0;
+  const bool gated = (c.a.flags & kProductGate) != 0;
+  FW_CHECK(c.in.size() == operands + gated, "[", c.def.name, "] expected ", operands + gated, " inputs, got ",
+           c.in.size());
+  if (gated) ep.gate = c.in[operands];
   return ep;
 }
 
-void mm_kernel(const OpCall& c, Outs& o) { product("mm", o[0], c.in[0], c.in[1], 1, 0, relu_epilogue(c)); }
+// The gate input of kProductGate matches the result (checked before any output is allocated).
+void check_gate(const OpCall& c, size_t operands, const TensorMeta& out) {
+  if (!(c.a.flags & kProductGate)) return;
+  FW_CHECK(c.in.size() == operands + 1, "[", c.def.name, "] kProductGate without its gate input");
+  const Tensor& g = c.in[operands];
+  FW_CHECK(g.sizes().equals(out.sizes) && g.dtype() == out.dtype, "[", c.def.name, "] gate of shape ", g.sizes(),
+           " and dtype ", dtype_name(g.dtype()), " does not match the result ", out.sizes, " ",
+           dtype_name(out.dtype));
+}
+
+void mm_meta(const OpCall& c, Metas& m) {
+  mm_shapes("mm", c.in[0], c.in[1]);
+  m.push_back({DimVec{c.in[0].size(0), c.in[1].size(1)}, c.in[0].dtype()});
+  check_gate(c, 2, m[0]);
+}
+void mm_kernel(const OpCall& c, Outs& o) { product("mm", o[0], c.in[0], c.in[1], 1, 0, epilogue_of(c, 2)); }
 
 void bmm_meta(const OpCall& c, Metas& m) {
   bmm_shapes("bmm", c.in[0], c.in[1]);
   m.push_back({DimVec{c.in[0].size(0), c.in[0].size(1), c.in[1].size(2)}, c.in[0].dtype()});
+  check_gate(c, 2, m[0]);
 }
-void bmm_kernel(const OpCall& c, Outs& o) { product("bmm", o[0], c.in[0], c.in[1], 1, 0, relu_epilogue(c)); }
+void bmm_kernel(const OpCall& c, Outs& o) { product("bmm", o[0], c.in[0], c.in[1], 1, 0, epilogue_of(c, 2)); }
 
 void addmm_meta(const OpCall& c, Metas& m) {
   const char* op = c.def.name;
@@ -180,11 +211,12 @@ void addmm_meta(const OpCall& c, Metas& m) {
                          : DimVec{c.in[1].size(0), c.in[2].size(1)};
   check_expandable(op, self, sizes);
   m.push_back({sizes, self.dtype()});
+  check_gate(c, 3, m[0]);
 }
 // float/double: the bias is added in the GEMM's epilogue (beta * self), so out is written once;
 // other dtypes copy self into out and accumulate onto it with beta.
 void addmm_kernel(const OpCall& c, Outs& o) {
-  ProductEpilogue ep = relu_epilogue(c);
+  ProductEpilogue ep = epilogue_of(c, 3);
   const ScalarType t = o[0].dtype();
   if (is_zero(c.a.s0)) return product(c.def.name, o[0], c.in[1], c.in[2], c.a.s1, 0, ep);
   if (t == kFloat || t == kDouble || t == kHalf || t == kBFloat16) {
@@ -268,8 +300,8 @@ void product_vjp(const VjpCtx& c, const Tensor& g, size_t ia, size_t ib, const S
 }
 
 void no_epilogue_vjp(const VjpCtx& c) {
-  FW_CHECK(!(c.a.flags & kProductRelu),
-           "[fw::compile] internal: a product with a relu epilogue has no backward (Note [Relu epilogue flag])");
+  FW_CHECK(!(c.a.flags & (kProductRelu | kProductGate)),
+           "[fw::compile] internal: a product with an epilogue flag has no backward (Note [Product epilogue flags])");
 }
 
 void mm_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {

@@ -1,7 +1,8 @@
-// Relu folded into a matrix product's epilogue under the inductor backend (Note [Epilogues in
-// extern products] in codegen/cpp_backend.cpp): which graphs fold, that the results are eager's
-// bits (eager addmm adds its bias in the same epilogue, and relu is exact), that products with
-// another user stay as they are, and that a compiled training step still gets eager's gradients.
+// Relu, and relu's backward mask, folded into a matrix product's epilogue under the inductor
+// backend (Note [Epilogues in extern products] in codegen/cpp_backend.cpp): which graphs fold, that
+// the results are eager's bits (eager addmm adds its bias in the same epilogue; relu and the mask
+// are exact), that products with another user stay as they are, and that a compiled training step
+// still gets eager's gradients.
 #include <gtest/gtest.h>
 
 #include <fw/fw.h>
@@ -24,14 +25,16 @@ void expect_same_bits(const Tensor& got, const Tensor& want) {
                                     << (got.to(fw::kDouble) - want.to(fw::kDouble)).abs().max().item<double>();
 }
 
-int epilogues(const fw::jit::Explanation& e) {
+// Products with a relu epilogue (kind "relu") or a relu-mask epilogue ("relu-mask") over all the
+// programs explain() lists (a training capture's forward and backward included).
+int epilogues(const fw::jit::Explanation& e, const std::string& kind = "relu") {
   int n = 0;
-  for (const std::string& p : e.programs) {
-    auto at = p.find(" product(s) with a relu epilogue");
-    if (at == std::string::npos) continue;
-    auto start = p.rfind(", ", at);
-    n += std::stoi(p.substr(start + 2, at - start - 2));
-  }
+  const std::string tag = " product(s) with a " + kind + " epilogue";
+  for (const std::string& p : e.programs)
+    for (auto at = p.find(tag); at != std::string::npos; at = p.find(tag, at + 1)) {
+      auto start = p.rfind(", ", at);
+      n += std::stoi(p.substr(start + 2, at - start - 2));
+    }
   return n;
 }
 
@@ -148,6 +151,53 @@ TEST(ProductEpilogue, TrainingStepMatchesEager) {
   }
   const auto e = compiled.explain();
   EXPECT_EQ(epilogues(e), 2) << programs(e);
+  // Backward: the gradients reaching each relu come from a product (g @ W) masked by relu's output.
+  EXPECT_EQ(epilogues(e, "relu-mask"), 2) << programs(e);
+}
+
+TEST(ProductEpilogue, MaskedProductFoldsAndKeepsEagerBits) {
+  fw::manual_seed(7);
+  Tensor g = fw::randn({40, 9}), w = fw::randn({9, 70}), h = fw::randn({40, 70}).relu();
+  Tensor hb = fw::randn({2, 40, 70}), gb = fw::randn({2, 40, 9}), wb = fw::randn({2, 9, 70});
+  h.index_put_({0, 0}, std::numeric_limits<double>::quiet_NaN());  // NaN > 0 is false: masked
+  auto masked = [](const Tensor& g, const Tensor& w, const Tensor& h) { return fw::mm(g, w) * (h > 0); };
+  auto masked_left = [](const Tensor& g, const Tensor& w, const Tensor& h) { return (h > 0) * fw::mm(g, w); };
+  auto masked_t = [](const Tensor& g, const Tensor& w, const Tensor& h) { return fw::mm(g, w) * (h.t().t() > 0); };
+  auto batched = [](const Tensor& g, const Tensor& w, const Tensor& h) { return fw::bmm(g, w) * (h > 0); };
+  auto summed = [](const Tensor& g, const Tensor& w, const Tensor& h) {
+    Tensor m = fw::mm(g, w) * (h > 0);
+    return std::make_tuple(m.sum({0}), m * 2);
+  };
+  auto f1 = fw::compile(masked);
+  auto f2 = fw::compile(masked_left);
+  auto f3 = fw::compile(masked_t);
+  auto f4 = fw::compile(batched);
+  auto f5 = fw::compile(summed);
+  expect_same_bits(f1(g, w, h), masked(g, w, h));
+  expect_same_bits(f2(g, w, h), masked_left(g, w, h));
+  expect_same_bits(f3(g, w, h.t().contiguous().t()), masked_t(g, w, h.t().contiguous().t()));
+  expect_same_bits(f4(gb, wb, hb), batched(gb, wb, hb));
+  auto [s, m2] = f5(g, w, h);
+  auto [s0, m20] = summed(g, w, h);
+  EXPECT_TRUE(fw::allclose(s, s0, 1e-5, 1e-6));
+  expect_same_bits(m2, m20);
+  for (const auto& e : {f1.explain(), f2.explain(), f3.explain(), f4.explain(), f5.explain()})
+    EXPECT_EQ(epilogues(e, "relu-mask"), 1) << programs(e);
+  // A gate computed after the product, a gate of another shape (broadcast), a non-zero threshold:
+  // left alone.
+  auto late = [](const Tensor& g, const Tensor& w, const Tensor& h) {
+    Tensor p = fw::mm(g, w);
+    return p * (h.exp() - 1 > 0);
+  };
+  auto broadcast = [](const Tensor& g, const Tensor& w, const Tensor& h) { return fw::mm(g, w) * (h[0] > 0); };
+  auto threshold = [](const Tensor& g, const Tensor& w, const Tensor& h) { return fw::mm(g, w) * (h > 0.5); };
+  auto f6 = fw::compile(late);
+  auto f7 = fw::compile(broadcast);
+  auto f8 = fw::compile(threshold);
+  expect_same_bits(f6(g, w, h), late(g, w, h));
+  expect_same_bits(f7(g, w, h), broadcast(g, w, h));
+  expect_same_bits(f8(g, w, h), threshold(g, w, h));
+  for (const auto& e : {f6.explain(), f7.explain(), f8.explain()}) EXPECT_EQ(epilogues(e, "relu-mask"), 0) << programs(e);
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 // detail::gemm (core/ops/gemm.h) against a double-accumulated reference: odd sizes around the
 // register tile (14 x 32) and the packing blocks, all four transpose combinations, padded and
 // non-unit strides, alpha/beta (beta == 0 must overwrite NaN), k == 0, several blocks of k, and
-// shapes big enough to run on the thread pool, and the epilogue (a bias of every broadcast, then
-// relu) on each of those paths. The op table (test_linalg.cpp) covers the ops.
+// shapes big enough to run on the thread pool, and the epilogue (a bias of every broadcast, relu, a
+// (gate > 0) mask) on each of those paths. The op table (test_linalg.cpp) covers the ops.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -54,6 +54,7 @@ struct Case {
   int bias = 0;
   double bias_scale = 1;
   bool relu = false;
+  int gate = 0;  // 0 none, 1 an m x n gate, 2 a transposed one (unit row stride)
 };
 
 std::string describe(const Case& c) {
@@ -61,7 +62,8 @@ std::string describe(const Case& c) {
          " ta=" + std::to_string(c.ta) + " tb=" + std::to_string(c.tb) + " alpha=" + std::to_string(c.alpha) +
          " beta=" + std::to_string(c.beta) + " pad=" + std::to_string(c.pad) + " step=" + std::to_string(c.step) +
          " cpad=" + std::to_string(c.cpad) + " bias=" + std::to_string(c.bias) +
-         " bias_scale=" + std::to_string(c.bias_scale) + " relu=" + std::to_string(c.relu);
+         " bias_scale=" + std::to_string(c.bias_scale) + " relu=" + std::to_string(c.relu) +
+         " gate=" + std::to_string(c.gate);
 }
 
 // Runs one case and returns the number of wrong elements (reporting the first few).
@@ -81,8 +83,21 @@ int64_t check(const Case& c, std::mt19937& rng) {
   std::vector<T> bias(size_t(3 * c.m * c.n + 1));
   for (auto& x : bias) x = T(u(rng));
   const int64_t brs[] = {0, 0, 1, c.n, 0}, bcs[] = {0, 1, 0, 1, 3};
-  if (c.bias) ep = {bias.data(), brs[c.bias], bcs[c.bias], T(c.bias_scale), false};
+  if (c.bias) {
+    ep.bias = bias.data();
+    ep.rs = brs[c.bias];
+    ep.cs = bcs[c.bias];
+    ep.bias_scale = T(c.bias_scale);
+  }
   ep.relu = c.relu;
+  std::vector<T> gate(size_t(c.m * c.n));
+  for (auto& x : gate) x = u(rng) < -0.3f ? T(0) : T(u(rng));  // zeros, negatives and positives
+  const int64_t grs = c.gate == 2 ? 1 : c.n, gcs = c.gate == 2 ? c.m : 1;
+  if (c.gate) {
+    ep.gate = gate.data();
+    ep.grs = grs;
+    ep.gcs = gcs;
+  }
   gemm<T>(c.m, c.n, c.k, T(c.alpha), a.arg, b.arg, T(c.beta), out.data(), ldc, ep);
   const double eps = std::numeric_limits<T>::epsilon();
   int64_t bad = 0;
@@ -103,6 +118,7 @@ int64_t check(const Case& c, std::mt19937& rng) {
       const double bv = c.bias ? c.bias_scale * double(bias[size_t(i * brs[c.bias] + j * bcs[c.bias])]) : 0;
       double ref = c.alpha * dot + c.beta * cold + bv;
       if (c.relu) ref = std::max(ref, 0.0);
+      if (c.gate && !(gate[size_t(i * grs + j * gcs)] > T(0))) ref = 0;
       // Rounding error of a k-term float sum, plus the final scale and adds (relu cannot add any).
       const double tol =
           2 * eps * ((c.k + 2) * std::abs(c.alpha) * mag + 2 * std::abs(c.beta * cold) + 2 * std::abs(bv)) + 1e-30;
@@ -205,7 +221,7 @@ TEST(GemmF32, SameBitsOnOneAndTwoThreads) {
   fw::set_num_threads(saved);
 }
 
-// The epilogue on every path of the native kernel: edge tiles, A read in place (n <= 32), B read
+// The epilogue (bias, relu, gate) on every path of the native kernel: edge tiles, A read in place (n <= 32), B read
 // in place (m <= 14), B packed on first use (row-major B), several blocks of k (applied once, after
 // the last), beta on top, the thread pool; and on Eigen's path (float64).
 TEST(GemmF32, Epilogue) {
@@ -219,6 +235,7 @@ TEST(GemmF32, Epilogue) {
         c.bias = bias;
         c.bias_scale = bias == 2 ? -2.0 : 1.0;
         c.relu = (bias + t) % 2 == 0 || bias == 0;
+        c.gate = (bias + t) % 3;
         bad += check<float>(c, rng);
         bad += check<double>(c, rng);
       }
