@@ -1220,7 +1220,8 @@ struct CodegenProgram : Program {
   std::vector<Tensor> run(ArrayRef<Tensor> inputs, ArrayRef<Tensor> externals) override {
     std::vector<Tensor> env(g.values.size());
     for (size_t i = 0; i < g.inputs.size(); i++) env[g.inputs[i]] = inputs[i];
-    bind_externals(g, env, externals);
+    std::vector<Tensor> fresh;
+    bind_externals(g, env, externals, fresh);
     std::unique_lock<std::mutex> tuning;
     if (tune.load(std::memory_order_acquire)) {
       tuning = std::unique_lock<std::mutex>(tune_mu);

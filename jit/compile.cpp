@@ -3,10 +3,11 @@
 //
 // Note [Guards and dynamic shapes]
 // A capture is valid for calls whose tensor arguments have the dtypes, ranks, sizes, strides and
-// requires_grad flags seen when it was traced, the same non-tensor arguments (by value) and the
-// same grad mode; captured tensors (parameters) must keep their dtype, sizes, strides and
-// requires_grad, and a compiled module's parameter list must keep its identity. Strides matter
-// because traced values are laid out as eager lays them out (Note [Traced layouts]). A miss
+// requires_grad flags seen when it was traced, the same non-tensor arguments (by value), the same
+// grad mode and the same default dtype (fw::set_default_dtype: factories such as ones() read it);
+// captured tensors (parameters) must keep their dtype, sizes, strides and requires_grad, and a
+// compiled module's parameter list must keep its identity. Strides matter because traced values
+// are laid out as eager lays them out (Note [Traced layouts]). A miss
 // traces again. When a miss differs from an earlier capture only in some sizes, those dimensions
 // become dynamic (dynamic=nullopt) and the new capture is a family: a call with new sizes in
 // dynamic dimensions re-runs the tracer (meta only: microseconds per op) and reuses the family's
@@ -146,6 +147,7 @@ struct Built {
 struct Entry {
   std::string key;
   bool grad = true;
+  ScalarType default_dtype = kFloat;  // fw::get_default_dtype() when traced (factories read it)
   std::vector<TensorGuard> in;
   std::vector<std::vector<char>> dyn;  // per input, per dim: size not guarded
   bool dynamic = false;
@@ -316,6 +318,9 @@ std::string miss_reason(const Entry& e, const std::vector<Tensor>& in, const std
   if (e.key != key) return describe_key_change(e.key, key);
   if (auto m = changed_mode(e.built.modes)) return "module " + m->name() + " switched to " + (m->is_training() ? "train" : "eval") + " mode";
   if (e.grad != grad) return std::string("grad mode changed to ") + (grad ? "enabled" : "disabled");
+  if (e.default_dtype != get_default_dtype())
+    return std::string("default dtype changed from ") + dtype_str(e.default_dtype) + " to " +
+           dtype_str(get_default_dtype());
   for (size_t i = 0; i < in.size(); i++) {
     const TensorGuard& g = e.in[i];
     const Tensor& t = in[i];
@@ -364,7 +369,8 @@ bool still_valid(const Built& b, const std::vector<Tensor>& in) {
 }
 
 bool matches(const Entry& e, const std::vector<Tensor>& in, const std::string& key, bool grad) {
-  if (e.key != key || e.grad != grad || e.in.size() != in.size()) return false;
+  if (e.key != key || e.grad != grad || e.in.size() != in.size() || e.default_dtype != get_default_dtype())
+    return false;
   for (size_t i = 0; i < in.size(); i++) {
     const TensorGuard& g = e.in[i];
     const TensorImpl* t = in[i].impl().get();
@@ -581,6 +587,7 @@ CompiledFn::Result CompiledFn::call(const std::vector<Tensor>& inputs, const std
     auto e = std::make_unique<Entry>();
     e->key = key;
     e->grad = grad;
+    e->default_dtype = get_default_dtype();
     for (size_t i = 0; i < inputs.size(); i++) {
       e->in.push_back(TensorGuard::of(inputs[i]));
       std::vector<char> d(inputs[i].dim(), 0);
@@ -621,6 +628,7 @@ CompiledFn::Result CompiledFn::call(const std::vector<Tensor>& inputs, const std
   // The guard list of this capture (for explain and FW_LOGS=guards).
   s.expl.guards.clear();
   s.expl.guards.push_back(std::string("grad mode ") + (grad ? "enabled" : "disabled"));
+  s.expl.guards.push_back(std::string("default dtype ") + dtype_str(e.default_dtype));
   if (!key.empty()) s.expl.guards.push_back("non-tensor arguments equal to those of the capture (by value)");
   for (size_t i = 0; i < inputs.size(); i++)
     s.expl.guards.push_back(guard_str("input", i, e.in[i], e.dynamic ? &e.dyn[i] : nullptr));

@@ -194,7 +194,8 @@ std::vector<Tensor> interpret(const Graph& g, ArrayRef<Tensor> inputs, ArrayRef<
            " tensor inputs, got ", inputs.size());
   std::vector<Tensor> env(g.values.size());
   for (size_t i = 0; i < g.inputs.size(); i++) env[g.inputs[i]] = inputs[i];
-  bind_externals(g, env, externals);
+  std::vector<Tensor> fresh;
+  bind_externals(g, env, externals, fresh);
   std::vector<Tensor> in;
   for (const Node& n : g.nodes) {
     in.clear();
@@ -208,9 +209,35 @@ std::vector<Tensor> interpret(const Graph& g, ArrayRef<Tensor> inputs, ArrayRef<
   return finish_run(g, env, inputs, externals);
 }
 
-void bind_externals(const Graph& g, std::vector<Tensor>& env, ArrayRef<Tensor> externals) {
+// Note [Tensors the function made]
+// A tensor the traced function made without an fw op that the tracer records (fw::zeros and
+// fw::full are an allocation plus fill_, fw::tensor({...}) copies host values) reaches the graph
+// as a captured tensor, and a constant fold_constants computes becomes one. A capture holds one
+// such tensor for all its replays, while eager makes a new one per call: returning it, or writing
+// into it (zeros() then add_(), the usual accumulator), handed every call the same tensor, so a
+// caller's earlier results changed under it. The tracer marks these externals as owned
+// (Graph::owned: storages born during a trace without breaks, StorageImpl::birth) and so does
+// fold_constants; a run writes into a copy of an owned tensor made at the start of the run
+// (bind_externals) and returns copies of owned tensors it returns unwritten (finish_run), so each
+// call's results are its own, as in eager. Graphs owning nothing pay one branch per run.
+void bind_externals(const Graph& g, std::vector<Tensor>& env, ArrayRef<Tensor>& externals,
+                    std::vector<Tensor>& fresh) {
   FW_CHECK(externals.size() <= g.externals.size(), "[jit] the graph captures ", g.externals.size(),
            " tensors, got ", externals.size());
+  bool writes_owned = false;
+  for (const Writeback& w : g.writebacks)
+    writes_owned = writes_owned || (w.target_kind == ValueKind::External && g.owns(size_t(w.target)));
+  if (writes_owned) {
+    fresh.assign(externals.begin(), externals.end());
+    for (size_t i = fresh.size(); i < g.externals.size(); i++) fresh.push_back(g.external_tensors[i]);
+    NoGradGuard ng;
+    for (const Writeback& w : g.writebacks)
+      if (w.target_kind == ValueKind::External && g.owns(size_t(w.target)) &&
+          fresh[size_t(w.target)].is_same(w.target < int(externals.size()) ? externals[size_t(w.target)]
+                                                                         : g.external_tensors[size_t(w.target)]))
+        fresh[size_t(w.target)] = fresh[size_t(w.target)].clone();
+    externals = fresh;
+  }
   for (size_t i = 0; i < g.externals.size(); i++)
     env[g.externals[i]] = i < externals.size() ? externals[i] : g.external_tensors[i];
 }
@@ -230,6 +257,13 @@ std::vector<Tensor> finish_run(const Graph& g, const std::vector<Tensor>& env, A
     }
     for (size_t i = 0; i < out.size(); i++)
       if (g.outputs[i] == w.value && !out[i].requires_grad()) out[i] = dst;
+  }
+  if (!g.owned.empty()) {
+    NoGradGuard ng;
+    for (size_t i = 0; i < out.size(); i++) {
+      const ValueInfo& x = g.values[size_t(g.outputs[i])];
+      if (x.kind == ValueKind::External && g.owns(size_t(x.index)) && !out[i].requires_grad()) out[i] = out[i].clone();
+    }
   }
   return out;
 }
@@ -369,6 +403,8 @@ int fold_constants(Graph& g, int64_t max_numel) {
         x.index = int(g.externals.size());
         x.out_nr = 0;
         x.requires_grad = false;
+        g.owned.resize(g.externals.size(), 0);
+        g.owned.push_back(1);  // a constant computed here (Note [Tensors the function made])
         g.externals.push_back(v);
         g.external_tensors.push_back(val[v]);
       }

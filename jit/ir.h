@@ -68,8 +68,13 @@ struct Graph {
                                // passed twice appears twice with one value id)
   std::vector<int> externals;  // value ids of captured tensors
   std::vector<Tensor> external_tensors;  // the captured tensors themselves (identity)
+  // Per external (missing entries: 0): 1 for a tensor the function itself made while it was
+  // traced (zeros(), fw::tensor({...})) or a constant a pass folded (Note [Tensors the function
+  // made]); a run writes into a fresh copy of it and returns copies of it, never it.
+  std::vector<char> owned;
   std::vector<int> outputs;
   std::vector<Writeback> writebacks;
+  bool owns(size_t external) const { return external < owned.size() && owned[external]; }
 
   int add_value(ValueInfo v) {
     values.push_back(std::move(v));
@@ -102,11 +107,15 @@ std::vector<Tensor> interpret(const Graph& g, ArrayRef<Tensor> inputs, ArrayRef<
                               const ReleasePlan* plan = nullptr);
 
 // Binds the captured tensors: the caller passes those of the capture (read live); constants that
-// passes appended after them (fold_constants) come from the graph itself.
-void bind_externals(const Graph& g, std::vector<Tensor>& env, ArrayRef<Tensor> externals);
+// passes appended after them (fold_constants) come from the graph itself. When the graph writes
+// into tensors it owns, `fresh` receives the externals of this run (each such tensor replaced by
+// a copy made now) and `externals` is pointed at it, so that finish_run writes into the copies.
+void bind_externals(const Graph& g, std::vector<Tensor>& env, ArrayRef<Tensor>& externals,
+                    std::vector<Tensor>& fresh);
 // Copies the writebacks' values into their targets and returns the values of g.outputs (shared
 // by every runner). An output that is the value written into an argument or a captured tensor is
-// that tensor itself, as in eager (x.mul_(2); return x; returns x).
+// that tensor itself, as in eager (x.mul_(2); return x; returns x); an output that is a tensor the
+// graph owns is a copy of it (Note [Tensors the function made]).
 std::vector<Tensor> finish_run(const Graph& g, const std::vector<Tensor>& env, ArrayRef<Tensor> inputs,
                                ArrayRef<Tensor> externals);
 

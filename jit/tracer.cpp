@@ -608,6 +608,11 @@ bool Tracer::finish(const std::vector<Tensor>& outs) {
     for (auto& p : pending_) p->placeholder = false;
     pending_.clear();
     g_.outputs = ov;
+    // Captured tensors the function made during this trace (Note [Tensors the function made] in
+    // ir.cpp). Segments run before a break write into the real tensors instead: the calls that
+    // follow re-trace, so nothing is replayed.
+    g_.owned.assign(g_.externals.size(), 0);
+    for (size_t i = 0; i < g_.externals.size(); i++) g_.owned[i] = g_.external_tensors[i].impl()->storage->birth > born_;
     return true;
   }
   // Run the last segment here; escaped buffers and handles are materialised like at a break.

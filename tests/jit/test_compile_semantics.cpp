@@ -2,7 +2,8 @@
 // arguments and captured tensors, data-dependent sizes of arguments, breaks under NoGradGuard,
 // in-place writes into tensors that take part in autograd, aliasing between arguments, module
 // modes read through a lambda, calls that throw while they are traced, vector results whose length
-// follows a dynamic size, and the messages that name what changed.
+// follows a dynamic size, tensors the function makes for itself, the default dtype, and the
+// messages that name what changed.
 #include <gtest/gtest.h>
 
 #include <fw/fw.h>
@@ -285,6 +286,69 @@ TEST_P(Semantics, ModuleModesReadThroughALambdaAreGuarded) {
   bool named = false;  // the guards of the latest capture (made in eval mode)
   for (auto& g : f.explain().guards) named = named || g.find("BatchNorm1dImpl in eval mode") != std::string::npos;
   EXPECT_TRUE(named);
+}
+
+// Tensors the function makes for itself (zeros() then add_(), a returned constant, a folded
+// constant) are new on every call, as in eager: a later call does not change what an earlier one
+// returned, and a caller's write into a result does not reach later calls (Note [Tensors the
+// function made] in jit/ir.cpp).
+TEST_P(Semantics, TensorsMadeInsideAreNewOnEveryCall) {
+  auto accumulate = [](const Tensor& x) {
+    Tensor acc = fw::zeros({2});
+    acc.add_(x);
+    acc.mul_(2);
+    return acc;
+  };
+  auto like = [](const Tensor& x) {
+    Tensor acc = fw::zeros_like(x);
+    acc.add_(x * x);
+    return std::make_tuple(acc, fw::ones({2}).mul_(3));
+  };
+  auto constant = [](const Tensor& x) {
+    Tensor c = fw::arange(3).to(fw::kFloat) * 2;
+    return std::make_tuple(x * c, c, fw::zeros({3}));
+  };
+  auto f1 = fw::compile(accumulate, opts());
+  auto f2 = fw::compile(like, opts());
+  auto f3 = fw::compile(constant, opts());
+  std::vector<Tensor> acc_results;
+  for (int i = 1; i <= 3; i++) acc_results.push_back(f1(fw::full({2}, double(i))));
+  for (int i = 0; i < 3; i++) expect_close(acc_results[size_t(i)], fw::full({2}, 2.0 * (i + 1)));
+  EXPECT_FALSE(acc_results[0].is_same(acc_results[2]));
+  auto [a1, o1] = f2(fw::full({2}, 2.0));
+  auto [a2, o2] = f2(fw::full({2}, 3.0));
+  expect_close(a1, fw::full({2}, 4.0));
+  expect_close(a2, fw::full({2}, 9.0));
+  expect_close(o1, fw::full({2}, 3.0));
+  EXPECT_FALSE(o1.is_same(o2));
+  Tensor x = fw::ones({3});
+  for (int call = 0; call < 3; call++) {
+    auto [xc, c, z] = f3(x);
+    expect_close(xc, fw::tensor({0.0f, 2.0f, 4.0f}));
+    expect_close(c, fw::tensor({0.0f, 2.0f, 4.0f}));
+    expect_close(z, fw::zeros({3}));
+    c.mul_(0);  // the caller's write stays in the caller's tensor
+    z.add_(1);
+  }
+}
+
+// The default dtype is part of every capture's guards (factories such as ones() read it).
+TEST_P(Semantics, DefaultDtypeIsGuarded) {
+  struct Restore {
+    ~Restore() { fw::set_default_dtype(fw::kFloat); }
+  } restore;
+  auto fn = [](const Tensor& x) { return x + fw::ones({3}); };
+  auto f = fw::compile(fn, opts());
+  Tensor x = fw::arange(3);
+  EXPECT_EQ(f(x).dtype(), fw::kFloat);
+  fw::set_default_dtype(fw::kDouble);
+  EXPECT_EQ(f(x).dtype(), fw::kDouble);
+  EXPECT_EQ(f(x).dtype(), fn(x).dtype());
+  auto e = f.explain();
+  EXPECT_EQ(e.recompiles, 1);
+  bool listed = false;
+  for (auto& g : e.guards) listed = listed || g == "default dtype float64";
+  EXPECT_TRUE(listed) << e.str();
 }
 
 INSTANTIATE_TEST_SUITE_P(Compile, Semantics, ::testing::ValuesIn(kBackends));
