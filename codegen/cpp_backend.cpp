@@ -162,6 +162,16 @@ struct PwOp {
   ScalarType in_t = kFloat, out_t = kFloat;
 };
 
+// Whether a scalar operand may be a literal of compute type t: eager computes in t too. A floating
+// scalar with an integer tensor computes in floating point (x == 2.5 is false for every integer
+// x; as an int64_t literal it was x == 2), a number with a bool tensor in integers (b == 2).
+bool literal_in(const Scalar& s, ScalarType t) {
+  if (s.isComplex()) return false;
+  if (t == kBool) return s.isBoolean();
+  if (t == kLong || t == kInt) return !s.isFloatingPoint();
+  return true;
+}
+
 // Whether node n fuses as a pointwise op; fills op.
 bool pointwise(const Graph& g, int ni, PwOp& op) {
   const Node& n = g.nodes[ni];
@@ -193,7 +203,7 @@ bool pointwise(const Graph& g, int ni, PwOp& op) {
       bool scalar = n.attrs.flags & (1u << k);
       if (scalar) {
         const Scalar& s = k == 0 ? n.attrs.s0 : n.attrs.s1;
-        if (s.isComplex()) return false;
+        if (!literal_in(s, t)) return false;
         op.args.push_back({ArgKind::Literal, 0, literal(s, t)});
       } else {
         if (next >= n.in.size()) return false;
@@ -236,11 +246,13 @@ bool pointwise(const Graph& g, int ni, PwOp& op) {
   const char* name = d.name;
   bool ternary = f == "Lerp" || f == "Addcmul" || f == "Addcdiv";
   if (ternary && n.in.size() == 2) {
-    if (n.attrs.s0.isComplex()) return false;
+    if (!literal_in(n.attrs.s0, t)) return false;
     op.args.push_back({ArgKind::Literal, 0, literal(n.attrs.s0, t)});
   } else if (!ternary && (n.attrs.flags & kScalarRhs) && std::strcmp(name, "clamp_scalar") != 0) {
-    if (n.attrs.s0.isComplex()) return false;
-    op.args.push_back({ArgKind::Literal, 0, literal(n.attrs.s0, t)});
+    if (!literal_in(n.attrs.s0, t)) return false;
+    std::string lit = literal(n.attrs.s0, t);
+    if (f == "Pow" && is_float) lit = "fw::kernel::opaque(" + lit + ")";  // no pow -> sqrt rewrite
+    op.args.push_back({ArgKind::Literal, 0, lit});
   }
   if (t == kFloat && out.dtype == kFloat && op.args.size() == 1 && !op.args[0].cast && vec_f32(f))
     op.form = PwOp::VecCall;

@@ -29,6 +29,13 @@ template <class T> inline void store(T* __restrict p, const T* __restrict d, int
 template <class F> inline void par_for(int64_t n, int64_t work, const F& f) {
   fw::detail::parallel_for(0, n, work >= fw::detail::kGrainSize ? 1 : n, f);
 }
+// A value the compiler may not assume: pow's literal exponent goes through it, since GCC 12's
+// vectoriser turns pow(x, 0.5) into sqrt(x) (NaN for -inf where pow gives +inf, -0 for -0 where
+// pow gives +0) even without -ffast-math; eager calls std::pow.
+template <class T> inline T opaque(T v) {
+  asm("" : "+m"(v));
+  return v;
+}
 // A per-thread row buffer (std::vector<bool> has no data()).
 template <class T> struct RowBuf {
   std::unique_ptr<T[]> p;

@@ -22,6 +22,7 @@
 // sharing of buffers between tensor arguments (part of the key: '=' one tensor, '~' one buffer),
 // and, for a capture that writes into its arguments or captured tensors, which arguments share a
 // buffer with a captured tensor (aliases_match).
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <map>
@@ -184,8 +185,9 @@ std::set<CompiledFn::State*>& registry() {
 
 // Note [Argument keys]
 // The key of a call spells its non-tensor arguments and its arguments' structure, one leaf per
-// argument in order (jit.h, Arg<>::flatten): 'T' a tensor; 'V<n>:' a vector of n tensors; 'O0' an
-// empty optional, 'Ou' one holding an undefined tensor, 'O1' one holding a tensor; 'S<t><w>' and
+// argument in order (jit.h, Arg<>::flatten): 'T' a tensor, 'U' an undefined one; 'V<n>:' and one
+// 'T' or 'U' per element a vector of n tensors; 'O0' an empty optional, 'Ou' one holding an
+// undefined tensor, 'O1' one holding a tensor; 'S<t><w>' and
 // w bytes a number (t: i integer, u unsigned, f floating, b bool, e enum); 's<n>:' and n bytes a
 // string; '(' and ')' around a tuple's leaves. CompiledFn::call appends the aliasing between
 // tensor arguments ('=i:j' one tensor, '~i:j' one buffer) and the module's flags ('|M...').
@@ -212,11 +214,16 @@ bool decode_key(const std::string& k, std::vector<KeyLeaf>& leaves, std::string&
     size_t n = 0;
     switch (c) {
       case 'T': leaves.push_back({'T', "a tensor"}); break;
+      case 'U': leaves.push_back({'T', "an undefined tensor"}); break;
       case '(': case ')': break;
-      case 'V':
-        if (!number(n)) return false;
-        leaves.push_back({'V', "a vector of " + std::to_string(n) + " tensors"});
+      case 'V': {
+        if (!number(n) || i + n > k.size()) return false;
+        const size_t undefined = size_t(std::count(k.begin() + long(i), k.begin() + long(i + n), 'U'));
+        i += n;  // one 'T' or 'U' per element
+        leaves.push_back({'V', "a vector of " + std::to_string(n) + " tensors" +
+                                   (undefined ? " (" + std::to_string(undefined) + " undefined)" : "")});
         break;
+      }
       case 'O':
         if (i >= k.size()) return false;
         c = k[i++];

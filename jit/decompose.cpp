@@ -20,9 +20,9 @@ enum : uint32_t { kWeight = 1, kBias = 2, kRunMean = 4, kRunVar = 8, kTraining =
 // Note [Decompositions]
 // Under the inductor backend a few composite ops with their own eager kernels are recorded as the
 // primitives they compute, so codegen can fuse them with their producers and consumers:
-//  * softmax(x, d) = exp(x - m) / sum(exp(x - m), d) and log_softmax = (x - m) - log(sum(exp(x - m), d)),
+//  * softmax(x, d) = exp(x - m) / sum(exp(x - m), d) and log_softmax = x - (m + log(sum(exp(x - m), d))),
 //    with m = amax(x, d) taken without gradient (both are shift-invariant, so the exact gradient
-//    does not flow through m);
+//    does not flow through m), each rounded as eager's kernel rounds it;
 //  * layer_norm over the last dimension: mean, centred values, biased variance, rstd = 1/sqrt(var + eps),
 //    then the affine part; outputs (y, mean, rstd) as the op;
 //  * batch_norm in evaluation mode: pointwise with per-channel constants, y = (x - running_mean) *
@@ -79,7 +79,9 @@ bool Tracer::decompose(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, Outs& o) 
       Tensor e = z.exp();
       o = {e / e.sum({dim}, true)};
     } else {
-      o = {z - z.exp().sum({dim}, true).log()};
+      // x - (m + log(sum)) as eager (and PyTorch) compute it, not (x - m) - log(sum): on rows of
+      // large values the two round differently (rows [1e4, 1e4, 0]: -0.693359 against -0.693147).
+      o = {x - (m + z.exp().sum({dim}, true).log())};
     }
     Decomposition dc{id, a, {in_value}, {value_of_.at(o[0].impl().get())}, {}};
     for (size_t i = first_node; i < g_.nodes.size(); i++)

@@ -96,21 +96,27 @@ struct Arg {
                 "fw::compile: unsupported argument type (use Tensor, std::vector<Tensor>, std::optional<Tensor>, "
                 "tuples of those, arithmetic values, enums or strings; capture other objects in the lambda)");
 };
+// An undefined Tensor (Tensor(), as libtorch code passes for "none") is part of the key and no
+// graph input; the function sees an undefined Tensor in its place.
 template <> struct Arg<Tensor> {
   static void flatten(Flat& f, const Tensor& t) {
-    f.key += 'T';
-    f.tensors.push_back(t);
+    f.key += t.defined() ? 'T' : 'U';
+    if (t.defined()) f.tensors.push_back(t);
   }
-  static Tensor rebuild(const Tensor&, const Tensor*& next) { return *next++; }
+  static Tensor rebuild(const Tensor& o, const Tensor*& next) { return o.defined() ? *next++ : Tensor(); }
 };
 template <> struct Arg<std::vector<Tensor>> {
   static void flatten(Flat& f, const std::vector<Tensor>& v) {
     f.key += 'V' + std::to_string(v.size()) + ':';
-    for (auto& t : v) f.tensors.push_back(t);
+    for (auto& t : v) {
+      f.key += t.defined() ? 'T' : 'U';
+      if (t.defined()) f.tensors.push_back(t);
+    }
   }
   static std::vector<Tensor> rebuild(const std::vector<Tensor>& o, const Tensor*& next) {
-    std::vector<Tensor> r(next, next + o.size());
-    next += o.size();
+    std::vector<Tensor> r;
+    r.reserve(o.size());
+    for (auto& t : o) r.push_back(t.defined() ? *next++ : Tensor());
     return r;
   }
 };

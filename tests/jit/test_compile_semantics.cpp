@@ -9,6 +9,7 @@
 #include <fw/fw.h>
 #include <fw/jit.h>
 
+#include <limits>
 #include <stdexcept>
 
 #include "../expect_error.h"
@@ -349,6 +350,61 @@ TEST_P(Semantics, DefaultDtypeIsGuarded) {
   bool listed = false;
   for (auto& g : e.guards) listed = listed || g == "default dtype float64";
   EXPECT_TRUE(listed) << e.str();
+}
+
+// An undefined Tensor argument (libtorch code passes Tensor() for "none") is part of the key.
+TEST_P(Semantics, UndefinedTensorArguments) {
+  auto fn = [](const Tensor& x, const Tensor& y) { return y.defined() ? x + y : x * 2; };
+  auto vfn = [](const std::vector<Tensor>& v) {
+    Tensor r = v[0];
+    for (size_t i = 1; i < v.size(); i++)
+      if (v[i].defined()) r = r + v[i];
+    return r;
+  };
+  auto f = fw::compile(fn, opts());
+  auto g = fw::compile(vfn, opts());
+  Tensor x = fw::ones({3});
+  for (int i = 0; i < 2; i++) {
+    expect_close(f(x, Tensor()), fn(x, Tensor()));
+    expect_close(f(x, x), fn(x, x));
+    const std::vector<Tensor> v1{x, Tensor(), x}, v2{x, x, Tensor()};
+    expect_close(g(v1), vfn(v1));
+    expect_close(g(v2), vfn(v2));
+  }
+  EXPECT_EQ(f.explain().recompiles, 1);
+}
+
+// Cases where fused code used to round or compare differently from eager's kernels.
+TEST_P(Semantics, FusedScalarsAndRowOpsRoundAsEager) {
+  const double inf = std::numeric_limits<double>::infinity();
+  // Integer and bool tensors against scalars their dtype cannot hold compare in eager's type.
+  auto cmp = [](const Tensor& x, const Tensor& b) {
+    return std::make_tuple((x * 1 == 2.5).logical_not(), (x * 1 > 2.5).logical_not(), (b.logical_not() == 2).logical_not());
+  };
+  auto f1 = fw::compile(cmp, opts());
+  Tensor xi = fw::arange(5), b = fw::tensor({true, false});
+  auto [c1, c2, c3] = f1(xi, b);
+  auto [e1, e2, e3] = cmp(xi, b);
+  EXPECT_TRUE(fw::equal(c1, e1)) << c1;
+  EXPECT_TRUE(fw::equal(c2, e2)) << c2;
+  EXPECT_TRUE(fw::equal(c3, e3)) << c3;
+  // pow(x, 0.5) is pow, not sqrt: pow(-inf, 0.5) = +inf and pow(-0, 0.5) = +0, at every position.
+  auto half = [](const Tensor& x) { return fw::pow(x * 2, 0.5) * 1; };
+  auto f2 = fw::compile(half, opts());
+  for (auto dt : {fw::kFloat, fw::kDouble}) {
+    Tensor x = fw::tensor({-inf, -0.0, 4.0, -inf, -0.0, 4.0, -inf, -0.0, 4.0, -inf, 2.0, -0.0, 9.0, 1.0, -inf, 0.5,
+                           -0.0, -inf}).to(dt);
+    Tensor got = f2(x), want = half(x);
+    EXPECT_TRUE(fw::equal(got.isnan(), want.isnan())) << got;
+    EXPECT_TRUE(fw::equal(got.signbit(), want.signbit())) << got;
+    EXPECT_TRUE(fw::allclose(got, want, 1e-6, 0)) << got << want;
+  }
+  // log_softmax fused with a consumer rounds as eager's kernel on rows of large values.
+  auto lsm = [](const Tensor& x) { return fw::log_softmax(x, -1) * 1; };
+  auto f3 = fw::compile(lsm, opts());
+  Tensor rows = fw::tensor({1e4f, 1e4f, 0.f, 1e30f, 1e30f, 0.f}).view({2, 3});
+  Tensor got = f3(rows), want = lsm(rows);
+  EXPECT_TRUE(fw::allclose(got, want, 1e-6, 1e-7)) << got << want;
 }
 
 INSTANTIATE_TEST_SUITE_P(Compile, Semantics, ::testing::ValuesIn(kBackends));
