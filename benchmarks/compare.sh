@@ -71,8 +71,10 @@ for r in $(seq "$rounds"); do
   cache="$out/fw-cache-$r"
   FW_CACHE_DIR="$cache" OMP_NUM_THREADS=2 "$bdir"/benchmarks/fw_bench_compile | sed "s/^/fw $r /" >> "$out/all.txt"
   rm -rf "$cache"
-  FW_CACHE_DIR="$cache" OMP_NUM_THREADS=2 "$bdir"/benchmarks/fw_bench_compile w7 | sed "s/^W7_first_call/W7_first_call_cold/; s/^/fw $r /" >> "$out/all.txt"
-  FW_CACHE_DIR="$cache" OMP_NUM_THREADS=2 "$bdir"/benchmarks/fw_bench_compile w7 | sed "s/^W7_first_call/W7_first_call_warm/; s/^/fw $r /" >> "$out/all.txt"
+  FW_CACHE_DIR="$cache" OMP_NUM_THREADS=2 "$bdir"/benchmarks/fw_bench_compile w7 |
+    sed "s/^\(W7[a-z_]*_first_call\)/\1_cold/; s/^/fw $r /" >> "$out/all.txt"
+  FW_CACHE_DIR="$cache" OMP_NUM_THREADS=2 "$bdir"/benchmarks/fw_bench_compile w7 |
+    sed "s/^\(W7[a-z_]*_first_call\)/\1_warm/; s/^/fw $r /" >> "$out/all.txt"
 done
 python3 - "$out/all.txt" <<'PY'
 import sys, statistics, collections
