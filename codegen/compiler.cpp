@@ -131,9 +131,61 @@ std::string elf_problem(const std::string& path) {
   return "";
 }
 
+std::string read_file(const std::string& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// Note [Library checksums]
+// The ELF check above catches truncation but not damaged contents: a library whose relocation
+// tables were overwritten (zeroed from some offset on, or random bytes) kept its headers and size,
+// and dlopen crashed applying the relocations, before fw_kernel_key() could be asked. Every
+// library is therefore written with a trailer, 8 bytes of magic, the byte length before the
+// trailer and a 64-bit FNV-1a hash of those bytes, and the whole file is hashed before dlopen (a
+// few hundred microseconds for a kernel library). The dynamic loader ignores bytes past the
+// sections, so the trailer does not change what is loaded.
+constexpr char kTrailerMagic[8] = {'f', 'w', 'k', 'e', 'r', 'n', 'e', 'l'};
+constexpr size_t kTrailer = 24;
+
+uint64_t fnv1a(const char* p, size_t n) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n; i++) h = (h ^ uint64_t(uint8_t(p[i]))) * 1099511628211ull;
+  return h;
+}
+
+// Appends the trailer to the library just compiled at `path`; false on I/O errors.
+bool append_trailer(const std::string& path) {
+  std::string body = read_file(path);
+  if (body.empty()) return false;
+  const uint64_t n = body.size(), h = fnv1a(body.data(), body.size());
+  std::ofstream f(path, std::ios::binary | std::ios::app);
+  f.write(kTrailerMagic, 8);
+  f.write(reinterpret_cast<const char*>(&n), 8);
+  f.write(reinterpret_cast<const char*>(&h), 8);
+  f.close();
+  return f.good();
+}
+
+// "" when the file ends in a trailer that matches its contents; otherwise what is wrong.
+std::string checksum_problem(const std::string& path) {
+  const std::string data = read_file(path);
+  if (data.size() < kTrailer) return "too short for its checksum trailer";
+  const char* t = data.data() + data.size() - kTrailer;
+  uint64_t n, h;
+  std::memcpy(&n, t + 8, 8);
+  std::memcpy(&h, t + 16, 8);
+  if (std::memcmp(t, kTrailerMagic, 8) != 0 || n != data.size() - kTrailer) return "no checksum trailer";
+  if (fnv1a(data.data(), size_t(n)) != h) return "its contents do not match its checksum (corrupted)";
+  return "";
+}
+
 // dlopen + key check; null (file removed) when the file is not a valid library for `key`.
 void* open_checked(const std::string& path, const std::string& key) {
-  if (std::string why = elf_problem(path); !why.empty()) {
+  std::string why = elf_problem(path);
+  if (why.empty()) why = checksum_problem(path);
+  if (!why.empty()) {
     jit::log::kernels("cache file ", path, " is not a valid library (", why, "); rebuilding");
     ::unlink(path.c_str());
     return nullptr;
@@ -153,13 +205,6 @@ void* open_checked(const std::string& path, const std::string& key) {
     return nullptr;
   }
   return h;
-}
-
-std::string read_file(const std::string& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
 }
 
 // The text of the headers every kernel includes, for the cache keys: a kernel compiled against
@@ -303,6 +348,10 @@ const Library& load_library(const std::string& source, const std::string& key) {
       ::unlink(tmp_so.c_str());
       FW_CHECK(false, "[fw::compile] the host compiler failed on ", cpp, " (", compiler(), " ", kFlags,
                "; set FW_CXX to choose another compiler):\n", out.substr(0, 4000));
+    }
+    if (!append_trailer(tmp_so)) {
+      ::unlink(tmp_so.c_str());
+      FW_CHECK(false, "[fw::compile] cannot write the checksum of ", tmp_so, " (set FW_CACHE_DIR to a writable directory)");
     }
     FW_CHECK(::rename(tmp_so.c_str(), so.c_str()) == 0, "[fw::compile] cannot rename ", tmp_so, " to ", so);
     lib->handle = open_checked(so, key);

@@ -11,8 +11,10 @@
 // same graph never see a torn file (the last rename wins with identical content). Every library
 // exports fw_kernel_key(), which must return the hash it was built for: a truncated, corrupted or
 // foreign file fails that check, is deleted, and is rebuilt. Before dlopen sees a file, its ELF
-// headers are checked against its size (every segment and the section table inside the file):
-// glibc maps segments past the end of a truncated file and the first touch of them is SIGBUS.
+// headers are checked against its size (every segment and the section table inside the file:
+// glibc maps segments past the end of a truncated file and the first touch of them is SIGBUS), and
+// its contents against the checksum trailer written after it was compiled (damaged relocation
+// tables crash dlopen itself; Note [Library checksums] in compiler.cpp).
 #pragma once
 #include <string>
 #include <vector>

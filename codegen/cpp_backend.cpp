@@ -1385,6 +1385,7 @@ static int fold_product_epilogues(Graph& g) {
       if (!p || (p->attrs.flags & (kProductRelu | kProductGate))) continue;
       p->attrs.flags |= kProductRelu;
       repl[size_t(r.out[0])] = r.in[0];
+      uses[size_t(r.in[0])] = uses[size_t(r.out[0])];  // the product's result is read where relu's was
       log::fusion("folding relu (%", r.out[0], ") into the epilogue of ", op_def(p->op).name, " (%", r.in[0], ")");
       folded++;
     } else if (r.op == OpId::mul && r.in.size() == 2 && !(r.attrs.flags & kScalarRhs)) {
@@ -1399,6 +1400,8 @@ static int fold_product_epilogues(Graph& g) {
         p->in.push_back(h);
         p->attrs.flags |= kProductGate;
         repl[size_t(r.out[0])] = v;
+        uses[size_t(v)] = uses[size_t(r.out[0])];
+        uses[size_t(h)]++;
         log::fusion("folding the mask (%", h, " > 0) of mul (%", r.out[0], ") into the epilogue of ",
                     op_def(p->op).name, " (%", v, ")");
         folded++;

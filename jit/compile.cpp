@@ -457,17 +457,30 @@ Captured capture(CompiledFn::State& s, const std::vector<Tensor>& inputs, const 
   T.set_decompose(s.opts.backend() == "inductor");
   Captured c;
   std::vector<Tensor> outs;
-  {
+  try {
     Tracer::Scope scope(T);
     outs = run(T.inputs(), c.lens);
+  } catch (...) {
+    // In-place writes into arguments made before the throw happened in eager too. If running
+    // them fails as well, the function's own exception is the one to report.
+    try {
+      T.flush_after_throw();
+    } catch (...) {
+    }
+    throw;
   }
   c.replayable = T.finish(outs);
   outs.clear();
-  for (auto& b : T.breaks()) s.expl.breaks.push_back({b.op, b.reason});
-  for (auto& n : T.escape_notes) {
-    s.expl.breaks.push_back({"escape", n});
-    log::breaks(s.name, ": ", n);
-  }
+  // Each distinct break once: a function that breaks is traced on every call.
+  auto note = [&s](const std::string& op, const std::string& reason) {
+    for (const auto& b : s.expl.breaks)
+      if (b.op == op && b.reason == reason) return false;
+    s.expl.breaks.push_back({op, reason});
+    return true;
+  };
+  for (auto& b : T.breaks()) note(b.op, b.reason);
+  for (auto& n : T.escape_notes)
+    if (note("escape", n)) log::breaks(s.name, ": ", n);
   c.modes = T.module_modes();
   if (c.replayable) c.graph = std::move(T.graph());
   else c.results = std::move(T.results());
@@ -540,11 +553,13 @@ CompiledFn::Result CompiledFn::call(const std::vector<Tensor>& inputs, const std
       break;
     }
   if (hit && !hit->retrace && !hit->dynamic) {
+    // What the run needs is copied out under the lock: another thread may drop the entry
+    // (reset(), a module whose parameters were replaced) while this run goes on.
     std::shared_ptr<Program> p = hit->built.program;
     r.lens = hit->built.lens;
-    Entry* e = hit;
+    std::vector<Tensor> ext = hit->built.graph.external_tensors;
     lock.unlock();
-    r.outs = p->run(inputs, e->built.graph.external_tensors);
+    r.outs = p->run(inputs, ext);
     return r;
   }
   if (!hit) {
@@ -670,8 +685,9 @@ CompiledFn::Result CompiledFn::call(const std::vector<Tensor>& inputs, const std
   Built& slot = e.dynamic ? e.by_shape[skey] : e.built;
   slot = {p, std::move(c.graph), std::move(ext), c.lens, std::move(aliases), c.modes};
   drop.armed = false;
+  std::vector<Tensor> ext_now = slot.graph.external_tensors;  // the slot may be dropped once unlocked
   lock.unlock();
-  r.outs = p->run(inputs, slot.graph.external_tensors);
+  r.outs = p->run(inputs, ext_now);
   return r;
 }
 

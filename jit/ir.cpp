@@ -63,6 +63,7 @@ std::string product_epilogues_note(const Graph& g) {
 
 std::string op_attrs_str(OpId op, const OpAttrs& a) {
   std::ostringstream os;
+  os.precision(17);  // every scalar exactly: a graph's text keys the cache of segment programs
   auto sep = [&, first = true]() mutable -> std::ostream& {
     os << (first ? "" : ", ");
     first = false;
@@ -76,7 +77,6 @@ std::string op_attrs_str(OpId op, const OpAttrs& a) {
   if (a.i0) sep() << "i0=" << a.i0;
   if (a.i1) sep() << "i1=" << a.i1;
   if (a.i2) sep() << "i2=" << a.i2;
-  os.precision(17);
   if (a.f0 != 0) sep() << "f0=" << a.f0;
   if (a.f1 != 0) sep() << "f1=" << a.f1;
   if (a.f2 != 0) sep() << "f2=" << a.f2;

@@ -584,6 +584,11 @@ Outs Tracer::run_eagerly(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, const T
   return dispatch(id, in, a);
 }
 
+void Tracer::flush_after_throw() {
+  if (g_.writebacks.empty()) return;
+  run_segment({}, live());
+}
+
 bool Tracer::finish(const std::vector<Tensor>& outs) {
   std::vector<int> ov;
   for (int pass = 0; pass < 2; pass++) {

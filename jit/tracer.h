@@ -76,6 +76,9 @@ class Tracer {
   // run (a replayable capture). Otherwise runs the last segment itself, stores the real results in
   // results(), and returns false (the function must be re-traced on every call).
   bool finish(const std::vector<Tensor>& outs);
+  // After the traced function threw: runs the segment traced so far when it writes into arguments
+  // or captured tensors, since eager made those writes before the throw. Its results are dropped.
+  void flush_after_throw();
   Graph& graph() { return g_; }
   std::vector<Tensor>& results() { return results_; }
   const std::vector<BreakInfo>& breaks() const { return breaks_; }

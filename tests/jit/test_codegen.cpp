@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <thread>
 
@@ -135,6 +136,25 @@ TEST(Codegen, DiskCacheIsReusedAndACorruptedFileIsRebuilt) {
     fs::resize_file(libs[0], keep);
     run_children(1);  // the child must not crash
     EXPECT_EQ(fs::file_size(libs[0]), full) << "truncated to " << keep << " bytes: not rebuilt";
+  }
+  // Damaged contents at full size (headers intact): zeroed from some offset on, or a run of other
+  // bytes in the middle. dlopen died applying the damaged relocations; the checksum trailer
+  // catches them first (Note [Library checksums]).
+  auto read_all = [](const fs::path& p) {
+    std::ifstream f(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  };
+  const std::string pristine = read_all(good);
+  for (int variant = 0; variant < 3; variant++) {
+    std::string bytes = pristine;
+    const size_t from = variant == 0 ? 0x3000 : variant == 1 ? bytes.size() / 3 : bytes.size() / 2;
+    ASSERT_LT(from, bytes.size());
+    for (size_t i = from; i < (variant == 2 ? from + 64 : bytes.size()); i++) bytes[i] = char(variant == 2 ? 0x5a : 0);
+    fs::remove(libs[0]);
+    { std::ofstream(libs[0], std::ios::binary) << bytes; }
+    run_children(1);  // the child must not crash
+    const std::string now = read_all(libs[0]);
+    EXPECT_TRUE(now.size() == full && now != bytes) << "damaged variant " << variant << ": not rebuilt";
   }
   fs::remove(good);
   // A valid library that holds other kernels under this name is rejected by its key.

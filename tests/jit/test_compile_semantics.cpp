@@ -9,6 +9,8 @@
 #include <fw/fw.h>
 #include <fw/jit.h>
 
+#include <atomic>
+#include <thread>
 #include <limits>
 #include <stdexcept>
 
@@ -405,6 +407,63 @@ TEST_P(Semantics, FusedScalarsAndRowOpsRoundAsEager) {
   Tensor rows = fw::tensor({1e4f, 1e4f, 0.f, 1e30f, 1e30f, 0.f}).view({2, 3});
   Tensor got = f3(rows), want = lsm(rows);
   EXPECT_TRUE(fw::allclose(got, want, 1e-6, 1e-7)) << got << want;
+}
+
+// Found by a bug hunt: a function that breaks ran a segment program cached under a graph text
+// that printed its scalars to 6 digits (x * 1.0000001 reused the program of x * 1); an in-place
+// write into an argument was lost when the function threw after it; every call of a function that
+// breaks appended its break to explain() again.
+TEST_P(Semantics, BreaksAndThrowsKeepEagerEffects) {
+  auto scaled = [](const Tensor& x, double s) {
+    const double v = x.sum().item<double>();
+    return x * s + v;
+  };
+  auto f = fw::compile(scaled, opts());
+  Tensor x = fw::ones({2}, fw::kDouble);
+  for (double s : {1.0, 1.0000001, 2.0, 2.000000001}) {
+    Tensor got = f(x, s), want = scaled(x, s);
+    EXPECT_TRUE(fw::equal(got, want)) << "s = " << s << ": " << got << " vs " << want;
+  }
+  for (int i = 0; i < 20; i++) f(x, 3.0);
+  EXPECT_EQ(f.explain().breaks.size(), 1u);
+  auto throws = [](Tensor x, const Tensor& y) {
+    x.add_(1);
+    return fw::matmul(x, y);
+  };
+  auto g = fw::compile(throws, opts());
+  Tensor a = fw::zeros({2, 3}), b = fw::zeros({2, 3});
+  EXPECT_ERROR(g(a, b), "[mm] mat1 and mat2 shapes cannot be multiplied (2x3 and 2x3)");
+  EXPECT_EQ(a.sum().item<double>(), 6.0);  // eager made the write before the error
+  Tensor c = fw::zeros({3, 2});
+  expect_close(g(a, c), fw::zeros({2, 2}));
+  EXPECT_EQ(a.sum().item<double>(), 12.0);
+}
+
+// Threads calling a compiled function while another drops every capture (fw::jit::reset()):
+// the runs keep what they need (found by a bug hunt: a run read its entry's captured tensors after
+// the entry was destroyed).
+TEST_P(Semantics, ResetWhileOtherThreadsRun) {
+  Tensor w = fw::randn({8});
+  auto fn = [&w](const Tensor& x) { return (x * w).relu() + 1; };
+  auto f = fw::compile(fn, opts().dynamic(true));
+  std::atomic<int> bad{0}, done{0};
+  auto worker = [&](int seed) {
+    for (int i = 0; i < 300; i++) {
+      Tensor x = fw::full({1 + (i * 7 + seed) % 70, 8}, 0.5);
+      if (!fw::allclose(f(x), fn(x))) bad++;
+    }
+    done++;
+  };
+  std::thread t1(worker, 1), t2(worker, 2);
+  int resets = 0;
+  while (done.load() < 2) {
+    fw::jit::reset();
+    resets++;
+  }
+  t1.join();
+  t2.join();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_GT(resets, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Compile, Semantics, ::testing::ValuesIn(kBackends));

@@ -200,4 +200,23 @@ TEST(ProductEpilogue, MaskedProductFoldsAndKeepsEagerBits) {
   for (const auto& e : {f6.explain(), f7.explain(), f8.explain()}) EXPECT_EQ(epilogues(e, "relu-mask"), 0) << programs(e);
 }
 
+// A relu folded into its product makes the product's result the relu's, with the relu's readers:
+// a mask on it must not be folded too when something else reads the relu (found by a bug hunt:
+// the unmasked result came back masked).
+TEST(ProductEpilogue, AMaskOnAFoldedReluWithOtherReadersStaysOut) {
+  fw::manual_seed(8);
+  Tensor x = fw::randn({12, 20}), w = fw::randn({20, 30}), h = fw::randn({12, 30});
+  auto fn = [](const Tensor& x, const Tensor& w, const Tensor& h) {
+    Tensor q = fw::relu(fw::mm(x, w));
+    return std::make_tuple(q * (h > 0), q);
+  };
+  auto f = fw::compile(fn);
+  auto [g, q] = f(x, w, h);
+  auto [g0, q0] = fn(x, w, h);
+  expect_same_bits(g, g0);
+  expect_same_bits(q, q0);
+  EXPECT_EQ(epilogues(f.explain()), 1) << programs(f.explain());
+  EXPECT_EQ(epilogues(f.explain(), "relu-mask"), 0) << programs(f.explain());
+}
+
 }  // namespace
