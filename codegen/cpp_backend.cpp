@@ -1335,14 +1335,11 @@ static std::vector<int> fusion_order(const Graph& g) {
 //    was one such pass over 1 MB.
 //  - p * (h > 0), relu's backward through a product (the gradient of the layer below): the node
 //    gets kProductGate and h as an extra last input, when h has the product's sizes and dtype and
-//    is computed before the product runs. The kernel that fused the mask, the product and the
-//    bias gradient's column sum then reads the masked product once instead of the product and h.
+//    is computed before the product runs. What reads the gradient next (the bias gradient's
+//    column sum, the next product) reads the masked product, where a fused kernel used to read
+//    the product and h and store the masked product.
 // Other pointwise consumers still run as the following fused loop. The flagged forms have no
 // backward, which is safe here: codegen programs never record autograd (needs_autograd below).
-static bool is_product(OpId op) {
-  return op == OpId::mm || op == OpId::addmm || op == OpId::bmm || op == OpId::baddbmm;
-}
-
 static int fold_product_epilogues(Graph& g) {
   std::vector<int> uses(g.values.size(), 0);
   for (const Node& n : g.nodes)
@@ -1366,7 +1363,7 @@ static int fold_product_epilogues(Graph& g) {
         x.offset != y.offset)
       return nullptr;
     Node& p = g.nodes[size_t(x.index)];
-    return is_product(p.op) && p.out.size() == 1 ? &p : nullptr;
+    return is_matrix_product(p.op) && p.out.size() == 1 ? &p : nullptr;
   };
   // h when mask value m is gt(h, 0) (scalar right operand zero); else -1.
   auto gate_of = [&](int m) {

@@ -37,13 +37,13 @@ static void list(std::ostream& os, IntArrayRef v) {
   os << ']';
 }
 
-static bool is_product(OpId op) {
+bool is_matrix_product(OpId op) {
   return op == OpId::mm || op == OpId::addmm || op == OpId::bmm || op == OpId::baddbmm;
 }
 
 int product_epilogues(const Graph& g, uint32_t flag) {
   int n = 0;
-  for (const Node& x : g.nodes) n += is_product(x.op) && (x.attrs.flags & flag);
+  for (const Node& x : g.nodes) n += is_matrix_product(x.op) && (x.attrs.flags & flag);
   return n;
 }
 
@@ -80,7 +80,7 @@ std::string op_attrs_str(OpId op, const OpAttrs& a) {
   if (a.f0 != 0) sep() << "f0=" << a.f0;
   if (a.f1 != 0) sep() << "f1=" << a.f1;
   if (a.f2 != 0) sep() << "f2=" << a.f2;
-  const bool product = is_product(op);
+  const bool product = is_matrix_product(op);
   const uint32_t epilogue = fw::detail::kProductRelu | fw::detail::kProductGate;
   if (product && (a.flags & fw::detail::kProductRelu)) sep() << "epilogue=relu";
   if (product && (a.flags & fw::detail::kProductGate)) sep() << "epilogue=gate(last input > 0)";

@@ -130,6 +130,8 @@ int fold_constants(Graph& g, int64_t max_numel = 1 << 16);
 int fold_views(Graph& g);
 
 std::string op_attrs_str(OpId op, const OpAttrs& a);
+// mm, addmm, bmm, baddbmm: the products whose attrs may carry epilogue flags.
+bool is_matrix_product(OpId op);
 // Matrix products whose attrs carry epilogue flag `flag` (Note [Epilogues in extern products]).
 int product_epilogues(const Graph& g, uint32_t flag);
 // ", n product(s) with a relu epilogue, m product(s) with a relu-mask epilogue", the parts with
