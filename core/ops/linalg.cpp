@@ -32,6 +32,11 @@ Batch batch_of(const Tensor& t) {
 
 template <class T>
 void naive_gemm(int64_t m, int64_t n, int64_t k, T alpha, MatArg<T> a, MatArg<T> b, T beta, T* c, int64_t ldc) {
+  if (k == 0 || alpha == T(0)) {  // as gemm(): neither operand is read (NaN in them stays out)
+    for (int64_t i = 0; i < m; i++)
+      for (int64_t j = 0; j < n; j++) c[i * ldc + j] = beta == T(0) ? T(0) : T(beta * c[i * ldc + j]);
+    return;
+  }
   for (int64_t i = 0; i < m; i++) {
     T* ci = c + i * ldc;
     for (int64_t j = 0; j < n; j++) ci[j] = beta == T(0) ? T(0) : T(beta * ci[j]);
@@ -83,7 +88,9 @@ void product(const char* op, const Tensor& out, const Tensor& a, const Tensor& b
     GemmEpilogue<T> gep;
     Batch sbias{0, 0, 0}, sgate{0, 0, 0};
     if constexpr (kGemmType<T>) {
-      if (ep.bias.defined()) {
+      // A bias scale that is zero in T (beta = 1e-50 in float) ignores the bias, NaN included, as
+      // beta == 0 ignores C.
+      if (ep.bias.defined() && ep.bias_scale.to<T>() != T(0)) {
         sbias = batch_of(ep.bias);
         gep.bias = ep.bias.data_ptr<T>();
         gep.rs = sbias.rs;

@@ -260,6 +260,27 @@ TEST(GemmF32, EpilogueReluKeepsNaN) {
   }
 }
 
+// addmm's beta is applied in T: a beta that is zero in float (1e-50) ignores self, NaN and inf
+// included, as beta == 0 does; alpha == 0 ignores NaN in the operands for complex too (found by a
+// bug hunt).
+TEST(GemmF32, AddmmZeroScalesIgnoreWhatTheyScale) {
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  fw::Tensor self = fw::full({2, 2}, nan);
+  self.index_put_({0, 1}, inf);
+  for (auto dt : {fw::kFloat, fw::kHalf, fw::kBFloat16}) {
+    fw::Tensor r = fw::addmm(self.to(dt), fw::ones({2, 3}, dt), fw::ones({3, 2}, dt), 1e-50, 1);
+    EXPECT_TRUE(fw::equal(r.to(fw::kFloat), fw::full({2, 2}, 3.0))) << fw::dtype_name(dt) << ": " << r;
+    fw::Tensor bb = fw::baddbmm(self.to(dt).unsqueeze(0), fw::ones({1, 2, 3}, dt), fw::ones({1, 3, 2}, dt), 1e-50);
+    EXPECT_TRUE(fw::equal(bb.to(fw::kFloat), fw::full({1, 2, 2}, 3.0))) << fw::dtype_name(dt) << ": " << bb;
+  }
+  fw::Tensor m1 = fw::ones({2, 3}, fw::kComplexFloat);
+  m1.index_put_({0, 0}, nan);
+  fw::Tensor r = fw::addmm(fw::ones({2, 2}, fw::kComplexFloat), m1, fw::ones({3, 2}, fw::kComplexFloat), 1, 0);
+  EXPECT_TRUE(fw::equal(fw::real(r), fw::ones({2, 2}))) << r;
+  r = fw::addmm(fw::ones({2, 2}, fw::kComplexFloat), m1, fw::ones({3, 2}, fw::kComplexFloat), 0, 0);
+  EXPECT_TRUE(fw::equal(fw::real(r), fw::zeros({2, 2}))) << r;
+}
+
 TEST(GemmF64, OddSizesAllTransposes) {
   std::mt19937 rng(7);
   int64_t bad = 0;
