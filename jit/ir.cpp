@@ -219,7 +219,8 @@ std::vector<Tensor> interpret(const Graph& g, ArrayRef<Tensor> inputs, ArrayRef<
 // (Graph::owned: storages born during a trace without breaks, StorageImpl::birth) and so does
 // fold_constants; a run writes into a copy of an owned tensor made at the start of the run
 // (bind_externals) and returns copies of owned tensors it returns unwritten (finish_run), so each
-// call's results are its own, as in eager. Graphs owning nothing pay one branch per run.
+// call's results are its own, as in eager. A graph owning nothing pays a scan of its writebacks
+// (usually none) per run.
 void bind_externals(const Graph& g, std::vector<Tensor>& env, ArrayRef<Tensor>& externals,
                     std::vector<Tensor>& fresh) {
   FW_CHECK(externals.size() <= g.externals.size(), "[jit] the graph captures ", g.externals.size(),

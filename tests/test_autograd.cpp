@@ -152,6 +152,17 @@ TEST(Autograd, GradFunctionAndHigherOrder) {
   EXPECT_FALSE(u[0].defined());
 }
 
+// masked_fill_ writes where(mask, v, self) into self; where's gradient needs only the mask, so
+// backward through it works, as in PyTorch (found by a bug hunt: it raised a version error).
+TEST(Autograd, MaskedFillInPlaceKeepsTheGraphValid) {
+  Tensor x = fw::tensor({-1.0, -0.25, 0.5, 2.0}, fw::kDouble).requires_grad_();
+  Tensor y = fw::tensor({1.0, 2.0, 3.0, 4.0}, fw::kDouble);
+  Tensor h = x.clone();
+  h.masked_fill_(h < -0.5, 0.0);
+  (h * y).sum().backward();
+  EXPECT_TRUE(fw::equal(x.grad(), fw::tensor({0.0, 2.0, 3.0, 4.0}, fw::kDouble))) << x.grad();
+}
+
 TEST(Autograd, ErrorsNameTheProblem) {
   Tensor x = fw::ones({3}).requires_grad_();
   Tensor h = x * 2;

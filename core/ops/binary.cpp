@@ -334,6 +334,10 @@ FW_DEFINE_OP(where) {
   d.meta = where_meta;
   d.cpu = where_kernel;
   d.functor = "Where";
+  // The gradient reads the condition and only the shapes of the values, so writing into a value
+  // afterwards leaves it valid: masked_fill_ is where(mask, v, self) copied into self, and a
+  // version check on self made every backward through it fail.
+  d.vjp_ignores_in = 0b110;
   d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
     const Tensor& cond = c.in[0];
     Tensor zero = fw::zeros_like(g[0]);
