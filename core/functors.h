@@ -339,17 +339,29 @@ struct Add {  // a + alpha * b; alpha_im is the imaginary part of a complex alph
     } else return alpha == 1 ? a + b : a + T(alpha) * b;
   }
 };
+// Integer a / b and a % b where the one overflowing case, the type's minimum divided by -1 (a
+// hardware trap, SIGFPE, on x86), wraps instead: the quotient is -a modulo 2^bits, the remainder 0.
+template <class T> FW_HD T int_quot(T a, T b) {
+  if constexpr (std::is_signed_v<T>)
+    if (b == T(-1)) return T(T(0) - static_cast<std::make_unsigned_t<T>>(a));
+  return a / b;
+}
+template <class T> FW_HD T int_rem(T a, T b) {
+  if constexpr (std::is_signed_v<T>)
+    if (b == T(-1)) return T(0);
+  return a % b;
+}
 struct DivTrunc {
   template <class T> FW_HD T operator()(T a, T b) const {
-    if constexpr (std::is_integral_v<T>) return a / b;
+    if constexpr (std::is_integral_v<T>) return int_quot(a, b);
     else return std::trunc(a / b);
   }
 };
 struct DivFloor {
   template <class T> FW_HD T operator()(T a, T b) const {
     if constexpr (std::is_integral_v<T>) {
-      T q = a / b;
-      if constexpr (std::is_signed_v<T>) q -= T((a % b != 0) && ((a < 0) != (b < 0)));
+      T q = int_quot(a, b);
+      if constexpr (std::is_signed_v<T>) q -= T((int_rem(a, b) != 0) && ((a < 0) != (b < 0)));
       return q;
     } else {
       if (b == T(0)) return a / b;
@@ -365,7 +377,7 @@ struct DivFloor {
 struct Remainder {  // result has the sign of the divisor (Python's %)
   template <class T> FW_HD T operator()(T a, T b) const {
     if constexpr (std::is_integral_v<T>) {
-      T r = a % b;
+      T r = int_rem(a, b);
       if constexpr (std::is_signed_v<T>) {
         if (r != 0 && ((r < 0) != (b < 0))) r += b;
       }
@@ -379,7 +391,7 @@ struct Remainder {  // result has the sign of the divisor (Python's %)
 };
 struct Fmod {
   template <class T> FW_HD T operator()(T a, T b) const {
-    if constexpr (std::is_integral_v<T>) return a % b;
+    if constexpr (std::is_integral_v<T>) return int_rem(a, b);
     else return std::fmod(a, b);
   }
 };

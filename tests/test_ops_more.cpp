@@ -4,6 +4,8 @@
 // in-place metadata changes, resize_, errors and libtorch spellings.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+
 #include <cmath>
 #include <set>
 #include <sstream>
@@ -590,6 +592,22 @@ TEST(OpsMore, CompatSpellings) {
   // The unbiased / correction forms agree where they overlap.
   FW_EXPECT_CLOSE(fw::var(x, fw::OptionalIntArrayRef(), std::optional<int64_t>()), x.var(), 0, 0);
   FW_EXPECT_CLOSE(x.std(fw::IntArrayRef{1}, std::optional<int64_t>(0), true), x.std({1}, false, true), 0, 0);
+}
+
+// The minimum of a signed integer type divided by -1 overflows (a SIGFPE trap on x86): the
+// quotient wraps to the minimum again and the remainder is 0, for every division op (fused kernels
+// use the same functors, core/functors.h; found by a bug hunt: the process died).
+TEST(OpsMore, IntegerMinimumDividedByMinusOne) {
+  for (auto dt : {fw::kInt, fw::kLong, fw::kShort, fw::kChar}) {
+    const int64_t lo = dt == fw::kInt ? INT32_MIN : dt == fw::kLong ? INT64_MIN : dt == fw::kShort ? INT16_MIN : INT8_MIN;
+    Tensor a = fw::tensor({lo, lo, int64_t(7), int64_t(-7)}).to(dt), b = fw::tensor({-1, 2, -1, -1}).to(dt);
+    EXPECT_TRUE(fw::equal(fw::floor_divide(a, b), fw::tensor({lo, lo / 2, int64_t(-7), int64_t(7)}).to(dt)))
+        << fw::dtype_name(dt) << ": " << fw::floor_divide(a, b);
+    EXPECT_TRUE(fw::equal(fw::div(a, b, "trunc"), fw::tensor({lo, lo / 2, int64_t(-7), int64_t(7)}).to(dt)));
+    EXPECT_TRUE(fw::equal(fw::remainder(a, b), fw::zeros({4}, dt)));
+    EXPECT_TRUE(fw::equal(fw::fmod(a, b), fw::zeros({4}, dt)));
+    EXPECT_TRUE(fw::equal(fw::remainder(a, -1), fw::zeros({4}, dt)));
+  }
 }
 
 TEST(OpsMore, MethodsAndFreeFunctions) {
