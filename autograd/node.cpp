@@ -70,14 +70,43 @@ std::string OpNode::name() const {
   return n + "Backward0";
 }
 
+// Note [Nodes that read no values]
+// After a backward without retain_graph a node frees what it saved. A node whose vjp reads no
+// saved value (add, views, sum: only shapes, dtypes and strides; OpDef::vjp_reads_in and
+// vjp_reads_in_for) keeps each input's geometry over a placeholder storage of the same size but
+// no memory, so a second backward through it works, as in PyTorch, where such nodes save
+// nothing. Reading a placeholder's data raises instead of crashing.
+namespace {
+Tensor geometry_only(const Tensor& t) {
+  auto st = make_intrusive<StorageImpl>(nullptr, t.impl()->storage->nbytes, t.device(), [](void*) {});
+  st->placeholder = true;
+  auto impl = make_intrusive<TensorImpl>();
+  impl->storage = std::move(st);
+  impl->sizes = t.impl()->sizes;
+  impl->strides = t.impl()->strides;
+  impl->offset = t.impl()->offset;
+  impl->dtype = t.dtype();
+  impl->refresh();
+  return Tensor(std::move(impl));
+}
+}  // namespace
+
 void OpNode::release() {
   EngineNode::release();
-  in.clear();
-  out.clear();
+  bool reads_values = !out.empty();
+  for (auto& s : in) reads_values = reads_values || s.check_version;
+  if (reads_values) {
+    in.clear();
+    out.clear();
+    return;
+  }
+  for (auto& s : in)
+    if (s.data.defined()) s.data = geometry_only(s.data);
+  geometry_kept = true;
 }
 
 variable_list OpNode::apply(variable_list&& grads, bool create_graph) {
-  FW_CHECK(!released, "[autograd] Trying to backward through the graph a second time (or directly access saved "
+  FW_CHECK(!released || geometry_kept, "[autograd] Trying to backward through the graph a second time (or directly access saved "
            "tensors after they have already been freed). Saved intermediate values of the graph are freed when you "
            "call backward() or autograd::grad(). Specify retain_graph=true if you need to backward through the "
            "graph a second time (", name(), ")");
@@ -198,7 +227,12 @@ void record(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, Outs& outs) {
     bool rg = t.requires_grad();
     node->needs.push_back(rg);
     node->next_edges_.push_back(rg ? gradient_edge(t) : Node::Edge{});
-    const bool reads = d.vjp_reads_in && !(i < 8 && (d.vjp_ignores_in >> i & 1));
+    bool reads = d.vjp_reads_in && !(i < 8 && (d.vjp_ignores_in >> i & 1));
+    if (reads && i < 4 && d.vjp_reads_in_for[i] != 0) {
+      bool wanted = false;
+      for (size_t j = 0; j < in.size() && j < 8; j++) wanted |= (d.vjp_reads_in_for[i] >> j & 1) && in[j].requires_grad();
+      reads = wanted;
+    }
     if (reads && any_grad_out) refuse_inference_save(t, d.name);
     node->in.emplace_back().save(t, false, nullptr, 0);
     node->in.back().check_version = reads;
@@ -220,6 +254,9 @@ void record(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, Outs& outs) {
 }
 
 void check_inplace(const OpDef& d, const Tensor& out) {
+  // A leaf made from a view (`arange(6.).view({2, 3}).requires_grad_()`) is still a leaf.
+  FW_CHECK(!(out.requires_grad() && out.is_leaf()), "[", d.name,
+           "_] a leaf Variable that requires grad is being used in an in-place operation.");
   if (out.impl()->view_base) {
     Tensor base(out.impl()->view_base);
     FW_CHECK(!(base.requires_grad() && base.is_leaf()), "[", d.name,
@@ -228,10 +265,7 @@ void check_inplace(const OpDef& d, const Tensor& out) {
     FW_CHECK(base.is_non_overlapping_and_dense(), "[", d.name,
              "_] in-place writes through a view of a base tensor of shape ", base.sizes(), " and strides ",
              base.strides(), " (with gaps or overlaps) are not supported by fw's autograd; clone() the base first");
-    return;
   }
-  if (!out.requires_grad()) return;
-  FW_CHECK(!out.is_leaf(), "[", d.name, "_] a leaf Variable that requires grad is being used in an in-place operation.");
 }
 
 // Note [In-place writes through views]
@@ -268,6 +302,11 @@ void rebase_view(const Tensor& view, const Tensor& result) {
   bm->grad_fn = node;
   bm->output_nr = 0;
   bm->rebase_gen++;
+  if (bm->retains_grad) {  // retain_grad() follows the base to its new node
+    bm->retains_grad = false;
+    bm->alive.reset();
+    base.retain_grad();
+  }
   Tensor renewed;
   {
     AutoGradMode on(true);

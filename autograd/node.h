@@ -48,6 +48,7 @@ struct OpNode : EngineNode {
   OpAttrs attrs;
   std::vector<SavedTensor> in, out;
   std::vector<bool> needs;
+  bool geometry_kept = false;  // released, but the vjp needs no values (Note [Nodes that read no values])
   OpNode(OpId i, const OpAttrs& a) : id(i), attrs(a) {}
   std::string name() const override;
   variable_list apply(variable_list&& grads, bool create_graph) override;

@@ -112,12 +112,19 @@ void inference_write_error(const char* op) {
               "clone to get a normal tensor before doing inplace update.");
 }
 
+void internal_overlap_error(const Tensor& dst, const char* op) {
+  throw_error("[", op, "] unsupported operation: more than one element of the written-to tensor (shape ",
+              dst.sizes(), ", strides ", dst.strides(), ") refers to a single memory location. Please clone() the "
+              "tensor before performing the operation.");
+}
+
 void dispatch_into(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, const Tensor& out) {
   if (void* tr = tls().tracer; FW_UNLIKELY(tr != nullptr)) return g_tracer->dispatch_into(tr, id, in, a, out);
   const OpDef& d = op_def(id);
   check_inputs(d, in);
   FW_CHECK(out.defined(), "[", d.name, "] output tensor is undefined");
   check_inference_write(out, d.name);
+  if (id != OpId::fill) check_no_internal_overlap(out, d.name);
   if (FW_UNLIKELY(g_autograd != nullptr) && tls().grad_enabled &&
       (any_requires_grad(in) || any_requires_grad(ArrayRef<Tensor>(&out, 1)) ||
        base_requires_grad(out)))
@@ -205,9 +212,20 @@ void rebind_grad(const Tensor& dst, const Tensor& src) {
   auto& s = src.impl()->autograd;
   auto& d = dst.impl()->autograd;
   if (!d) d = std::make_unique<AutogradMeta>();
+  const bool moved = d->grad_fn != (s ? s->grad_fn : nullptr) || d->output_nr != (s ? s->output_nr : 0);
   d->requires_grad = s && s->requires_grad;
   d->grad_fn = s ? s->grad_fn : nullptr;
   d->output_nr = s ? s->output_nr : 0;
+  if (!moved) return;
+  // The tensor has a new history: views taken from it earlier are re-derived from it when next
+  // used (autograd's gradient_edge compares generations), and retain_grad() follows it to the
+  // new node (the old hook's token dies with `alive`).
+  if (!dst.impl()->view_base) d->rebase_gen++;
+  if (d->retains_grad) {
+    d->retains_grad = false;
+    d->alive.reset();
+    if (d->grad_fn) dst.retain_grad();
+  }
 }
 
 int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op) {

@@ -80,6 +80,10 @@ struct OpDef {
   bool vjp_reads_in = true;             // false: the vjp uses only the inputs' shapes/dtypes, so
                                         // later in-place writes to them do not invalidate it
   uint8_t vjp_ignores_in = 0;           // bit k: as vjp_reads_in = false, for input k alone
+  // Entry k (non-zero): the vjp reads input k only for the gradients of the inputs in this bit
+  // mask (x*y reads y only for x's gradient), so input k is version-checked only when one of them
+  // requires grad (PyTorch saves such inputs only then).
+  uint8_t vjp_reads_in_for[4] = {};
   bool differentiable = true;
 };
 
@@ -181,6 +185,17 @@ struct DataAccessScope {
 [[noreturn]] void inference_write_error(const char* op);
 inline void check_inference_write(const Tensor& dst, const char* op) {
   if (FW_UNLIKELY(dst.impl()->storage->inference) && !tls().inference_mode) inference_write_error(op);
+}
+
+[[noreturn]] void internal_overlap_error(const Tensor& dst, const char* op);
+
+// An in-place write into a tensor whose elements share memory (a dim of size > 1 with stride 0,
+// as expand() makes) would apply the op once per alias; like PyTorch, it is an error. Partial
+// overlaps between different dims (as_strided) are not detected, as in PyTorch.
+inline void check_no_internal_overlap(const Tensor& dst, const char* op) {
+  IntArrayRef sz = dst.sizes(), st = dst.strides();
+  for (size_t i = 0; i < sz.size(); i++)
+    if (FW_UNLIKELY(st[i] == 0 && sz[i] > 1)) internal_overlap_error(dst, op);
 }
 
 }  // namespace fw::detail

@@ -74,6 +74,9 @@ Tensor& Tensor::requires_grad_(bool r) {
     if (!r) return *this;
     impl_->autograd = std::make_unique<AutogradMeta>();
   }
+  FW_CHECK(r || !impl_->autograd->grad_fn,
+           "[requires_grad_] you can only change requires_grad flags of leaf variables. If you want to use a "
+           "computed variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().");
   impl_->autograd->requires_grad = r;
   return *this;
 }
@@ -88,6 +91,8 @@ Tensor Tensor::detach() const {
 }
 
 Tensor& Tensor::detach_() {
+  FW_CHECK(!impl_->view_base, "[detach_] Can't detach views in-place (a view of shape ", sizes(),
+           "). Use detach() instead.");
   impl_->autograd.reset();
   return *this;
 }
@@ -124,6 +129,7 @@ Tensor Tensor::clone() const {
 Tensor& Tensor::copy_(const Tensor& src, bool) {
   FW_CHECK(src.defined(), "[copy_] source tensor is undefined");
   check_inference_write(*this, "copy_");
+  check_no_internal_overlap(*this, "copy_");
   if (is_same(src)) return *this;
   Tensor s = src;
   if (!s.sizes().equals(sizes())) {

@@ -191,8 +191,8 @@ void Module::zero_grad(bool set_to_none) {
       p.set_grad(Tensor());
     } else {
       NoGradGuard no_grad;
-      g.detach_();
-      g.zero_();
+      if (g.requires_grad()) p.set_grad(g.detach());  // a grad with history (create_graph): drop it
+      p.grad().zero_();
     }
   }
 }

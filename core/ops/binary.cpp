@@ -75,8 +75,11 @@ void check_int_operands(const OpCall& c, BK k, const Tensor& b) {
     const T* p = bc.data_ptr<T>();
     for (int64_t i = 0; i < bc.numel(); i++) {
       if (k == BK::IntDiv) FW_CHECK(p[i] != 0, "[", c.def.name, "] ZeroDivisionError: integer division by zero");
+      // A negative Scalar exponent is an error (PyTorch); a tensor of exponents may hold negative
+      // ones (1 -> 1, -1 -> +-1, others -> 0, as the functor computes).
       if constexpr (std::is_signed_v<T>)
-        if (k == BK::Pow) FW_CHECK(p[i] >= 0, "[", c.def.name, "] Integers to negative integer powers are not allowed.");
+        if (k == BK::Pow && (c.a.flags & kScalarRhs))
+          FW_CHECK(p[i] >= 0, "[", c.def.name, "] Integers to negative integer powers are not allowed.");
     }
   }
 }
@@ -252,6 +255,15 @@ Tensor minmax_grad(const Tensor& gy, const Tensor& x, const Tensor& y, bool max_
   return gy * wins + gy * ties * 0.5;
 }
 
+// fmax/fmin (PyTorch's rule): self takes the gradient where it wins or ties, or where other is
+// NaN (the result is self); other takes the rest.
+Tensor fminmax_grad_self(const Tensor& gy, const Tensor& a, const Tensor& b, bool max_side) {
+  return gy * ((max_side ? (a >= b) : (a <= b)) | fw::isnan(b));
+}
+Tensor fminmax_grad_other(const Tensor& gy, const Tensor& a, const Tensor& b, bool max_side) {
+  return gy * ((max_side ? (a >= b) : (a <= b)) | fw::isnan(b)).logical_not();
+}
+
 }  // namespace
 
 FW_DEFINE_OP(add) {
@@ -267,10 +279,13 @@ FW_DEFINE_OP(sub) {
 FW_DEFINE_OP(mul) {
   def_binary<fn::Mul, BK::Arith>(d, "Mul");
   d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_BINARY(gy * cj(b), gy * cj(a)); };
+  d.vjp_reads_in_for[0] = 0b10;
+  d.vjp_reads_in_for[1] = 0b01;
 }
 FW_DEFINE_OP(div) {
   def_binary<fn::Div, BK::TrueDiv>(d, "Div");
   d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_BINARY(gy / cj(b), -gy * cj(a / (b * b))); };
+  d.vjp_reads_in_for[0] = 0b10;
 }
 FW_DEFINE_OP(div_trunc) { def_binary<fn::DivTrunc, BK::IntDiv>(d, "DivTrunc", false); }
 FW_DEFINE_OP(div_floor) { def_binary<fn::DivFloor, BK::IntDiv>(d, "DivFloor", false); }
@@ -300,11 +315,11 @@ FW_DEFINE_OP(minimum) {
 }
 FW_DEFINE_OP(fmax) {
   def_binary<fn::Fmax, BK::MinMax>(d, "Fmax");
-  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_BINARY(minmax_grad(gy, a, b, true), minmax_grad(gy, b, a, true)); };
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_BINARY(fminmax_grad_self(gy, a, b, true), fminmax_grad_other(gy, a, b, true)); };
 }
 FW_DEFINE_OP(fmin) {
   def_binary<fn::Fmin, BK::MinMax>(d, "Fmin");
-  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_BINARY(minmax_grad(gy, a, b, false), minmax_grad(gy, b, a, false)); };
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_BINARY(fminmax_grad_self(gy, a, b, false), fminmax_grad_other(gy, a, b, false)); };
 }
 FW_DEFINE_OP(hypot) {
   def_binary<fn::Hypot, BK::Float>(d, "Hypot");
@@ -466,6 +481,7 @@ Tensor pow(const Tensor& a, const Scalar& b) {
 Tensor pow(const Scalar& a, const Tensor& b) {
   return pow(wrapped_scalar(a, b), b);
 }
+Tensor remainder(const Scalar& a, const Tensor& b) { return remainder(wrapped_scalar(a, b), b); }
 Tensor Tensor::pow(const Tensor& e) const { return fw::pow(*this, e); }
 Tensor Tensor::pow(const Scalar& e) const { return fw::pow(*this, e); }
 Tensor& Tensor::pow_(const Scalar& e) {
@@ -568,6 +584,11 @@ Tensor masked_fill(const Tensor& t, const Tensor& mask, const Scalar& v) {
 }
 Tensor masked_fill(const Tensor& t, const Tensor& mask, const Tensor& v) {
   FW_CHECK(v.dim() == 0, "[masked_fill] only supports a 0-dimensional value tensor, but got tensor with ", v.dim(), " dimension(s).");
+  // A value that requires grad gets the gradient of the positions it fills.
+  if (v.requires_grad() && is_grad_enabled() && (t.is_floating_point() || t.is_complex())) {
+    FW_CHECK(mask.dtype() == kBool, "[masked_fill] expected a bool mask, got ", dtype_str(mask.dtype()));
+    return fw::where(mask, v.to(t.dtype()), t);
+  }
   return masked_fill(t, mask, v.item());
 }
 Tensor Tensor::masked_fill(const Tensor& mask, const Scalar& v) const { return fw::masked_fill(*this, mask, v); }
@@ -597,8 +618,15 @@ Tensor addcdiv(const Tensor& s, const Tensor& a, const Tensor& b, const Scalar& 
 Tensor clamp(const Tensor& t, const std::optional<Tensor>& lo, const std::optional<Tensor>& hi) {
   FW_CHECK((lo && lo->defined()) || (hi && hi->defined()), "[clamp] At least one of 'min' or 'max' must not be None");
   bool has_lo = lo && lo->defined(), has_hi = hi && hi->defined();
-  if (!has_hi) return maximum(t, *lo);
-  if (!has_lo) return minimum(t, *hi);
+  // One bound: clamp_tensor with an infinite other bound keeps clamp's gradient rule (ties go to
+  // t; maximum/minimum would split them).
+  if (!has_lo || !has_hi) {
+    const Tensor& b = has_lo ? *lo : *hi;
+    ScalarType rt = promote_types(t.dtype(), b.dtype());
+    if (!is_floating_point(rt)) return has_lo ? maximum(t, b) : minimum(t, b);
+    Tensor inf = scalar_tensor(has_lo ? INFINITY : -INFINITY, TensorOptions(rt).device(t.device()));
+    return has_lo ? dispatch1(OpId::clamp_tensor, {t, b, inf}, OpAttrs()) : dispatch1(OpId::clamp_tensor, {t, inf, b}, OpAttrs());
+  }
   return dispatch1(OpId::clamp_tensor, {t, *lo, *hi}, OpAttrs());
 }
 Tensor Tensor::clamp(const std::optional<Tensor>& lo, const std::optional<Tensor>& hi) const { return fw::clamp(*this, lo, hi); }

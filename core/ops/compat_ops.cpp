@@ -107,7 +107,7 @@ Tensor var(const Tensor& t, OptionalIntArrayRef dim, std::optional<int64_t> corr
   return var(t, IntArrayRef(dims), false, keepdim) * scale;
 }
 Tensor std(const Tensor& t, OptionalIntArrayRef dim, std::optional<int64_t> correction, bool keepdim) {
-  return sqrt(var(t, dim, correction, keepdim));
+  return std_from_var(var(t, dim, correction, keepdim));
 }
 std::tuple<Tensor, Tensor> var_mean(const Tensor& t, OptionalIntArrayRef dim, std::optional<int64_t> correction,
                                     bool keepdim) {
@@ -118,7 +118,7 @@ std::tuple<Tensor, Tensor> var_mean(const Tensor& t, OptionalIntArrayRef dim, st
 std::tuple<Tensor, Tensor> std_mean(const Tensor& t, OptionalIntArrayRef dim, std::optional<int64_t> correction,
                                     bool keepdim) {
   auto [v, m] = var_mean(t, dim, correction, keepdim);
-  return {sqrt(v), m};
+  return {std_from_var(v), m};
 }
 Tensor Tensor::var(OptionalIntArrayRef dim, std::optional<int64_t> correction, bool keepdim) const {
   return fw::var(*this, dim, correction, keepdim);

@@ -36,6 +36,14 @@ std::vector<T> host_values(const Tensor& t) {
   return std::vector<T>(p, p + c.numel());
 }
 
+// The square root of a variance, differentiated as PyTorch's std: the gradient is 0 where the
+// variance is 0 (sqrt's own rule gives inf there, and inf * 0 = NaN through var).
+inline Tensor std_from_var(const Tensor& v) {
+  if (!v.requires_grad()) return fw::sqrt(v);
+  Tensor zero = v == 0;
+  return fw::where(zero, fw::zeros_like(v), fw::sqrt(fw::where(zero, fw::ones_like(v), v)));
+}
+
 // A scalar operand as a 0-dim tensor of PyTorch's result dtype with `other` (a wrapped number):
 // 0.8 with a float64 tensor stays double, with a float32 or integer one becomes float32.
 inline Tensor wrapped_scalar(const Scalar& s, const Tensor& other) {

@@ -748,6 +748,8 @@ Tensor isin(const Tensor& elements, const Tensor& test_elements, bool /*assume_u
   FW_CHECK(!elements.is_complex() && !test_elements.is_complex(), "[isin] complex tensors are not supported");
   const ScalarType common = promote_types(elements.dtype(), test_elements.dtype());
   Tensor e = elements.to(common), s = std::get<0>(fw::sort(test_elements.reshape({-1}).to(common)));
+  // NaN equals nothing and sorts last; left in, it would push every search past its match.
+  if (is_floating_point(common) && s.numel() > 0) s = s.narrow(0, 0, s.eq(s).sum().item<int64_t>());
   Tensor out;
   if (s.numel() == 0) {
     out = zeros(elements.sizes(), TensorOptions(kBool).device(elements.device()));

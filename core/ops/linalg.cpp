@@ -330,11 +330,16 @@ void dot_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
 
 }  // namespace
 
-FW_DEFINE_OP(mm) { d.meta = mm_meta; d.cpu = mm_kernel; d.vjp = mm_vjp; }
-FW_DEFINE_OP(bmm) { d.meta = bmm_meta; d.cpu = bmm_kernel; d.vjp = mm_vjp; }
-FW_DEFINE_OP(addmm) { d.meta = addmm_meta; d.cpu = addmm_kernel; d.vjp = addmm_vjp; d.vjp_ignores_in = 1; }
-FW_DEFINE_OP(baddbmm) { d.meta = addmm_meta; d.cpu = addmm_kernel; d.vjp = addmm_vjp; d.vjp_ignores_in = 1; }
-FW_DEFINE_OP(dot) { d.meta = dot_meta; d.cpu = dot_kernel; d.vjp = dot_vjp; }
+// Each factor of a product is read only for the other factor's gradient (OpDef::vjp_reads_in_for).
+void product_pair(OpDef& d, int k) {
+  d.vjp_reads_in_for[k] = uint8_t(1 << (k + 1));
+  d.vjp_reads_in_for[k + 1] = uint8_t(1 << k);
+}
+FW_DEFINE_OP(mm) { d.meta = mm_meta; d.cpu = mm_kernel; d.vjp = mm_vjp; product_pair(d, 0); }
+FW_DEFINE_OP(bmm) { d.meta = bmm_meta; d.cpu = bmm_kernel; d.vjp = mm_vjp; product_pair(d, 0); }
+FW_DEFINE_OP(addmm) { d.meta = addmm_meta; d.cpu = addmm_kernel; d.vjp = addmm_vjp; d.vjp_ignores_in = 1; product_pair(d, 1); }
+FW_DEFINE_OP(baddbmm) { d.meta = addmm_meta; d.cpu = addmm_kernel; d.vjp = addmm_vjp; d.vjp_ignores_in = 1; product_pair(d, 1); }
+FW_DEFINE_OP(dot) { d.meta = dot_meta; d.cpu = dot_kernel; d.vjp = dot_vjp; product_pair(d, 0); }
 
 Tensor mm(const Tensor& a, const Tensor& b) { return dispatch1(OpId::mm, {a, b}, OpAttrs()); }
 Tensor bmm(const Tensor& a, const Tensor& b) { return dispatch1(OpId::bmm, {a, b}, OpAttrs()); }

@@ -162,13 +162,25 @@ template <class T>
 using sum_acc_t = std::conditional_t<std::is_floating_point_v<T>, double,
                                      std::conditional_t<is_complex_v<T>, std::complex<double>, int64_t>>;
 
+// Note [GCC 12 widening sums]
+// GCC 12 at -O3 with AVX-512 (-march=x86-64-v4 or native on such a CPU) vectorises the lane loop
+// of reduce_run wrongly when an int8/int16/int32/uint8 element is widened and added as uint64
+// (`uint64_t(a) + uint64_t(x)`): from 32768 contiguous elements on, half (int32), a quarter
+// (int16) or an eighth (int8) of the lanes were dropped. The same loop with a signed int64 add
+// compiles correctly, so narrower integers add that way: it cannot overflow below 2^32 elements.
+// int64 input keeps the unsigned add, which wraps like PyTorch's. Widening products went wrong
+// too, even with AVX2 (int16), and a signed product overflows, so prod casts its integer input to
+// int64 first (kWidenFirst). Test: ReduceInt.WideningSumsAndProducts.
 template <class T>
 struct SumRed {
   using acc_t = sum_acc_t<T>;
   static constexpr int kLanes = 8;
+  static constexpr bool kWidenFirst = false;
   acc_t init() const { return acc_t(0); }
   void step(acc_t& a, T x, int64_t) const {
-    if constexpr (std::is_integral_v<acc_t>) a = acc_t(uint64_t(a) + uint64_t(int64_t(x)));  // wraps
+    // Narrower integers add as signed int64 (see Note [GCC 12 widening sums]); int64 wraps.
+    if constexpr (std::is_integral_v<acc_t> && sizeof(T) < sizeof(acc_t)) a += acc_t(x);
+    else if constexpr (std::is_integral_v<acc_t>) a = acc_t(uint64_t(a) + uint64_t(x));
     else a += acc_t(x);
   }
   void merge(acc_t& a, const acc_t& b) const {
@@ -202,6 +214,7 @@ template <class T>
 struct ProdRed {
   using acc_t = sum_acc_t<T>;
   static constexpr int kLanes = 8;
+  static constexpr bool kWidenFirst = true;
   acc_t init() const { return acc_t(1); }
   void step(acc_t& a, T x, int64_t) const { merge(a, acc_t(x)); }
   void merge(acc_t& a, const acc_t& b) const {
@@ -327,6 +340,9 @@ void sum_like_kernel(const OpCall& c, Outs& o) {
   ScalarType rt = o[0].dtype();
   bool int_out = is_integral(rt, true);
   ScalarType xt = int_out ? (is_integral(in.dtype(), true) ? in.dtype() : rt) : opmath_dtype(rt);
+  // Integer products read int64 (Note [GCC 12 widening sums]: a widening product is miscompiled
+  // even with AVX2, and a signed one would overflow).
+  if (Red<int32_t>::kWidenFirst && int_out) xt = kLong;
   Tensor x = cast(in, xt);
   ReduceGeom g = reduce_geom(x, reduce_dims(x, c.a.ints, c.def.name), false);
   Tensor y = out_buffer(o[0], int_out ? kLong : xt);

@@ -4,6 +4,7 @@
 
 #include "core/convert.h"
 #include "core/loops.h"
+#include "core/ops/composite_util.h"
 #include "core/ops/reduce.h"
 #include "core/vec_math.h"
 #include "core/visit.h"
@@ -394,9 +395,9 @@ Tensor var(const Tensor& t, bool unbiased) { return dispatch1(OpId::var, {t}, va
 Tensor var(const Tensor& t, IntArrayRef dim, bool unbiased, bool keepdim) {
   return dispatch1(OpId::var, {t}, var_attrs(dim, unbiased, keepdim));
 }
-Tensor std(const Tensor& t, bool unbiased) { return fw::sqrt(fw::var(t, unbiased)); }
+Tensor std(const Tensor& t, bool unbiased) { return std_from_var(fw::var(t, unbiased)); }
 Tensor std(const Tensor& t, IntArrayRef dim, bool unbiased, bool keepdim) {
-  return fw::sqrt(fw::var(t, dim, unbiased, keepdim));
+  return std_from_var(fw::var(t, dim, unbiased, keepdim));
 }
 std::tuple<Tensor, Tensor> var_mean(const Tensor& t, IntArrayRef dim, bool unbiased, bool keepdim) {
   Outs o = dispatch(OpId::var_mean, {t}, var_attrs(dim, unbiased, keepdim));
@@ -404,7 +405,7 @@ std::tuple<Tensor, Tensor> var_mean(const Tensor& t, IntArrayRef dim, bool unbia
 }
 std::tuple<Tensor, Tensor> std_mean(const Tensor& t, IntArrayRef dim, bool unbiased, bool keepdim) {
   auto [v, m] = fw::var_mean(t, dim, unbiased, keepdim);
-  return {fw::sqrt(v), m};
+  return {std_from_var(v), m};
 }
 Tensor logsumexp(const Tensor& t, IntArrayRef dim, bool keepdim) {
   return dispatch1(OpId::logsumexp, {t}, reduce_attrs(dim, keepdim));

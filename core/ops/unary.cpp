@@ -508,8 +508,26 @@ FW_DEFINE_OP(logit) {
   def_unary<fn::Logit, UK::Float>(d, "Logit");
   d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(logit_grad(c, gy, x)); };
 }
+// An integer bound outside an integer tensor's range is an error (PyTorch), not a wrapped bound.
+void clamp_scalar_meta(const OpCall& c, Metas& m) {
+  unary_meta<UK::Same>(c, m);
+  ScalarType t = c.in[0].dtype();
+  if (!is_integral(t, false)) return;
+  for (const Scalar* b : {(c.a.flags & 1) ? &c.a.s0 : nullptr, (c.a.flags & 2) ? &c.a.s1 : nullptr}) {
+    if (!b || !b->isIntegral(false)) continue;
+    int64_t v = b->toLong(), lo = 0, hi = 0;
+    visit_integral(t, "clamp", [&]<class T>() {
+      lo = int64_t(std::numeric_limits<T>::lowest());
+      hi = int64_t(std::numeric_limits<T>::max());
+    });
+    FW_CHECK(v >= lo && v <= hi, "[clamp] bound ", v, " cannot be converted to type ", dtype_name(t),
+             " without overflow (the tensor's values lie in [", lo, ", ", hi, "])");
+  }
+}
+
 FW_DEFINE_OP(clamp_scalar) {
   def_unary<fn::ClampScalar, UK::Same>(d, "ClampScalar");
+  d.meta = clamp_scalar_meta;
   d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(clamp_grad(c, gy, x)); };
 }
 FW_DEFINE_OP(isnan) { def_unary<fn::IsNan, UK::Pred>(d, "IsNan"); }

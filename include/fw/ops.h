@@ -164,6 +164,7 @@ Tensor floor_divide(const Tensor& a, const Tensor& b);
 Tensor floor_divide(const Tensor& a, const Scalar& b);
 Tensor remainder(const Tensor& a, const Tensor& b);
 Tensor remainder(const Tensor& a, const Scalar& b);
+Tensor remainder(const Scalar& a, const Tensor& b);
 Tensor fmod(const Tensor& a, const Tensor& b);
 Tensor fmod(const Tensor& a, const Scalar& b);
 Tensor pow(const Tensor& a, const Tensor& b);

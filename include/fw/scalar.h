@@ -13,7 +13,9 @@ class Scalar {
  public:
   enum class Tag : uint8_t { Bool, Int, Double, Complex };
   Scalar() : tag_(Tag::Int) { v_.i = 0; }
-  Scalar(bool b) : tag_(Tag::Bool) { v_.i = b; }
+  // bool exactly (as c10): a plain Scalar(bool) would take pointers, so x.norm("fro") meant p = 1.
+  template <class T, std::enable_if_t<std::is_same_v<T, bool>, int> = 0>
+  Scalar(T b) : tag_(Tag::Bool) { v_.i = b; }
   template <class T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> = 0>
   Scalar(T i) : tag_(Tag::Int) { v_.i = int64_t(i); }
   template <class T, std::enable_if_t<std::is_floating_point_v<T>, int> = 0>
