@@ -73,7 +73,8 @@ Tensor frame_samples(const Tensor& x, int64_t ws, int64_t shift, bool snip_edges
   const int64_t m = (T + shift / 2) / shift;
   const int64_t pad = ws / 2 - shift / 2;
   if (m == 0) return fw::empty({x.sizes()[0], 0, ws}, x.dtype());
-  if (pad <= T && T > 0) {
+  // The reflected signal below holds 2T + pad samples; the last frame must fit in it.
+  if (pad <= T && T > 0 && (m - 1) * shift + ws <= 2 * T + pad) {
     // torchaudio's layout: [x[pad-1] .. x[0]] x [x[T-1] .. x[0]], framed every `shift`.
     Tensor rev = x.flip({1});
     Tensor ext = pad > 0 ? fw::cat({rev.slice(1, T - pad, T), x, rev}, 1) : fw::cat({x.slice(1, -pad, T), rev}, 1);

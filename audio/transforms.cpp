@@ -131,9 +131,14 @@ Tensor banded_projection(const Tensor& spec, const Tensor& fb) {
     fw::detail::parallel_for(0, R, std::max<int64_t>(1, 16384 / std::max<int64_t>(nnz, 1)), [&](int64_t b, int64_t e) {
       for (int64_t r = b; r < e; r++) {
         const T* xr = x + r * F;
+        // A NaN or infinity meets the zero weights outside the bands too (0 * inf = NaN), as in
+        // the dense product: such a row is projected over all bins.
+        bool finite = true;
+        for (int64_t f = 0; f < F; f++) finite &= std::isfinite(xr[f]);
         for (int64_t j = 0; j < M; j++) {
           T acc = 0;
-          for (int64_t f = lo[size_t(j)]; f < hi[size_t(j)]; f++) acc += xr[f] * w[j * F + f];
+          const int64_t f0 = finite ? lo[size_t(j)] : 0, f1 = finite ? hi[size_t(j)] : F;
+          for (int64_t f = f0; f < f1; f++) acc += xr[f] * w[j * F + f];
           y[r * M + j] = acc;
         }
       }
@@ -290,13 +295,13 @@ Tensor SpecAugmentImpl::forward(const Tensor& specgram) {
   Tensor s = specgram;
   const bool iid = options.iid_masks() && s.dim() == 4;
   const int64_t fa = s.dim() - 2, ta = s.dim() - 1;  // axes of a 4-D input for the iid masks
+  // One fill value for every mask: the input's mean (torchaudio), not the mean after earlier masks.
+  const double v = options.zero_masking() ? 0.0 : s.mean().item<double>();
   for (int64_t i = 0; i < options.n_time_masks(); i++) {
-    double v = options.zero_masking() ? 0.0 : s.mean().item<double>();
     s = iid ? F::mask_along_axis_iid(s, options.time_mask_param(), v, ta, options.p())
             : F::mask_along_axis(s, options.time_mask_param(), v, 2, options.p());
   }
   for (int64_t i = 0; i < options.n_freq_masks(); i++) {
-    double v = options.zero_masking() ? 0.0 : s.mean().item<double>();
     s = iid ? F::mask_along_axis_iid(s, options.freq_mask_param(), v, fa, options.p())
             : F::mask_along_axis(s, options.freq_mask_param(), v, 1, options.p());
   }

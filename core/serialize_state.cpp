@@ -76,10 +76,28 @@ std::vector<const Tensor*> all_params(const optim::Optimizer& opt) {
 }
 
 // The keys of a loaded optimizer file must address existing groups and parameters, and state
-// tensors that are not 0-dim must have their parameter's shape.
+// tensors that are not 0-dim must have their parameter's shape (for a flat state such as
+// LBFGS's: parameter 0 only, 1-D with as many elements as all parameters together).
 void check_optimizer_keys(const optim::Optimizer& opt, const std::vector<std::pair<std::string, Tensor>>& sd,
                           const std::string& ctx) {
   auto params = all_params(opt);
+  if (opt.flat_state()) {
+    int64_t total = 0;
+    for (const Tensor* p : params) total += p->numel();
+    for (const auto& [key, t] : sd) {
+      std::string rest;
+      int64_t g = key_index(key, "param_groups.", rest);
+      if (g >= 0) {
+        FW_CHECK(size_t(g) < opt.param_groups().size() && rest == "lr", ctx, ": unexpected key '", key, "'");
+        continue;
+      }
+      FW_CHECK(key_index(key, "state.", rest) == 0, ctx, ": unexpected key '", key,
+               "' (this optimizer keeps one flat state, under parameter 0)");
+      FW_CHECK(t.dim() == 0 || (t.dim() == 1 && t.numel() == total), ctx, ": size mismatch for '", key, "': shape ",
+               shape_str(t.sizes()), " in the checkpoint, the flat state over all parameters has [", total, "]");
+    }
+    return;
+  }
   for (const auto& [key, t] : sd) {
     std::string rest;
     int64_t g = key_index(key, "param_groups.", rest);
@@ -203,6 +221,50 @@ void load(optim::Optimizer& optimizer, std::istream& in) {
 }
 
 // ---- libtorch's archives
+
+namespace {
+// Every tensor of an archive under its full dotted key.
+void collect_archive(serialize::InputArchive& a, const std::string& prefix, TensorMap& out) {
+  for (const std::string& k : a.keys()) {
+    Tensor t;
+    if (a.try_read(k, t)) {
+      out.emplace(prefix + k, t);
+      continue;
+    }
+    serialize::InputArchive nested;
+    if (a.try_read(k, nested)) collect_archive(nested, prefix + k + ".", out);
+  }
+}
+}  // namespace
+
+namespace optim {
+void Optimizer::save(serialize::OutputArchive& archive) const {
+  auto c = optimizer_contents(*this);
+  for (const auto& [k, t] : c.tensors) archive.write(k, t);
+  // Scalars and counts as string values; their dotted keys are written with '/' (a '.' nests).
+  for (const auto& [k, v] : c.metadata) {
+    std::string key = k;
+    std::replace(key.begin(), key.end(), '.', '/');
+    archive.write("fw_optimizer_meta." + key, IValue(v));
+  }
+}
+void Optimizer::load(serialize::InputArchive& archive) {
+  SafetensorsContents file;
+  collect_archive(archive, "", file.tensors);
+  serialize::InputArchive meta;
+  FW_CHECK(archive.try_read("fw_optimizer_meta", meta),
+           "[Optimizer::load] the archive holds no optimizer state (written by Optimizer::save?)");
+  for (const std::string& k : meta.keys()) {
+    IValue v;
+    meta.read(k, v);
+    FW_CHECK(v.isString(), "[Optimizer::load] archive value fw_optimizer_meta.", k, " is not a string");
+    std::string key = k;
+    std::replace(key.begin(), key.end(), '/', '.');
+    file.metadata[key] = v.toStringRef();
+  }
+  load_optimizer_state(*this, file, "[Optimizer::load] archive");
+}
+}  // namespace optim
 
 namespace serialize {
 

@@ -509,3 +509,70 @@ TEST_F(Serialize, OptimizerLoadErrors) {
   EXPECT_NE(msg.find("size mismatch for 'state.0.momentum_buffer'"), std::string::npos) << msg;
   EXPECT_TRUE(other_opt.state().empty());
 }
+
+// LBFGS keeps one flat state over all parameters (under parameter 0): its checkpoint loads back
+// into an LBFGS over the same parameters, and the resumed run matches an uninterrupted one.
+TEST_F(Serialize, LbfgsCheckpointResumes) {
+  auto run = [](nn::Linear& model, O::LBFGS& opt, int steps) {
+    fw::manual_seed(7);
+    auto x = fw::randn({16, 4}), y = fw::randn({16, 3});
+    for (int s = 0; s < steps; s++)
+      opt.step([&] {
+        opt.zero_grad();
+        auto l = fw::nn::functional::mse_loss(model->forward(x), y);
+        l.backward();
+        return l;
+      });
+  };
+  fw::manual_seed(3);
+  nn::Linear ref(4, 3), model(4, 3);
+  {
+    fw::NoGradGuard g;
+    model->weight.copy_(ref->weight);
+    model->bias.copy_(ref->bias);
+  }
+  O::LBFGS ref_opt(ref->parameters(), O::LBFGSOptions(0.5).max_iter(3));
+  run(ref, ref_opt, 4);
+  O::LBFGS opt(model->parameters(), O::LBFGSOptions(0.5).max_iter(3));
+  run(model, opt, 2);
+  fw::save(opt, path("lbfgs.safetensors"));
+  O::LBFGS again(model->parameters(), O::LBFGSOptions(0.5).max_iter(3));
+  fw::load(again, path("lbfgs.safetensors"));
+  run(model, again, 2);
+  expect_bitwise(model->weight, ref->weight, "weight after an LBFGS resume");
+  // A flat state of the wrong length is refused.
+  O::LBFGS fewer({model->weight}, O::LBFGSOptions(0.5));
+  std::string msg = error_of([&] { fw::load(fewer, path("lbfgs.safetensors")); });
+  EXPECT_NE(msg.find("the checkpoint is for 1 param group(s) with 2 parameter(s)"), std::string::npos) << msg;
+  nn::Linear other(3, 4);  // same counts (2 params), other total size
+  O::LBFGS other_opt(other->parameters(), O::LBFGSOptions(0.5));
+  msg = error_of([&] { fw::load(other_opt, path("lbfgs.safetensors")); });
+  EXPECT_NE(msg.find("the flat state over all parameters has [16]"), std::string::npos) << msg;
+}
+
+// libtorch's Optimizer::save / load with archives (optimizer.save(archive)).
+TEST_F(Serialize, OptimizerArchives) {
+  fw::manual_seed(5);
+  nn::Linear model(4, 3);
+  O::Adam opt(model->parameters(), O::AdamOptions(0.01).amsgrad(true));
+  train(model, opt, 3);
+  fw::serialize::OutputArchive out, outer;
+  opt.save(out);
+  outer.write("optimizer", out);
+  outer.save_to(path("archive.safetensors"));
+  fw::serialize::InputArchive in, inner;
+  in.load_from(path("archive.safetensors"));
+  in.read("optimizer", inner);
+  O::Adam loaded(model->parameters(), O::AdamOptions(0.5).amsgrad(true));
+  loaded.load(inner);
+  EXPECT_EQ(loaded.param_groups()[0].options().get_lr(), 0.01);
+  auto a = opt.state_dict(), b = loaded.state_dict();
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); i++) {
+    EXPECT_EQ(a[i].first, b[i].first);
+    EXPECT_TRUE(fw::equal(a[i].second, b[i].second)) << a[i].first;
+  }
+  // An archive without optimizer state is refused with a message.
+  fw::serialize::InputArchive empty;
+  EXPECT_NE(error_of([&] { loaded.load(empty); }).find("holds no optimizer state"), std::string::npos);
+}

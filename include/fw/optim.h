@@ -15,6 +15,11 @@
 #include "fw/nn/options.h"
 #include "fw/ops.h"
 
+namespace fw::serialize {
+class OutputArchive;
+class InputArchive;
+}  // namespace fw::serialize
+
 namespace fw::optim {
 
 // Hyper-parameters of one param group; every optimizer's options derive from this.
@@ -114,6 +119,13 @@ class Optimizer {
   std::vector<std::pair<std::string, Tensor>> state_dict() const;
   // Restores a state_dict() of an optimizer of the same type over the same parameter layout.
   void load_state_dict(const std::vector<std::pair<std::string, Tensor>>& sd);
+  // libtorch's archive forms: the state_dict() into / out of an archive (validated as a file
+  // given to fw::load(optimizer, path) is; implemented in core/serialize_state.cpp).
+  virtual void save(serialize::OutputArchive& archive) const;
+  virtual void load(serialize::InputArchive& archive);
+  // True when the state is one flat vector over all parameters, kept as parameter 0's (LBFGS),
+  // instead of one state per parameter of that parameter's shape.
+  virtual bool flat_state() const { return false; }
 
  protected:
   // Creates the state of a parameter on first use.

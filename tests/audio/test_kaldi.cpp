@@ -129,6 +129,13 @@ TEST(AudioKaldi, ShortSignalsAndFrameCounts) {
   EXPECT_EQ(K::fbank(tiny, K::FbankOptions().snip_edges(false).frame_shift(1.0)).sizes().vec(), (std::vector<int64_t>{0, 23}));
   EXPECT_EQ(K::fbank(fw::randn({1, 20}) * 1000, K::FbankOptions().snip_edges(false).frame_shift(1.0)).sizes().vec(),
             (std::vector<int64_t>{1, 23}));
+  // Every length below a frame: (T + 80) / 160 frames without snip_edges (120..139 samples once
+  // took the reflected fast path past its end and raised an [unfold] error).
+  for (int64_t T = 1; T <= 420; T++) {
+    Tensor s = K::fbank(fw::randn({1, T}) * 1000, K::FbankOptions().snip_edges(false));
+    EXPECT_EQ(s.sizes()[0], (T + 80) / 160) << T;
+    EXPECT_TRUE(s.isfinite().all().item<bool>()) << T;
+  }
   // Frame counts: 1 + (T - 400) / 160 with snip_edges, (T + 80) / 160 without.
   for (int64_t T : {400, 559, 560, 16000, 16079, 16080}) {
     Tensor s = fw::randn({1, T});

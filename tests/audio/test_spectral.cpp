@@ -386,6 +386,14 @@ TEST(AudioTransforms, MaskingAndSpecAugment) {
   EXPECT_LE((fm == 0).all(3).sum({2}).max().item<int64_t>(), 10);
   Tensor a = T::SpecAugment()(s);
   EXPECT_EQ(a.sizes(), s.sizes());
+  // Without zero masking every mask fills with the input's mean (torchaudio), not the mean left
+  // after the earlier masks.
+  Tensor ramp = fw::arange(20 * 50, fw::kFloat).view({20, 50});  // mean 499.5
+  Tensor aug = T::SpecAugment(T::SpecAugmentOptions().n_time_masks(3).time_mask_param(10).n_freq_masks(2)
+                                  .freq_mask_param(5).zero_masking(false))(ramp);
+  Tensor filled = aug.masked_select(aug.ne(ramp));
+  ASSERT_GT(filled.numel(), 0);
+  EXPECT_TRUE((filled == 499.5f).all().item<bool>()) << filled;
   EXPECT_THROW(F::mask_along_axis(s[0], 5, 0, 3), fw::Error);
   EXPECT_THROW(F::mask_along_axis_iid(s, 5, 0, 1), fw::Error);
   EXPECT_EQ(F::edit_distance(std::string("kitten"), std::string("sitting")), 3);
@@ -402,6 +410,24 @@ TEST(AudioTransforms, InverseMelScaleRecoversProjection) {
   EXPECT_EQ(back.sizes(), spec.sizes());
   EXPECT_GE(back.min().item<double>(), 0.0);
   EXPECT_TRUE(fw::allclose(mel(back), m, 0.02, 0.02));
+}
+
+TEST(AudioTransforms, BandedMelProjectionKeepsNaNAndInfinity) {
+  // A NaN or infinity in a bin every filter weights 0 (DC, Nyquist) makes NaN in every mel bin of
+  // its frame, as the dense product (and torchaudio) does, with or without gradients.
+  Tensor spec = fw::rand({201, 4});
+  spec.index_put_({0, 1}, NAN);
+  spec.index_put_({200, 2}, INFINITY);
+  T::MelScale mel(T::MelScaleOptions().n_mels(40).n_stft(201));
+  Tensor banded;
+  {
+    fw::NoGradGuard ng;
+    banded = mel(spec);
+  }
+  Tensor dense = mel(spec.clone().requires_grad_(true)).detach();
+  EXPECT_EQ(banded.isnan().sum({0}).to(fw::kDouble).sum().item<double>(), 80.0);
+  EXPECT_TRUE(fw::equal(banded.isnan(), dense.isnan()));
+  EXPECT_TRUE(fw::allclose(banded.select(1, 0), dense.select(1, 0), 1e-5, 1e-6));
 }
 
 TEST(AudioTransforms, BandedMelProjectionEqualsMatmul) {

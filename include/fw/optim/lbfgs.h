@@ -55,6 +55,7 @@ class LBFGS : public Optimizer {
   // Runs up to max_iter iterations, evaluating the closure (required) at most max_eval times;
   // returns the loss of the first evaluation.
   Tensor step(LossClosure closure) override;
+  bool flat_state() const override { return true; }
 
  protected:
   std::unique_ptr<OptimizerParamState> make_state() const override { return std::make_unique<LBFGSParamState>(); }
