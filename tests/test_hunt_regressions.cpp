@@ -270,3 +270,22 @@ TEST(HuntAutograd, ScalarTakesOnlyRealBools) {
   static_assert(std::is_convertible_v<bool, fw::Scalar>);
   EXPECT_TRUE(fw::Scalar(true).isBoolean());
 }
+
+TEST(HuntAutograd, FullMedianSharesTheGradientAmongTies) {
+  // torch.tensor([1., 2., 2., 2., 3.]).median() backward -> [0, 1/3, 1/3, 1/3, 0]
+  Tensor x = fw::tensor({1.0, 2.0, 2.0, 2.0, 3.0}).requires_grad_();
+  Tensor m = x.median();
+  EXPECT_EQ(m.item<double>(), 2.0);
+  m.backward();
+  std::vector<double> g = values(x.grad());
+  for (int i : {1, 2, 3}) EXPECT_NEAR(g[size_t(i)], 1.0 / 3, 1e-7);
+  EXPECT_EQ(g[0], 0);
+  EXPECT_EQ(g[4], 0);
+  Tensor y = fw::tensor({{NAN, 5.0}, {5.0, 1.0}}).requires_grad_();
+  Tensor n = fw::nanmedian(y);
+  EXPECT_EQ(n.item<double>(), 5.0);
+  n.backward();
+  EXPECT_EQ(values(y.grad()), (std::vector<double>{0, 0.5, 0.5, 0}));
+  // Without gradients the value is the same tensor as before.
+  EXPECT_EQ(fw::tensor({3.0, 1.0, 2.0}).median().item<double>(), 2.0);
+}

@@ -1,5 +1,6 @@
 // Small helpers of the composite ops (core/ops/extra*.cpp, special_fns.cpp, core/tensor.cpp).
 #pragma once
+#include <cmath>
 #include <functional>
 #include <type_traits>
 #include <vector>
@@ -42,6 +43,16 @@ inline Tensor std_from_var(const Tensor& v) {
   if (!v.requires_grad()) return fw::sqrt(v);
   Tensor zero = v == 0;
   return fw::where(zero, fw::zeros_like(v), fw::sqrt(fw::where(zero, fw::ones_like(v), v)));
+}
+
+// A full reduction's result r (median, nanmedian) given PyTorch's gradient: shared evenly by the
+// entries of the flat input equal to it (amax over them is r and distributes so), instead of all
+// to one index. A NaN result keeps r's own gradient.
+inline Tensor evenly_distributed(const Tensor& flat, const Tensor& r) {
+  if (!r.requires_grad()) return r;
+  Tensor m = r.detach();
+  if (std::isnan(m.to(kDouble).item<double>())) return r;
+  return fw::amax(flat.masked_select(flat == m));
 }
 
 // A scalar operand as a 0-dim tensor of PyTorch's result dtype with `other` (a wrapped number):

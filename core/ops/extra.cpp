@@ -834,7 +834,8 @@ Tensor msort(const Tensor& t) { return std::get<0>(sort(t, 0)); }
 
 Tensor nanmedian(const Tensor& t) {
   FW_CHECK(t.numel() > 0, "[nanmedian] cannot compute the median of an empty tensor");
-  return std::get<0>(nanmedian(t.reshape({-1}), 0));
+  Tensor flat = t.reshape({-1});
+  return evenly_distributed(flat, std::get<0>(nanmedian(flat, 0)));
 }
 std::tuple<Tensor, Tensor> nanmedian(const Tensor& t, int64_t dim, bool keepdim) {
   const int64_t d = wrap_dim(dim, t.dim(), "nanmedian");

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/convert.h"
+#include "core/ops/composite_util.h"
 #include "core/ops/reduce.h"
 #include "core/visit.h"
 
@@ -394,7 +395,8 @@ std::tuple<Tensor, Tensor> median(const Tensor& t, int64_t dim, bool keepdim) {
 }
 Tensor median(const Tensor& t) {
   if (t.numel() == 0) return fw::full({}, NAN, TensorOptions(t.dtype()));
-  return std::get<0>(fw::median(t.reshape({-1}), 0));
+  Tensor flat = t.reshape({-1});
+  return evenly_distributed(flat, std::get<0>(fw::median(flat, 0)));
 }
 Tensor cumsum(const Tensor& t, int64_t dim, std::optional<ScalarType> dtype) {
   OpAttrs a;

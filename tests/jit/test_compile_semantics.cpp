@@ -447,7 +447,9 @@ TEST_P(Semantics, ResetWhileOtherThreadsRun) {
   auto fn = [&w](const Tensor& x) { return (x * w).relu() + 1; };
   auto f = fw::compile(fn, opts().dynamic(true));
   std::atomic<int> bad{0}, done{0};
+  std::atomic<bool> go{false};
   auto worker = [&](int seed) {
+    while (!go.load()) std::this_thread::yield();
     for (int i = 0; i < 300; i++) {
       Tensor x = fw::full({1 + (i * 7 + seed) % 70, 8}, 0.5);
       if (!fw::allclose(f(x), fn(x))) bad++;
@@ -456,10 +458,11 @@ TEST_P(Semantics, ResetWhileOtherThreadsRun) {
   };
   std::thread t1(worker, 1), t2(worker, 2);
   int resets = 0;
-  while (done.load() < 2) {
+  go = true;  // (the workers wait for this: on a loaded machine they once finished before a reset)
+  do {
     fw::jit::reset();
     resets++;
-  }
+  } while (done.load() < 2);
   t1.join();
   t2.join();
   EXPECT_EQ(bad.load(), 0);
