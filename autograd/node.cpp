@@ -302,11 +302,7 @@ void rebase_view(const Tensor& view, const Tensor& result) {
   bm->grad_fn = node;
   bm->output_nr = 0;
   bm->rebase_gen++;
-  if (bm->retains_grad) {  // retain_grad() follows the base to its new node
-    bm->retains_grad = false;
-    bm->alive.reset();
-    base.retain_grad();
-  }
+  fw::detail::move_retained_grad(base);
   Tensor renewed;
   {
     AutoGradMode on(true);

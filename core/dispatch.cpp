@@ -221,11 +221,15 @@ void rebind_grad(const Tensor& dst, const Tensor& src) {
   // used (autograd's gradient_edge compares generations), and retain_grad() follows it to the
   // new node (the old hook's token dies with `alive`).
   if (!dst.impl()->view_base) d->rebase_gen++;
-  if (d->retains_grad) {
-    d->retains_grad = false;
-    d->alive.reset();
-    if (d->grad_fn) dst.retain_grad();
-  }
+  move_retained_grad(dst);
+}
+
+void move_retained_grad(const Tensor& t) {
+  auto& m = t.impl()->autograd;
+  if (!m || !m->retains_grad) return;
+  m->retains_grad = false;
+  m->alive.reset();  // the old node's hook holds a weak token to this: it now does nothing
+  if (m->grad_fn) t.retain_grad();
 }
 
 int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op) {

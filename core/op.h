@@ -143,6 +143,8 @@ struct AutogradHooks {
 extern const AutogradHooks* g_autograd;
 // Gives dst the autograd identity (requires_grad, grad_fn, output_nr) of src.
 void rebind_grad(const Tensor& dst, const Tensor& src);
+// retain_grad() of t moved to t's current grad_fn (after an in-place write gave it a new one).
+void move_retained_grad(const Tensor& t);
 // True when t views a base that takes part in autograd (writes into t must enter its history).
 inline bool base_requires_grad(const Tensor& t) {
   const auto& b = t.impl()->view_base;

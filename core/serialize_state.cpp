@@ -81,23 +81,8 @@ std::vector<const Tensor*> all_params(const optim::Optimizer& opt) {
 void check_optimizer_keys(const optim::Optimizer& opt, const std::vector<std::pair<std::string, Tensor>>& sd,
                           const std::string& ctx) {
   auto params = all_params(opt);
-  if (opt.flat_state()) {
-    int64_t total = 0;
-    for (const Tensor* p : params) total += p->numel();
-    for (const auto& [key, t] : sd) {
-      std::string rest;
-      int64_t g = key_index(key, "param_groups.", rest);
-      if (g >= 0) {
-        FW_CHECK(size_t(g) < opt.param_groups().size() && rest == "lr", ctx, ": unexpected key '", key, "'");
-        continue;
-      }
-      FW_CHECK(key_index(key, "state.", rest) == 0, ctx, ": unexpected key '", key,
-               "' (this optimizer keeps one flat state, under parameter 0)");
-      FW_CHECK(t.dim() == 0 || (t.dim() == 1 && t.numel() == total), ctx, ": size mismatch for '", key, "': shape ",
-               shape_str(t.sizes()), " in the checkpoint, the flat state over all parameters has [", total, "]");
-    }
-    return;
-  }
+  int64_t total = 0;  // a flat state's length
+  for (const Tensor* p : params) total += p->numel();
   for (const auto& [key, t] : sd) {
     std::string rest;
     int64_t g = key_index(key, "param_groups.", rest);
@@ -106,6 +91,12 @@ void check_optimizer_keys(const optim::Optimizer& opt, const std::vector<std::pa
       continue;
     }
     int64_t i = key_index(key, "state.", rest);
+    if (opt.flat_state()) {
+      FW_CHECK(i == 0, ctx, ": unexpected key '", key, "' (this optimizer keeps one flat state, under parameter 0)");
+      FW_CHECK(t.dim() == 0 || (t.dim() == 1 && t.numel() == total), ctx, ": size mismatch for '", key, "': shape ",
+               shape_str(t.sizes()), " in the checkpoint, the flat state over all parameters has [", total, "]");
+      continue;
+    }
     FW_CHECK(i >= 0 && size_t(i) < params.size(), ctx, ": unexpected key '", key, "'");
     FW_CHECK(t.dim() == 0 || t.sizes() == params[size_t(i)]->sizes(), ctx, ": size mismatch for '", key,
              "': shape ", shape_str(t.sizes()), " in the checkpoint, the parameter has shape ",
