@@ -93,10 +93,8 @@ struct CustomNode : EngineNode {
   }
 
   variable_list apply(variable_list&& grads, bool create_graph) override {
-    FW_CHECK(!released, "[autograd] Trying to backward through the graph a second time (or directly access saved "
-             "tensors after they have already been freed). Saved intermediate values of the graph are freed when "
-             "you call backward() or autograd::grad(). Specify retain_graph=true if you need to backward through "
-             "the graph a second time (", fn_name, ")");
+    // A released node runs again (libtorch's CppNode): only reading freed saved tensors raises
+    // (AutogradContext::get_saved_variables).
     if (ctx->materialize_grads_)
       for (size_t i = 0; i < grads.size() && i < outputs.size(); i++)
         if (!grads[i].defined() && output_defined[i])

@@ -204,8 +204,21 @@ void Tensor::backward(const Tensor& gradient, std::optional<bool> retain_graph, 
                      retain_graph, create_graph, inputs);
 }
 
+namespace {
+// Note [Autograd history under fw::compile]: a traced op result has no node yet (its history is
+// the compiled graph's, attached when the segment runs). Code that needs the node itself, a hook,
+// retain_grad() or grad_fn(), breaks the graph there: the ops before it run eagerly and the
+// tensor takes their real history, as in eager. is_leaf() and requires_grad_() ask the tracer.
+void break_for_history(const Tensor& t, const char* what) {
+  void* tr = fw::detail::tls().tracer;
+  if (tr && fw::detail::g_tracer->traced_nonleaf(tr, t.impl().get()))
+    fw::detail::g_tracer->graph_break(tr, what, "a traced op result's autograd node is needed: the ops before it run eagerly");
+}
+}  // namespace
+
 const std::shared_ptr<autograd::Node>& Tensor::grad_fn() const {
   static const std::shared_ptr<autograd::Node> none;
+  break_for_history(*this, "grad_fn()");
   return impl_->autograd ? impl_->autograd->grad_fn : none;
 }
 
@@ -223,6 +236,7 @@ Tensor& Tensor::mutable_grad() const {
 
 unsigned Tensor::register_hook_fn(std::function<Tensor(const Tensor&)> hook) const {
   FW_CHECK(requires_grad(), "[register_hook] cannot register a hook on a tensor that doesn't require gradient");
+  break_for_history(*this, "register_hook");
   auto& m = *impl_->autograd;
   if (!m.grad_fn) {
     m.leaf_hooks.push_back(std::move(hook));
@@ -251,6 +265,7 @@ void Tensor::remove_hook(unsigned pos) const {
 
 void Tensor::retain_grad() const {
   FW_CHECK(requires_grad(), "[retain_grad] can't retain_grad on Tensor that has requires_grad=False");
+  break_for_history(*this, "retain_grad");
   if (is_leaf() || retains_grad()) return;
   auto& meta = *impl_->autograd;
   meta.retains_grad = true;

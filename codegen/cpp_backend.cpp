@@ -115,8 +115,16 @@ std::string functor_object(const Node& n) {
   if (f == "Addcmul" || f == "Addcdiv") return "fw::fn::" + f + "{" + dbl(a.f0) + "}";
   if (f == "ClampScalar") {
     if (a.s0.isComplex() || a.s1.isComplex()) return "";
+    // Integer bounds exactly (a double loses int64 values past 2^53), written so that INT64_MIN
+    // is no overflowing literal.
+    auto i64 = [](const Scalar& s) {
+      int64_t v = s.isIntegral(true) ? s.toLong() : 0;
+      return v == std::numeric_limits<int64_t>::min() ? std::string("(-9223372036854775807LL - 1)")
+                                                     : "(" + std::to_string(v) + "LL)";
+    };
     return "fw::fn::ClampScalar{" + dbl(a.s0.toDouble()) + ", " + dbl(a.s1.toDouble()) + ", " +
-           ((a.flags & 1) ? "true" : "false") + ", " + ((a.flags & 2) ? "true" : "false") + "}";
+           ((a.flags & 1) ? "true" : "false") + ", " + ((a.flags & 2) ? "true" : "false") + ", " + i64(a.s0) + ", " +
+           i64(a.s1) + "}";
   }
   static const std::set<std::string> plain = {
       "Exp", "Exp2", "Expm1", "Log", "Log2", "Log10", "Log1p", "Sqrt", "Rsqrt", "Neg", "Sign", "Floor",

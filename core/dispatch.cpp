@@ -137,7 +137,10 @@ void dispatch_into(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, const Tensor&
            " doesn't match the broadcast shape ", m[0].sizes);
   FW_CHECK(can_cast(m[0].dtype, out.dtype()), "[", d.name, "] result type ", dtype_name(m[0].dtype),
            " can't be cast to the desired output type ", dtype_name(out.dtype()));
-  bool direct = d.kind == OpKind::Elementwise && m[0].dtype == out.dtype() && !overlaps_differently(out, in);
+  // fill writes in place whatever out's strides (an expanded out may be filled: every element
+  // that shares memory takes the same value).
+  bool direct = (d.kind == OpKind::Elementwise || id == OpId::fill) && m[0].dtype == out.dtype() &&
+                !overlaps_differently(out, in);
   Outs outs;
   ProfileScope prof("op", d.name);
   if (direct) {
@@ -170,6 +173,11 @@ void bump_version(const Tensor& t, const char* writer) {
 
 const AutogradHooks* g_autograd = nullptr;
 const TracerHooks* g_tracer = nullptr;
+
+bool traced_nonleaf(const TensorImpl* t) {
+  void* tr = tls().tracer;
+  return tr && g_tracer->traced_nonleaf(tr, t);
+}
 
 void placeholder_data_access(const TensorImpl* t) {
   void* tr = tls().tracer;

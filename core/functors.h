@@ -53,7 +53,12 @@ FW_FN1(Exp, std::exp(x))
 FW_FN1(Exp2, std::exp2(x))
 FW_FN1(Expm1, std::expm1(x))
 FW_FN1(Log, std::log(x))
-FW_FN1(Log2, std::log2(x))
+struct Log2 {  // std::log2 has no complex overload
+  template <class T> FW_HD T operator()(T x) const {
+    if constexpr (is_cplx<T>::value) return std::log(x) / typename T::value_type(0.693147180559945309417232121458176568);
+    else return std::log2(x);
+  }
+};
 FW_FN1(Log10, std::log10(x))
 FW_FN1(Log1p, std::log1p(x))
 FW_FN1(Sqrt, std::sqrt(x))
@@ -283,13 +288,20 @@ struct Logit {  // eps < 0 means no clamping
 struct ClampScalar {  // NaN propagates; bounds are applied when has_lo / has_hi
   double lo, hi;
   bool has_lo, has_hi;
+  // Integer tensors compare with the bounds as integers: int64 bounds past 2^53 don't survive a
+  // double (clamp_scalar_meta checks that they fit the tensor's type).
+  int64_t ilo, ihi;
   template <class T> FW_HD T operator()(T x) const {
-    if constexpr (std::is_floating_point_v<T>) {
+    if constexpr (std::is_integral_v<T>) {
+      if (has_lo && x < T(ilo)) x = T(ilo);
+      if (has_hi && x > T(ihi)) x = T(ihi);
+      return x;
+    } else {
       if (x != x) return x;
+      if (has_lo && x < T(lo)) x = T(lo);
+      if (has_hi && x > T(hi)) x = T(hi);
+      return x;
     }
-    if (has_lo && x < T(lo)) x = T(lo);
-    if (has_hi && x > T(hi)) x = T(hi);
-    return x;
   }
 };
 struct NanToNum {
@@ -304,10 +316,20 @@ struct NanToNum {
 
 // Predicates: bool results.
 struct IsNan { template <class T> FW_HD bool operator()(T x) const { return x != x; } };
-struct IsInf { template <class T> FW_HD bool operator()(T x) const { return std::isinf(x); } };
+struct IsInf {  // complex: either part infinite
+  template <class T> FW_HD bool operator()(T x) const {
+    if constexpr (is_cplx<T>::value) return std::isinf(x.real()) || std::isinf(x.imag());
+    else return std::isinf(x);
+  }
+};
 struct IsPosInf { template <class T> FW_HD bool operator()(T x) const { return x == std::numeric_limits<T>::infinity(); } };
 struct IsNegInf { template <class T> FW_HD bool operator()(T x) const { return x == -std::numeric_limits<T>::infinity(); } };
-struct IsFinite { template <class T> FW_HD bool operator()(T x) const { return std::isfinite(x); } };
+struct IsFinite {  // complex: both parts finite
+  template <class T> FW_HD bool operator()(T x) const {
+    if constexpr (is_cplx<T>::value) return std::isfinite(x.real()) && std::isfinite(x.imag());
+    else return std::isfinite(x);
+  }
+};
 struct Signbit { template <class T> FW_HD bool operator()(T x) const { return std::signbit(x); } };
 struct LogicalNot { template <class T> FW_HD bool operator()(T x) const { return !(x != T(0)); } };
 struct BitwiseNot {

@@ -161,6 +161,8 @@ struct TracerHooks {
   void (*graph_break)(void* tracer, const char* op, const char* reason);
   // nn::Module::is_training() was read (module is the nn::Module): the capture guards its mode.
   void (*module_mode)(void* tracer, const void* module, bool training);
+  // Whether t is a traced op result that records autograd history (a non-leaf in eager).
+  bool (*traced_nonleaf)(void* tracer, const TensorImpl* t);
 };
 extern const TracerHooks* g_tracer;
 

@@ -28,6 +28,13 @@ Scalar Scalar::operator-() const {
   }
 }
 
+void Scalar::overflow(const char* type, const char* op) const {
+  std::ostringstream os;
+  if (op) os << "[" << op << "] ";
+  os << "value cannot be converted to type " << type << " without overflow: " << *this;
+  detail::throw_error(os.str());
+}
+
 std::ostream& operator<<(std::ostream& os, const Scalar& s) {
   if (s.isComplex()) return os << s.toComplexDouble();
   if (s.isFloatingPoint()) return os << s.toDouble();
@@ -74,7 +81,7 @@ Tensor& Tensor::requires_grad_(bool r) {
     if (!r) return *this;
     impl_->autograd = std::make_unique<AutogradMeta>();
   }
-  FW_CHECK(r || !impl_->autograd->grad_fn,
+  FW_CHECK(r || is_leaf(),
            "[requires_grad_] you can only change requires_grad flags of leaf variables. If you want to use a "
            "computed variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().");
   impl_->autograd->requires_grad = r;
@@ -108,6 +115,9 @@ Tensor Tensor::to(Device d, ScalarType t, bool nb, bool copy) const {
   FW_CHECK(d.is_cpu(), "[to] device ", d, " is not available in this build of fw");
   return to(t, nb, copy);
 }
+Tensor Tensor::broadcast_to(IntArrayRef size) const { return fw::broadcast_to(*this, size); }
+Tensor Tensor::absolute() const { return fw::absolute(*this); }
+Tensor& Tensor::absolute_() { return abs_(); }
 Tensor Tensor::to(Device d, bool nb, bool copy) const { return to(d, dtype(), nb, copy); }
 Tensor Tensor::to(const TensorOptions& o, bool nb, bool copy) const {
   return to(o.device(), o.has_dtype() ? o.dtype() : dtype(), nb, copy);
@@ -235,19 +245,5 @@ Tensor operator<(const Scalar& a, const Tensor& b) { return gt(b, a); }
 Tensor operator<=(const Scalar& a, const Tensor& b) { return ge(b, a); }
 Tensor operator>(const Scalar& a, const Tensor& b) { return lt(b, a); }
 Tensor operator>=(const Scalar& a, const Tensor& b) { return le(b, a); }
-Tensor& operator+=(Tensor& a, const Tensor& b) { return a.add_(b); }
-Tensor& operator+=(Tensor& a, const Scalar& b) { return a.add_(b); }
-Tensor& operator-=(Tensor& a, const Tensor& b) { return a.sub_(b); }
-Tensor& operator-=(Tensor& a, const Scalar& b) { return a.sub_(b); }
-Tensor& operator*=(Tensor& a, const Tensor& b) { return a.mul_(b); }
-Tensor& operator*=(Tensor& a, const Scalar& b) { return a.mul_(b); }
-Tensor& operator/=(Tensor& a, const Tensor& b) { return a.div_(b); }
-Tensor& operator/=(Tensor& a, const Scalar& b) { return a.div_(b); }
-Tensor& operator&=(Tensor& a, const Tensor& b) { return a.bitwise_and_(b); }
-Tensor& operator&=(Tensor& a, const Scalar& b) { return a.bitwise_and_(b); }
-Tensor& operator|=(Tensor& a, const Tensor& b) { return a.bitwise_or_(b); }
-Tensor& operator|=(Tensor& a, const Scalar& b) { return a.bitwise_or_(b); }
-Tensor& operator^=(Tensor& a, const Tensor& b) { return a.bitwise_xor_(b); }
-Tensor& operator^=(Tensor& a, const Scalar& b) { return a.bitwise_xor_(b); }
 
 }  // namespace fw

@@ -75,6 +75,7 @@ struct CompiledBackward : ad::EngineNode {
   std::shared_ptr<const AotShared> plan;
   std::vector<Tensor> saved;
   std::vector<uint32_t> versions;
+  bool saves = false;  // saved values for backward (freed by release)
   std::string name() const override { return "CompiledFunctionBackward"; }
   variable_list apply(variable_list&& grads, bool create_graph) override;
   void release() override {
@@ -89,6 +90,7 @@ struct CompiledBackward : ad::EngineNode {
 struct BwVariant {
   std::shared_ptr<Program> prog;
   std::vector<Tensor> externals;
+  bool reads_captured = false;  // some external is the caller's tensor, not a constant the trace made
   std::vector<BwInput> inputs;
   std::vector<int> out_edge;
 };
@@ -116,7 +118,8 @@ struct AotShared {
 };
 
 variable_list CompiledBackward::apply(variable_list&& grads, bool create_graph) {
-  FW_CHECK(!released, "[autograd] Trying to backward through the graph a second time (or directly access saved "
+  // A node that saved nothing runs again after release, as eager nodes that read no values do.
+  FW_CHECK(!released || !saves, "[autograd] Trying to backward through the graph a second time (or directly access saved "
            "tensors after they have already been freed). Specify retain_graph=true if you need to backward through "
            "the graph a second time (CompiledFunctionBackward)");
   FW_CHECK(!create_graph, "[fw::compile] double backward (create_graph=true) through a compiled function is not "
@@ -189,6 +192,9 @@ struct AotProgram : Program {
       node->versions.push_back(t.impl()->storage->version.load());
       node->saved.push_back(std::move(t));
     }
+    // Captured tensors the backward reads count too (eager saves a weight it multiplies by);
+    // constants the backward trace made do not.
+    node->saves = !node->saved.empty() || s->bwd->reads_captured;
     for (auto& [ext, idx] : s->edges) node->next_edges_.push_back(ad::gradient_edge(ext ? externals[idx] : inputs[idx]));
     node->pre_hooks.resize(s->grad_values.size());
     for (size_t k = 0; k < s->grad_values.size(); k++) {
@@ -474,6 +480,7 @@ std::shared_ptr<BwVariant> prepare_backward(const AotShared& s, Graph& bw, const
   bw.inputs = kept;
   r->out_edge = out_edges;
   r->externals = bw.external_tensors;
+  for (size_t i = 0; i < bw.externals.size(); i++) r->reads_captured = r->reads_captured || !bw.owns(i);
   run_passes(bw);
   return r;
 }

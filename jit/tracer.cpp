@@ -26,7 +26,9 @@ void hook_graph_break(void* t, const char* op, const char* reason) { static_cast
 void hook_module_mode(void* t, const void* m, bool training) {
   static_cast<Tracer*>(t)->on_module_mode(static_cast<const nn::Module*>(m), training);
 }
-const TracerHooks kHooks{hook_dispatch, hook_dispatch_into, hook_materialize, hook_graph_break, hook_module_mode};
+bool hook_traced_nonleaf(void* t, const TensorImpl* impl) { return static_cast<Tracer*>(t)->traced_nonleaf(impl); }
+const TracerHooks kHooks{hook_dispatch,     hook_dispatch_into, hook_materialize,
+                         hook_graph_break,  hook_module_mode,   hook_traced_nonleaf};
 
 // Runs real work (a segment, an eager op) with the tracer switched off on this thread.
 struct Suspend {
@@ -573,6 +575,12 @@ void Tracer::new_segment() {
   held_.clear();
   extra_.clear();
   root_of_.clear();
+}
+
+bool Tracer::traced_nonleaf(const TensorImpl* t) const {
+  auto it = value_of_.find(t);
+  return it != value_of_.end() && g_.values[it->second].kind == ValueKind::Node && t->autograd &&
+         t->autograd->requires_grad;
 }
 
 Outs Tracer::run_eagerly(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, const Tensor* out) {

@@ -91,6 +91,7 @@ class Tracer {
   void on_materialize(const TensorImpl* t);
   void on_graph_break(const char* op, const char* reason) { graph_break(op, reason); }
   void on_module_mode(const nn::Module* m, bool training) noexcept;
+  bool traced_nonleaf(const TensorImpl* t) const;
 
   // Modules whose train/eval flag the trace read, with the value read.
   struct ModuleMode {

@@ -183,7 +183,8 @@ Tensor detail::interpolate_separable(const Tensor& x, const std::string& mode, I
       continue;
     }
     Tensor w = fw::tensor(antialias ? antialias_weights(mode == "bicubic", in, out, scales[size_t(i)], align_corners)
-                                    : resample_weights(mode, in, out, scales[size_t(i)], align_corners))
+                                    : resample_weights(mode, in, out, scales[size_t(i)], align_corners),
+                               kDouble)
                    .to(x.device(), x.dtype())
                    .reshape({out, in});
     y = fw::matmul(y.transpose(d, -1), w.t()).transpose(d, -1);
@@ -415,6 +416,21 @@ Tensor pixel_shuffle(const Tensor& x, const PixelShuffleFuncOptions& o) { return
 Tensor pixel_unshuffle(const Tensor& x, const PixelUnshuffleFuncOptions& o) {
   return shuffle(x, o.downscale_factor(), false);
 }
+
+}  // namespace functional
+}  // namespace fw::nn
+
+namespace fw {
+Tensor pixel_shuffle(const Tensor& x, int64_t upscale_factor) {
+  return nn::functional::pixel_shuffle(x, nn::functional::PixelShuffleFuncOptions(upscale_factor));
+}
+Tensor pixel_unshuffle(const Tensor& x, int64_t downscale_factor) {
+  return nn::functional::pixel_unshuffle(x, nn::functional::PixelUnshuffleFuncOptions(downscale_factor));
+}
+}  // namespace fw
+
+namespace fw::nn {
+namespace functional {
 
 // ---- fold / unfold
 
@@ -705,7 +721,7 @@ Tensor embedding_bag(const Tensor& input, const Tensor& weight, const EmbeddingB
     std::vector<double> freq(size_t(num_rows), 0.0), inv;
     for (int64_t i : idx) freq[size_t(i)] += 1;
     for (int64_t r : p.row) inv.push_back(1.0 / freq[size_t(r)]);
-    Tensor s = fw::tensor(inv).to(weight.device(), weight.dtype()).unsqueeze(1);
+    Tensor s = fw::tensor(inv, kDouble).to(weight.device(), weight.dtype()).unsqueeze(1);
     rows = rows.detach() + (rows - rows.detach()) * s;
   }
   if (mode == "max") return bag_max(rows, p, dim);
@@ -715,7 +731,7 @@ Tensor embedding_bag(const Tensor& input, const Tensor& weight, const EmbeddingB
   if (mode == "sum") return out;
   std::vector<double> counts(p.count.begin(), p.count.end());
   for (double& c : counts) c = std::max(c, 1.0);
-  return out / fw::tensor(counts).to(weight.device(), weight.dtype()).unsqueeze(1);
+  return out / fw::tensor(counts, kDouble).to(weight.device(), weight.dtype()).unsqueeze(1);
 }
 
 }  // namespace functional

@@ -245,7 +245,7 @@ Tensor CrossMapLRN2dImpl::forward(const Tensor& input) {
     if (i < c - pre_pad + 1) m[size_t(i * c + i + pre_pad - 1)] += 1;
     if (i > pre_pad) m[size_t(i * c + i - pre_pad)] -= 1;
   }
-  Tensor window = fw::tensor(m).to(input.device(), input.dtype()).reshape({c, c});
+  Tensor window = fw::tensor(m, kDouble).to(input.device(), input.dtype()).reshape({c, c});
   Tensor sums = fw::matmul((input * input).transpose(1, 3), window.t()).transpose(1, 3);
   Tensor scale = sums.mul(options.alpha() / double(options.size())).add(double(options.k()));
   return input * scale.pow(-options.beta());

@@ -13,6 +13,7 @@ LRScheduler::LRScheduler(Optimizer& optimizer) : optimizer_(optimizer) { base_lr
 void LRScheduler::step() {
   last_epoch_++;
   set_lrs(get_lrs());
+  step_count_++;
 }
 
 std::vector<double> LRScheduler::get_current_lrs() const {
@@ -31,12 +32,12 @@ void LRScheduler::set_lrs(const std::vector<double>& lrs) {
 StepLR::StepLR(Optimizer& optimizer, int64_t step_size, double gamma)
     : LRScheduler(optimizer), step_size_(step_size), gamma_(gamma) {
   FW_CHECK(step_size > 0, "[StepLR] step_size must be positive, but got ", step_size);
-  step();
+  last_lrs_ = base_lrs_;
 }
 
 std::vector<double> StepLR::get_lrs() {
   auto lrs = get_current_lrs();
-  if (last_epoch_ == 0 || last_epoch_ % step_size_ != 0) return lrs;
+  if (step_count_ == 0 || step_count_ % unsigned(step_size_) != 0) return lrs;
   for (double& lr : lrs) lr *= gamma_;
   return lrs;
 }

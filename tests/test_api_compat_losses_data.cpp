@@ -247,13 +247,13 @@ TEST(ApiCompatLosses, CosineSimilarityAndPairwiseDistance) {
   Tensor p = ftensor({0, 0, 1, 1}).reshape({2, 2}), q = ftensor({3, 4, 1, 1}).reshape({2, 2});
   double e = 1e-6;
   double d0 = std::sqrt((3 - e) * (3 - e) + (4 - e) * (4 - e));
-  expect_close(fw::pairwise_distance(p, q), fw::tensor(std::vector<double>{d0, std::sqrt(2.0) * e}), 1e-6);
+  expect_close(fw::pairwise_distance(p, q), fw::tensor(std::vector<double>{d0, std::sqrt(2.0) * e}, fw::kDouble), 1e-6);
   expect_close(F::pairwise_distance(p, q), fw::pairwise_distance(p, q));
-  expect_close(fw::pairwise_distance(p, q, 1), fw::tensor(std::vector<double>{7 - 2 * e, 2 * e}), 1e-6);
+  expect_close(fw::pairwise_distance(p, q, 1), fw::tensor(std::vector<double>{7 - 2 * e, 2 * e}, fw::kDouble), 1e-6);
   auto kd = fw::pairwise_distance(p, q, 2, 1e-6, true);
   EXPECT_EQ(kd.sizes().vec(), (std::vector<int64_t>{2, 1}));
   expect_close(F::pairwise_distance(p, q, F::PairwiseDistanceFuncOptions().p(1).keepdim(true)),
-               fw::tensor(std::vector<double>{7 - 2 * e, 2 * e}).reshape({2, 1}), 1e-6);
+               fw::tensor(std::vector<double>{7 - 2 * e, 2 * e}, fw::kDouble).reshape({2, 1}), 1e-6);
   Tensor r = ftensor({0, 0}).reshape({1, 2}).requires_grad_();
   fw::pairwise_distance(r, ftensor({3, 4}).reshape({1, 2})).sum().backward();
   expect_close(r.grad(), ftensor({-0.6f, -0.8f}).reshape({1, 2}), 1e-5);

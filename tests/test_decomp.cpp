@@ -399,7 +399,7 @@ TEST(Decomp, Errors) {
   EXPECT_ERROR(LA::norm(fw::ones({2, 2, 2}, fw::kDouble), 2), "[linalg.norm] If dim is not specified but ord is, the "
                                                                "input must be 1D or 2D. Got 3D.");
   EXPECT_ERROR(LA::norm(r34, "fro", {0, 1, 1}), "[linalg.norm] If dim is specified, it must be of length 1 or 2");
-  EXPECT_ERROR(LA::vector_norm(fw::ones({2}, fw::kLong)), "[linalg.vector_norm] Expected a floating point tensor");
+  EXPECT_ERROR(LA::vector_norm(fw::ones({2}, fw::kLong)), "[linalg.vector_norm] Expected a floating point or complex tensor");
   EXPECT_ERROR(LA::cross(fw::ones({2, 3}, fw::kDouble), fw::ones({2, 2}, fw::kDouble)),
                "[linalg.cross] inputs dimension -1 must have length 3. Got 3 and 2");
   EXPECT_ERROR(LA::matrix_power(r34, 2), "[linalg.matrix_power] A must be batches of square matrices");

@@ -153,7 +153,7 @@ TEST(LBFGS, MatchesPyTorchOnEveryFixtureCase) {
       auto& s = state_of(opt, prob.params[0]);
       EXPECT_EQ(s.func_evals(), want.func_evals);
       EXPECT_EQ(s.n_iter(), want.n_iter);
-      FW_EXPECT_CLOSE(flat_params(prob.params), fw::tensor(want.params), rtol, atol);
+      FW_EXPECT_CLOSE(flat_params(prob.params), fw::tensor(want.params, fw::kDouble), rtol, atol);
     }
   }
 }

@@ -53,7 +53,7 @@ const Fixtures& fx() {
       }
       std::vector<double> vals(static_cast<size_t>(n));
       for (auto& v : vals) is >> v;
-      r.t[key] = fw::tensor(vals).reshape(sizes);
+      r.t[key] = fw::tensor(vals, fw::kDouble).reshape(sizes);
     }
     return r;
   }();

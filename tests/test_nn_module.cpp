@@ -286,7 +286,7 @@ TEST(NnModule, ZeroGrad) {
   EXPECT_TRUE(lin->weight.grad().defined());
   lin->zero_grad(false);
   EXPECT_EQ(lin->weight.grad().abs().sum().item<float>(), 0.f);
-  lin->zero_grad();
+  lin->zero_grad(true);
   EXPECT_FALSE(lin->weight.grad().defined());
   EXPECT_FALSE(lin->bias.grad().defined());
 }

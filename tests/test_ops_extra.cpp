@@ -259,21 +259,21 @@ TEST(OpsExtra, GradcheckComposites) {
 TEST(OpsExtra, EdgeCasesAndSpellings) {
   // logcumsumexp of -inf runs and of +inf stays finite where PyTorch's is.
   const double inf = INFINITY;
-  Tensor l = fw::logcumsumexp(fw::tensor(std::vector<double>{-inf, -inf, 0, inf, 1}), 0);
-  FW_EXPECT_CLOSE(l, fw::tensor(std::vector<double>{-inf, -inf, 0, inf, inf}), 0, 0);
+  Tensor l = fw::logcumsumexp(fw::tensor(std::vector<double>{-inf, -inf, 0, inf, 1}, fw::kDouble), 0);
+  FW_EXPECT_CLOSE(l, fw::tensor(std::vector<double>{-inf, -inf, 0, inf, inf}, fw::kDouble), 0, 0);
   // Scalar searchsorted / bucketize, int32 output, side.
   Tensor seq = fw::tensor(std::vector<int64_t>{1, 3, 5, 7});
   EXPECT_EQ(fw::searchsorted(seq, fw::Scalar(int64_t(5))).item<int64_t>(), 2);
   EXPECT_EQ(fw::searchsorted(seq, fw::Scalar(int64_t(5)), false, false, "right").item<int64_t>(), 3);
-  EXPECT_EQ(fw::bucketize(fw::Scalar(6.5), fw::tensor(std::vector<double>{1, 3, 5, 7}), true).dtype(), fw::kInt);
+  EXPECT_EQ(fw::bucketize(fw::Scalar(6.5), fw::tensor(std::vector<double>{1, 3, 5, 7}, fw::kDouble), true).dtype(), fw::kInt);
   // _unique without counts gives empty extras; unique of an empty tensor.
   auto [u, inv] = fw::_unique(fw::tensor(std::vector<int64_t>{4, 2, 4}), true, true);
   EXPECT_TRUE(fw::equal(u, fw::tensor(std::vector<int64_t>{2, 4})));
   EXPECT_TRUE(fw::equal(inv, fw::tensor(std::vector<int64_t>{1, 0, 1})));
   EXPECT_EQ(std::get<0>(fw::_unique2(fw::empty({0}))).numel(), 0);
   // NaNs sort last and are distinct from each other (PyTorch 2's CPU result; 1.13's is scrambled).
-  auto [nv, ni, nc] = fw::_unique2(fw::tensor(std::vector<double>{2, NAN, 1, 2, NAN, -1}), true, true, true);
-  FW_EXPECT_CLOSE(nv, fw::tensor(std::vector<double>{-1, 1, 2, NAN, NAN}), 0, 0);
+  auto [nv, ni, nc] = fw::_unique2(fw::tensor(std::vector<double>{2, NAN, 1, 2, NAN, -1}, fw::kDouble), true, true, true);
+  FW_EXPECT_CLOSE(nv, fw::tensor(std::vector<double>{-1, 1, 2, NAN, NAN}, fw::kDouble), 0, 0);
   EXPECT_TRUE(fw::equal(ni, fw::tensor(std::vector<int64_t>{2, 3, 1, 2, 4, 0})));
   EXPECT_TRUE(fw::equal(nc, fw::tensor(std::vector<int64_t>{1, 1, 2, 1, 1})));
   // atleast / stacks / flips.
@@ -284,7 +284,7 @@ TEST(OpsExtra, EdgeCasesAndSpellings) {
   EXPECT_TRUE(fw::equal(fw::fliplr(m), m.flip({1})));
   EXPECT_TRUE(fw::equal(fw::flipud(m), m.flip({0})));
   EXPECT_TRUE(fw::equal(fw::argwhere(m > 3), fw::nonzero(m > 3)));
-  EXPECT_TRUE(fw::equal(fw::sgn(fw::tensor(std::vector<double>{-2, 0, 3})), fw::tensor(std::vector<double>{-1, 0, 1})));
+  EXPECT_TRUE(fw::equal(fw::sgn(fw::tensor(std::vector<double>{-2, 0, 3}, fw::kDouble)), fw::tensor(std::vector<double>{-1, 0, 1}, fw::kDouble)));
   EXPECT_EQ(fw::elementSize(fw::kDouble), 8u);
   EXPECT_EQ(fw::result_type(fw::ones({3}), fw::ones({}, fw::kDouble)), fw::kFloat);  // 0-D does not promote
   EXPECT_EQ(fw::result_type(fw::ones({3}, fw::kLong), fw::ones({}, fw::kDouble)), fw::kDouble);  // higher category
@@ -352,19 +352,19 @@ TEST(OpsExtra, UnderCompile) {
 
 TEST(OpsExtra, Special) {
   namespace S = fw::special;
-  Tensor x = fw::tensor(std::vector<double>{-1.5, 0, 0.5, 2, 7});
+  Tensor x = fw::tensor(std::vector<double>{-1.5, 0, 0.5, 2, 7}, fw::kDouble);
   FW_EXPECT_CLOSE(S::gammaln(x), fw::lgamma(x), 0, 0);
   FW_EXPECT_CLOSE(S::psi(x), fw::digamma(x), 0, 0);
   FW_EXPECT_CLOSE(S::expit(x), fw::sigmoid(x), 0, 0);
   // Reference values: scipy-free identities and known constants.
-  FW_EXPECT_CLOSE(S::ndtr(fw::tensor(std::vector<double>{0, 1.959963984540054, -1})),
-                  fw::tensor(std::vector<double>{0.5, 0.975, 0.15865525393145707}), 1e-12, 1e-12);
-  FW_EXPECT_CLOSE(S::entr(fw::tensor(std::vector<double>{0, 0.5, 1, -1, NAN})),
-                  fw::tensor(std::vector<double>{0, 0.5 * std::log(2.0), 0, -INFINITY, NAN}), 1e-15, 1e-15);
-  FW_EXPECT_CLOSE(S::xlog1py(fw::tensor(std::vector<double>{0, 2, 0}), fw::tensor(std::vector<double>{-1, 1, NAN})),
-                  fw::tensor(std::vector<double>{0, 2 * std::log(2.0), NAN}), 1e-15, 1e-15);
+  FW_EXPECT_CLOSE(S::ndtr(fw::tensor(std::vector<double>{0, 1.959963984540054, -1}, fw::kDouble)),
+                  fw::tensor(std::vector<double>{0.5, 0.975, 0.15865525393145707}, fw::kDouble), 1e-12, 1e-12);
+  FW_EXPECT_CLOSE(S::entr(fw::tensor(std::vector<double>{0, 0.5, 1, -1, NAN}, fw::kDouble)),
+                  fw::tensor(std::vector<double>{0, 0.5 * std::log(2.0), 0, -INFINITY, NAN}, fw::kDouble), 1e-15, 1e-15);
+  FW_EXPECT_CLOSE(S::xlog1py(fw::tensor(std::vector<double>{0, 2, 0}, fw::kDouble), fw::tensor(std::vector<double>{-1, 1, NAN}, fw::kDouble)),
+                  fw::tensor(std::vector<double>{0, 2 * std::log(2.0), NAN}, fw::kDouble), 1e-15, 1e-15);
   // multigammaln(x, 1) = lgamma(x); p = 2: lgamma(x) + lgamma(x - 1/2) + log(pi) / 2.
-  Tensor y = fw::tensor(std::vector<double>{1.5, 3});
+  Tensor y = fw::tensor(std::vector<double>{1.5, 3}, fw::kDouble);
   FW_EXPECT_CLOSE(S::multigammaln(y, 1), fw::lgamma(y), 1e-15, 1e-15);
   FW_EXPECT_CLOSE(S::multigammaln(y, 2), fw::lgamma(y) + fw::lgamma(y - 0.5) + std::log(M_PI) / 2, 1e-14, 1e-14);
   EXPECT_ERROR(S::multigammaln(y, 4), "[multigammaln] All elements must be greater than (p-1)/2");
@@ -413,14 +413,14 @@ TEST(OpsExtra, TensorMethods) {
 }
 
 TEST(OpsExtra, LogAddExpAndIndexFill) {
-  Tensor a = fw::tensor(std::vector<double>{0, 1000, -INFINITY, INFINITY, -3});
-  Tensor b = fw::tensor(std::vector<double>{1, 1000, -INFINITY, 1, 2});
+  Tensor a = fw::tensor(std::vector<double>{0, 1000, -INFINITY, INFINITY, -3}, fw::kDouble);
+  Tensor b = fw::tensor(std::vector<double>{1, 1000, -INFINITY, 1, 2}, fw::kDouble);
   FW_EXPECT_CLOSE(fw::logaddexp(a, b),
                   fw::tensor(std::vector<double>{std::log(1 + std::exp(1.0)), 1000 + std::log(2.0), -INFINITY, INFINITY,
-                                                 2 + std::log1p(std::exp(-5.0))}),
+                                                 2 + std::log1p(std::exp(-5.0))}, fw::kDouble),
                   1e-14, 1e-14);
   FW_EXPECT_CLOSE(fw::logaddexp2(a.narrow(0, 0, 2), b.narrow(0, 0, 2)),
-                  fw::tensor(std::vector<double>{std::log2(1 + 2.0), 1001}), 1e-14, 1e-14);
+                  fw::tensor(std::vector<double>{std::log2(1 + 2.0), 1001}, fw::kDouble), 1e-14, 1e-14);
   auto f = [](const std::vector<Tensor>& v) -> std::vector<Tensor> { return {fw::logaddexp(v[0], v[1])}; };
   EXPECT_TRUE(fw::autograd::gradcheck(f, {fw::randn({4}, fw::kDouble).requires_grad_(true),
                                           fw::randn({4}, fw::kDouble).requires_grad_(true)}));

@@ -200,7 +200,7 @@ TEST(InterpolateAntialias, Properties) {
   Tensor ramp = fw::arange(8).to(fw::kDouble).reshape({1, 1, 1, 8});
   Tensor half = F::interpolate(ramp, F::InterpolateFuncOptions().size(std::vector<int64_t>{1, 4}).mode(fw::kBilinear).antialias(true));
   // Interior outputs are exact centres (1.5, 3.5); edge outputs are renormalised at the border.
-  FW_EXPECT_CLOSE(half.flatten().narrow(0, 1, 2), fw::tensor(std::vector<double>{2.5, 4.5}), 1e-12, 1e-12);
+  FW_EXPECT_CLOSE(half.flatten().narrow(0, 1, 2), fw::tensor(std::vector<double>{2.5, 4.5}, fw::kDouble), 1e-12, 1e-12);
 }
 
 TEST(FractionalAndAntialias, UnderCompile) {
@@ -254,7 +254,7 @@ TEST(GridSample, AffineGridMatchesPyTorch) {
 TEST(GridSample, IdentityWarpAndErrors) {
   // The identity affine grid samples the input back exactly (bilinear, align_corners either way).
   Tensor x = fw::randn({2, 3, 5, 7}, fw::kDouble);
-  Tensor theta = fw::tensor(std::vector<double>{1, 0, 0, 0, 1, 0}).reshape({1, 2, 3}).expand({2, 2, 3});
+  Tensor theta = fw::tensor(std::vector<double>{1, 0, 0, 0, 1, 0}, fw::kDouble).reshape({1, 2, 3}).expand({2, 2, 3});
   for (bool align : {false, true}) {
     Tensor grid = F::affine_grid(theta, {2, 3, 5, 7}, align);
     FW_EXPECT_CLOSE(F::grid_sample(x, grid, F::GridSampleFuncOptions().align_corners(align)), x, 1e-12, 1e-12);

@@ -61,11 +61,24 @@ void binary_meta(const OpCall& c, Metas& m) {
 template <class F> F make_fn(const OpAttrs&) { return F{}; }
 template <> fn::Add make_fn(const OpAttrs& a) { return {a.s1.toDouble(), a.s1.toComplexDouble().imag()}; }
 
+// A Scalar operand as a 0-dim tensor of dtype t. An integer outside a narrower integer type
+// wraps, as PyTorch's cast of the wrapped number does (int32 tensor + 2^40), where fill_ raises.
+Tensor scalar_as(const Scalar& s, ScalarType t) {
+  bool wide = false;
+  if (s.isIntegral(false) && is_integral(t, false) && t != kLong) {
+    int64_t v = s.toLong();
+    visit_integral(t, "scalar_as", [&]<class T>() {
+      wide = v < int64_t(std::numeric_limits<T>::lowest()) || v > int64_t(std::numeric_limits<T>::max());
+    });
+  }
+  Tensor r = make_tensor({}, wide ? kLong : t);
+  r.fill_(s);
+  return wide ? r.to(t) : r;
+}
+
 Tensor rhs_tensor(const OpCall& c, ScalarType ct) {
   if (!(c.a.flags & kScalarRhs)) return cast(c.in[1], ct);
-  Tensor t = make_tensor({}, ct);
-  t.fill_(c.a.s0);
-  return t;
+  return scalar_as(c.a.s0, ct);
 }
 
 template <class T>
@@ -87,9 +100,13 @@ void check_int_operands(const OpCall& c, BK k, const Tensor& b) {
 template <class F, BK K>
 void binary_kernel(const OpCall& c, Outs& o) {
   ScalarType ct = compute_type<K>(c);
+  // float16/bfloat16 compute in float on operands first rounded to the common dtype, as
+  // PyTorch's iterator casts them: x_half * 0.1 multiplies by half(0.1), an int tensor or a
+  // float32 0-dim operand becomes half too.
+  ScalarType low = ct;
   if (ct == kHalf || ct == kBFloat16) ct = kFloat;
   ScalarType rt = (K == BK::Compare || K == BK::Logical) ? kBool : ct;
-  Tensor a = cast(c.in[0], ct), b = rhs_tensor(c, ct);
+  Tensor a = cast(cast(c.in[0], low), ct), b = cast(rhs_tensor(c, low), ct);
   Tensor& out = o[0];
   Tensor y = out.dtype() == rt ? out : make_tensor(out.sizes(), rt);
   F f = make_fn<F>(c.a);
@@ -137,7 +154,7 @@ void where_meta(const OpCall& c, Metas& m) {
 
 Tensor operand(const OpCall& c, size_t& next, bool is_scalar, const Scalar& s, ScalarType ct) {
   if (!is_scalar) return cast(c.in[next++], ct);
-  Tensor t = make_tensor({}, ct);
+  Tensor t = make_tensor({}, ct);  // where's Scalar must fit the result type (PyTorch raises)
   t.fill_(s);
   return t;
 }
@@ -171,12 +188,12 @@ void ternary_meta(const OpCall& c, Metas& m) {
 
 template <class F, bool FloatOnly>
 void ternary_kernel(const OpCall& c, Outs& o) {
-  ScalarType ct = o[0].dtype();
-  if (ct == kHalf || ct == kBFloat16) ct = kFloat;
+  ScalarType ct = o[0].dtype(), low = ct;
+  if (ct == kHalf || ct == kBFloat16) ct = kFloat;  // operands rounded to `low` first (binary_kernel)
   size_t next = 0;
-  Tensor x = operand(c, next, false, c.a.s0, ct);
-  Tensor y = operand(c, next, false, c.a.s0, ct);
-  Tensor z = operand(c, next, c.in.size() < 3, c.a.s0, ct);
+  Tensor x = cast(operand(c, next, false, c.a.s0, low), ct);
+  Tensor y = cast(operand(c, next, false, c.a.s0, low), ct);
+  Tensor z = cast(operand(c, next, c.in.size() < 3, c.a.s0, low), ct);
   Tensor r = o[0].dtype() == ct ? o[0] : make_tensor(o[0].sizes(), ct);
   F f;
   if constexpr (std::is_same_v<F, fn::Addcmul> || std::is_same_v<F, fn::Addcdiv>) f.value = c.a.f0;
@@ -554,35 +571,44 @@ Tensor& Tensor::div_(const Scalar& o) {
   return *this;
 }
 
-Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) { return dispatch1(OpId::where, {cond, a, b}, OpAttrs()); }
+namespace {
+// PyTorch 1.13 still takes uint8 masks and conditions (deprecated): nonzero is true.
+Tensor bool_mask(const Tensor& m) { return m.defined() && m.dtype() == kByte ? m.to(kBool) : m; }
+}  // namespace
+
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  return dispatch1(OpId::where, {bool_mask(cond), a, b}, OpAttrs());
+}
 Tensor where(const Tensor& cond, const Scalar& a, const Tensor& b) {
   OpAttrs at;
   at.s0 = a;
   at.flags = 1;
-  return dispatch1(OpId::where, {cond, b}, at);
+  return dispatch1(OpId::where, {bool_mask(cond), b}, at);
 }
 Tensor where(const Tensor& cond, const Tensor& a, const Scalar& b) {
   OpAttrs at;
   at.s1 = b;
   at.flags = 2;
-  return dispatch1(OpId::where, {cond, a}, at);
+  return dispatch1(OpId::where, {bool_mask(cond), a}, at);
 }
 Tensor where(const Tensor& cond, const Scalar& a, const Scalar& b) {
   OpAttrs at;
   at.s0 = a;
   at.s1 = b;
   at.flags = 3;
-  return dispatch1(OpId::where, {cond}, at);
+  return dispatch1(OpId::where, {bool_mask(cond)}, at);
 }
 Tensor Tensor::where(const Tensor& cond, const Tensor& other) const { return fw::where(cond, *this, other); }
-Tensor masked_fill(const Tensor& t, const Tensor& mask, const Scalar& v) {
+Tensor masked_fill(const Tensor& t, const Tensor& mask0, const Scalar& v) {
+  Tensor mask = bool_mask(mask0);
   FW_CHECK(mask.dtype() == kBool, "[masked_fill] only supports boolean masks, but got mask with dtype ", dtype_str(mask.dtype()));
   Tensor r = where(mask, v, t);
   if (r.dtype() != t.dtype()) r = r.to(t.dtype());
   FW_CHECK(r.sizes().equals(t.sizes()), "[masked_fill] mask of shape ", mask.sizes(), " does not broadcast to ", t.sizes());
   return r;
 }
-Tensor masked_fill(const Tensor& t, const Tensor& mask, const Tensor& v) {
+Tensor masked_fill(const Tensor& t, const Tensor& mask0, const Tensor& v) {
+  Tensor mask = bool_mask(mask0);
   FW_CHECK(v.dim() == 0, "[masked_fill] only supports a 0-dimensional value tensor, but got tensor with ", v.dim(), " dimension(s).");
   // A value that requires grad gets the gradient of the positions it fills.
   if (v.requires_grad() && is_grad_enabled() && (t.is_floating_point() || t.is_complex())) {

@@ -116,7 +116,7 @@ void fill_kernel(const OpCall& c, Outs& o) {
   visit_storage(out.dtype(), "fill_", [&]<class T>() {
     T v;
     if constexpr (is_low_float_v<T>) v = T(c.a.s0.toFloat());
-    else v = c.a.s0.to<T>();
+    else v = c.a.s0.to_checked<T>("fill_");  // an integer out of T's range raises (PyTorch)
     fill_loop<T>(out, v);
   });
 }
@@ -553,19 +553,34 @@ NestedList::NestedList(std::initializer_list<NestedList> l) {
   const NestedList& first = *l.begin();
   shape_.push_back(int64_t(l.size()));
   shape_.insert(shape_.end(), first.shape_.begin(), first.shape_.end());
+  type_ = first.type_;
   for (const NestedList& e : l) {
     FW_CHECK(e.shape_ == first.shape_, "[tensor] nested lists have inconsistent shapes: ",
              IntArrayRef(first.shape_), " vs ", IntArrayRef(e.shape_));
     vals_.insert(vals_.end(), e.vals_.begin(), e.vals_.end());
-    is_float_ |= e.is_float_;
-    is_bool_ = is_bool_ || e.is_bool_;
+    type_ = promote_types(type_, e.type_);
   }
-  if (is_float_) is_bool_ = false;
 }
 
+ScalarType tensor_dtype_for(ScalarType t) {
+  if (t == kInt || t == kLong) return kLong;
+  if (t == kFloat || t == kDouble) return get_default_dtype();
+  return t;
+}
+ScalarType NestedList::inferred() const { return tensor_dtype_for(type_); }
+
 Tensor tensor(const NestedList& l, const TensorOptions& o) {
-  Tensor d = empty(l.shape(), kDouble);
-  std::copy(l.values().begin(), l.values().end(), d.data_ptr<double>());
+  // Integers (and bools) go through int64, others through double: both exact for their elements.
+  bool integral = is_integral(l.element_type(), true);
+  Tensor d = empty(l.shape(), integral ? kLong : kDouble);
+  const std::vector<Scalar>& v = l.values();
+  if (integral) {
+    int64_t* p = d.data_ptr<int64_t>();
+    for (size_t i = 0; i < v.size(); i++) p[i] = v[i].toLong();
+  } else {
+    double* p = d.data_ptr<double>();
+    for (size_t i = 0; i < v.size(); i++) p[i] = v[i].toDouble();
+  }
   return finish(d.to(o.has_dtype() ? o.dtype() : l.inferred()), o);
 }
 

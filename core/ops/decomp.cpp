@@ -562,7 +562,8 @@ struct PinvFn : autograd::Function<PinvFn> {
 
 void check_norm_dtype(const char* op, const Tensor& A) {
   FW_CHECK(A.defined(), "[", op, "] the input is an undefined tensor");
-  FW_CHECK(A.is_floating_point(), "[", op, "] Expected a floating point tensor as input. Got ", dtype_name(A.dtype()));
+  FW_CHECK(A.is_floating_point() || A.is_complex(), "[", op,
+           "] Expected a floating point or complex tensor as input. Got ", dtype_name(A.dtype()));
 }
 
 // Moves dims d0, d1 to the end (d0 second to last).
@@ -678,6 +679,19 @@ Tensor vector_norm(const Tensor& x, const Scalar& ord, OptionalIntArrayRef dim, 
   check_norm_dtype("linalg.vector_norm", x);
   Tensor xt = dtype ? x.to(*dtype) : x;
   double p = ord.toDouble();
+  // inf and negative orders have no identity: an empty reduction raises (PyTorch).
+  if (p < 0 || p == INFINITY) {
+    if (dim.has_value() && !dim.value().empty()) {
+      for (int64_t d : dim.value()) {
+        int64_t w = wrap_dim("linalg.vector_norm", d, std::max<int64_t>(x.dim(), 1));
+        FW_CHECK(x.dim() == 0 || x.size(w) != 0, "[linalg.vector_norm] cannot compute the ", p, " norm on the dimension ",
+                 d, " because this dimension is empty and the operation does not have an identity");
+      }
+    } else {
+      FW_CHECK(x.numel() != 0, "[linalg.vector_norm] cannot compute the ", p,
+               " norm on an empty tensor because the operation does not have an identity");
+    }
+  }
   if (dim.has_value() && !dim.value().empty()) return fw::norm(xt, Scalar(p), dim.value(), keepdim);
   if (x.dim() == 0) return fw::norm(xt.reshape({1}), Scalar(p), IntArrayRef{0}, false);
   Tensor r = fw::norm(xt.reshape({-1}), Scalar(p), IntArrayRef{0}, false);

@@ -284,6 +284,65 @@ struct LuFactorFn : autograd::Function<LuFactorFn> {
 
 enum class Driver { gels, gelsy, gelsd, gelss };
 
+// Note [gelsy's rank]: LAPACK's gelsy (PyTorch's default CPU driver) factors A P = Q R with
+// column pivoting and takes the leading r columns while the incremental condition estimate of
+// R[:r, :r] stays below 1 / rcond: each step updates estimates of the block's largest and
+// smallest singular values (xLAIC1). The update is the 2x2 symmetric eigenproblem
+//   diag(sest^2, 0) + [alpha; gamma] [alpha, gamma],   alpha = x . w,
+// for x the current singular vector estimate, w the new column above the diagonal and gamma the
+// diagonal entry; the new estimate is the square root of its largest (smallest) eigenvalue and
+// [s x; c] the new vector, (s, c) its eigenvector. The solution is then the minimum-norm one of
+// [R11 R12] y = (Q^T b)[:r], x = P y (the complete orthogonal factorisation gelsy applies).
+struct IceStep {
+  double est, s, c;
+};
+// One update of the largest (largest = true) or smallest singular value estimate.
+IceStep ice_step(bool largest, double sest, double alpha, double gamma) {
+  double t = std::max({std::abs(sest), std::abs(alpha), std::abs(gamma)});
+  if (t == 0) return {0, largest ? 1.0 : 0.0, largest ? 0.0 : 1.0};
+  double e = sest / t, al = alpha / t, g = gamma / t;  // scaled: no overflow in the squares
+  double a = e * e + al * al, b = al * g, d = g * g;
+  double h = (a - d) / 2, r = std::hypot(h, b);
+  double lmax = (a + d) / 2 + r;
+  // The eigenvector of the largest eigenvalue without cancellation; the other is orthogonal.
+  double v0, v1;
+  if (h >= 0) v0 = h + r, v1 = b;
+  else v0 = b, v1 = r - h;
+  double nv = std::hypot(v0, v1);
+  if (nv == 0) v0 = 1, v1 = 0, nv = 1;
+  v0 /= nv, v1 /= nv;
+  if (largest) return {t * std::sqrt(lmax), v0, v1};
+  // lmin = det / lmax = (e g)^2 / lmax: exact where the difference form cancels.
+  double lmin = lmax > 0 ? (e * g) * (e * g) / lmax : 0;
+  return {t * std::sqrt(lmin), -v1, v0};
+}
+
+template <class T>
+int64_t gelsy_rank(const ColMat<T>& R, int64_t mn, double rcond) {
+  if (mn == 0 || R(0, 0) == T(0)) return 0;
+  std::vector<double> xmin(size_t(mn), 0), xmax(size_t(mn), 0);
+  xmin[0] = xmax[0] = 1;
+  double smax = std::abs(double(R(0, 0))), smin = smax;
+  int64_t rank = 1;
+  while (rank < mn) {
+    double amin = 0, amax = 0;
+    for (int64_t k = 0; k < rank; k++) {
+      amin += xmin[size_t(k)] * double(R(k, rank));
+      amax += xmax[size_t(k)] * double(R(k, rank));
+    }
+    double g = double(R(rank, rank));
+    IceStep lo = ice_step(false, smin, amin, g), hi = ice_step(true, smax, amax, g);
+    if (!(hi.est * rcond <= lo.est)) break;
+    for (int64_t k = 0; k < rank; k++) xmin[size_t(k)] *= lo.s, xmax[size_t(k)] *= hi.s;
+    xmin[size_t(rank)] = lo.c;
+    xmax[size_t(rank)] = hi.c;
+    smin = lo.est;
+    smax = hi.est;
+    rank++;
+  }
+  return rank;
+}
+
 // Solution, rank (int64) and singular values (gelsd / gelss) of each matrix.
 void lstsq_impl(const Tensor& A0, const Tensor& B0, double rcond, Driver drv, Tensor* X, Tensor* rank, Tensor* sv) {
   Tensor A = A0.contiguous(), B = B0.contiguous();
@@ -320,8 +379,29 @@ void lstsq_impl(const Tensor& A0, const Tensor& B0, double rcond, Driver drv, Te
         MMap<T>(px + i * n * k, n, k) = x;
         return;
       }
+      if (drv == Driver::gelsy) {  // Note [gelsy's rank]
+        Eigen::ColPivHouseholderQR<ColMat<T>> qr(a);
+        ColMat<T> R = qr.matrixR().template triangularView<Eigen::Upper>();
+        int64_t r = gelsy_rank<T>(R, mn, rcond);
+        pr[i] = r;
+        ColMat<T> x = ColMat<T>::Zero(n, k);
+        if (r > 0) {
+          ColMat<T> c = (qr.householderQ().transpose() * b).topRows(r);
+          // [R11 R12] = T^T Z^T from the QR of its transpose: y = Z T^-T c.
+          ColMat<T> Mt = R.topRows(r).transpose();
+          Eigen::HouseholderQR<ColMat<T>> z(Mt);
+          ColMat<T> Tr = z.matrixQR().topRows(r).template triangularView<Eigen::Upper>();
+          ColMat<T> u = Tr.transpose().template triangularView<Eigen::Lower>().solve(c);
+          ColMat<T> full = ColMat<T>::Zero(n, k);
+          full.topRows(r) = u;
+          ColMat<T> y = z.householderQ() * full;
+          x = qr.colsPermutation() * y;
+        }
+        MMap<T>(px + i * n * k, n, k) = x;
+        return;
+      }
       Eigen::CompleteOrthogonalDecomposition<ColMat<T>> cod(m, n);
-      cod.setThreshold(drv == Driver::gels ? T(0) : T(rcond));
+      cod.setThreshold(T(0));
       cod.compute(a);
       pr[i] = cod.rank();
       ColMat<T> x = cod.solve(b);

@@ -374,8 +374,8 @@ void batch_norm_kernel(const OpCall& c, Outs& o) {
   });
   if (!y.is_same(o[0])) o[0].copy_(y);
   if (!training) return;
-  o[1].copy_(fw::tensor(mean));
-  o[2].copy_(fw::tensor(rstd));
+  o[1].copy_(fw::tensor(mean, kDouble));
+  o[2].copy_(fw::tensor(rstd, kDouble));
   double cnt = double(n * l);
   if (p.rm.defined()) update_running(p.rm, mean, c.a.f0, 1.0);
   if (p.rv.defined()) update_running(p.rv, var, c.a.f0, cnt > 1 ? cnt / (cnt - 1) : INFINITY);

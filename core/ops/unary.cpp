@@ -24,6 +24,7 @@ enum class UK {
   Signed,     // as Same, but bool is rejected (neg)
   Rounding,   // as Same; integer inputs come back unchanged
   Pred,       // float predicate, bool result; integer inputs are checked as float
+  PredC,      // as Pred, and complex too
   Logical,    // any dtype, bool result
   Bitwise,    // integral and bool only
 };
@@ -36,8 +37,12 @@ template <> fn::Softplus make_fn(const OpAttrs& a) { return {a.f0, a.f1}; }
 template <> fn::Logit make_fn(const OpAttrs& a) { return {a.f0}; }
 template <> fn::Polygamma make_fn(const OpAttrs& a) { return {double(a.i0)}; }
 template <> fn::NanToNum make_fn(const OpAttrs& a) { return {a.f0, a.f1, a.f2}; }
+// An integer tensor's bound as an integer (a floating bound promotes the result to float, so
+// only integral or bool Scalars reach integer kernels; an absent bound is never read).
+int64_t int_bound(const Scalar& s, bool present) { return present && s.isIntegral(true) ? s.toLong() : 0; }
 template <> fn::ClampScalar make_fn(const OpAttrs& a) {
-  return {a.s0.toDouble(), a.s1.toDouble(), bool(a.flags & 1), bool(a.flags & 2)};
+  bool has_lo = a.flags & 1, has_hi = a.flags & 2;
+  return {a.s0.toDouble(), a.s1.toDouble(), has_lo, has_hi, int_bound(a.s0, has_lo), int_bound(a.s1, has_hi)};
 }
 
 ScalarType float_of(ScalarType t) { return is_integral(t, true) ? get_default_dtype() : t; }
@@ -61,6 +66,7 @@ ScalarType out_dtype(const OpCall& c) {
     case UK::Pred:
       FW_CHECK(!is_complex(t), "[", op, "] not implemented for dtype ", dtype_str(t));
       return kBool;
+    case UK::PredC:
     case UK::Logical: return kBool;
     case UK::Bitwise:
       FW_CHECK(is_integral(t, true), "[", op, "] bitwise operations are only supported on integer and bool tensors, got ",
@@ -103,16 +109,17 @@ void unary_kernel(const OpCall& c, Outs& o) {
     return;
   }
   bool low = t == kHalf || t == kBFloat16;
-  ScalarType ct = low ? kFloat : (K == UK::Float || K == UK::FloatC || K == UK::Pred) ? float_of(t) : t;
-  ScalarType rt = (K == UK::Pred || K == UK::Logical) ? kBool : ct;
+  constexpr bool pred = K == UK::Pred || K == UK::PredC;
+  ScalarType ct = low ? kFloat : (K == UK::Float || K == UK::FloatC || pred) ? float_of(t) : t;
+  ScalarType rt = (pred || K == UK::Logical) ? kBool : ct;
   Tensor x = cast(in, ct);
   Tensor y = out.dtype() == rt ? out : make_tensor(out.sizes(), rt);
   auto body = [&]<class T>() {
-    if constexpr (K == UK::Pred || K == UK::Logical) run_unary<F, T, bool>(y, x, f);
+    if constexpr (pred || K == UK::Logical) run_unary<F, T, bool>(y, x, f);
     else run_unary<F, T, T>(y, x, f);
   };
   if constexpr (K == UK::Float || K == UK::Pred) visit_float(ct, c.def.name, body);
-  else if constexpr (K == UK::FloatC) visit_float_complex(ct, c.def.name, body);
+  else if constexpr (K == UK::FloatC || K == UK::PredC) visit_float_complex(ct, c.def.name, body);
   else if constexpr (K == UK::Logical || K == UK::Signed) visit_all(ct, c.def.name, body);
   else if constexpr (K == UK::Bitwise) visit_integral(ct, c.def.name, body);
   else visit_real(ct, c.def.name, body);
@@ -124,7 +131,7 @@ void def_unary(OpDef& d, const char* functor, bool differentiable = true) {
   d.meta = unary_meta<K>;
   d.cpu = unary_kernel<F, K>;
   d.functor = functor;
-  d.differentiable = differentiable && K != UK::Pred && K != UK::Logical && K != UK::Bitwise;
+  d.differentiable = differentiable && K != UK::Pred && K != UK::PredC && K != UK::Logical && K != UK::Bitwise;
 }
 
 // abs of complex -> float magnitude; angle -> argument (float for real inputs too).
@@ -293,12 +300,12 @@ FW_DEFINE_OP(log) {
   d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy / cj(x)); };
 }
 FW_DEFINE_OP(log2) {
-  def_unary<fn::Log2, UK::Float>(d, "Log2");
-  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy / (x * M_LN2)); };
+  def_unary<fn::Log2, UK::FloatC>(d, "Log2");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy / (cj(x) * M_LN2)); };
 }
 FW_DEFINE_OP(log10) {
-  def_unary<fn::Log10, UK::Float>(d, "Log10");
-  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy / (x * M_LN10)); };
+  def_unary<fn::Log10, UK::FloatC>(d, "Log10");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy / (cj(x) * M_LN10)); };
 }
 FW_DEFINE_OP(log1p) {
   def_unary<fn::Log1p, UK::Float>(d, "Log1p");
@@ -309,8 +316,8 @@ FW_DEFINE_OP(sqrt) {
   d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy / (cj(y) * 2)); }; d.vjp_uses_out = true;
 }
 FW_DEFINE_OP(rsqrt) {
-  def_unary<fn::Rsqrt, UK::Float>(d, "Rsqrt");
-  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * y * y * y * -0.5); }; d.vjp_uses_out = true;
+  def_unary<fn::Rsqrt, UK::FloatC>(d, "Rsqrt");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * cj(y * y * y) * -0.5); }; d.vjp_uses_out = true;
 }
 FW_DEFINE_OP(abs) {
   d.meta = abs_meta; d.cpu = cplx_real_kernel<false>; d.functor = "Abs";
@@ -368,30 +375,30 @@ FW_DEFINE_OP(tan) {
   d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * cj(y * y + 1)); }; d.vjp_uses_out = true;
 }
 FW_DEFINE_OP(asin) {
-  def_unary<fn::Asin, UK::Float>(d, "Asin");
-  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * fw::rsqrt(1 - x * x)); };
+  def_unary<fn::Asin, UK::FloatC>(d, "Asin");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * cj(fw::rsqrt(1 - x * x))); };
 }
 FW_DEFINE_OP(acos) {
-  def_unary<fn::Acos, UK::Float>(d, "Acos");
-  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(-gy * fw::rsqrt(1 - x * x)); };
+  def_unary<fn::Acos, UK::FloatC>(d, "Acos");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(-gy * cj(fw::rsqrt(1 - x * x))); };
 }
 FW_DEFINE_OP(atan) {
-  def_unary<fn::Atan, UK::Float>(d, "Atan");
-  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy / (x * x + 1)); };
+  def_unary<fn::Atan, UK::FloatC>(d, "Atan");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy / cj(x * x + 1)); };
 }
 // Inverse hyperbolic functions: asinh' = 1 / sqrt(x^2 + 1), acosh' = 1 / sqrt(x^2 - 1),
 // atanh' = 1 / (1 - x^2).
 FW_DEFINE_OP(asinh) {
-  def_unary<fn::Asinh, UK::Float>(d, "Asinh");
-  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * fw::rsqrt(x * x + 1)); };
+  def_unary<fn::Asinh, UK::FloatC>(d, "Asinh");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * cj(fw::rsqrt(x * x + 1))); };
 }
 FW_DEFINE_OP(acosh) {
-  def_unary<fn::Acosh, UK::Float>(d, "Acosh");
-  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * fw::rsqrt(x * x - 1)); };
+  def_unary<fn::Acosh, UK::FloatC>(d, "Acosh");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * cj(fw::rsqrt(x * x - 1))); };
 }
 FW_DEFINE_OP(atanh) {
-  def_unary<fn::Atanh, UK::Float>(d, "Atanh");
-  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy / (1 - x * x)); };
+  def_unary<fn::Atanh, UK::FloatC>(d, "Atanh");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy / cj(1 - x * x)); };
 }
 FW_DEFINE_OP(sinh) {
   def_unary<fn::Sinh, UK::FloatC>(d, "Sinh");
@@ -406,8 +413,8 @@ FW_DEFINE_OP(tanh) {
   d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * cj(1 - y * y)); }; d.vjp_uses_out = true;
 }
 FW_DEFINE_OP(sigmoid) {
-  def_unary<fn::Sigmoid, UK::Float>(d, "Sigmoid");
-  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * y * (1 - y)); }; d.vjp_uses_out = true;
+  def_unary<fn::Sigmoid, UK::FloatC>(d, "Sigmoid");
+  d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * cj(y * (1 - y))); }; d.vjp_uses_out = true;
 }
 FW_DEFINE_OP(erf) {
   def_unary<fn::Erf, UK::Float>(d, "Erf");
@@ -530,11 +537,11 @@ FW_DEFINE_OP(clamp_scalar) {
   d.meta = clamp_scalar_meta;
   d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(clamp_grad(c, gy, x)); };
 }
-FW_DEFINE_OP(isnan) { def_unary<fn::IsNan, UK::Pred>(d, "IsNan"); }
-FW_DEFINE_OP(isinf) { def_unary<fn::IsInf, UK::Pred>(d, "IsInf"); }
+FW_DEFINE_OP(isnan) { def_unary<fn::IsNan, UK::PredC>(d, "IsNan"); }
+FW_DEFINE_OP(isinf) { def_unary<fn::IsInf, UK::PredC>(d, "IsInf"); }
 FW_DEFINE_OP(isposinf) { def_unary<fn::IsPosInf, UK::Pred>(d, "IsPosInf"); }
 FW_DEFINE_OP(isneginf) { def_unary<fn::IsNegInf, UK::Pred>(d, "IsNegInf"); }
-FW_DEFINE_OP(isfinite) { def_unary<fn::IsFinite, UK::Pred>(d, "IsFinite"); }
+FW_DEFINE_OP(isfinite) { def_unary<fn::IsFinite, UK::PredC>(d, "IsFinite"); }
 FW_DEFINE_OP(signbit) { def_unary<fn::Signbit, UK::Pred>(d, "Signbit"); }
 FW_DEFINE_OP(nan_to_num) {
   def_unary<fn::NanToNum, UK::Same>(d, "NanToNum");

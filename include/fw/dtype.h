@@ -3,6 +3,7 @@
 #include <complex>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <ostream>
 
 namespace fw {
@@ -12,6 +13,7 @@ struct Half {
   uint16_t x = 0;
   Half() = default;
   Half(float f) : x(from_float(f)) {}
+  static constexpr Half from_bits(uint16_t b) { Half h; h.x = b; return h; }
   operator float() const { return to_float(x); }
   // Compound assignment rounds the float result once (c10::Half's arithmetic).
   Half& operator+=(float o) { return *this = Half(float(*this) + o); }
@@ -26,6 +28,7 @@ struct Half {
 struct BFloat16 {
   uint16_t x = 0;
   BFloat16() = default;
+  static constexpr BFloat16 from_bits(uint16_t b) { BFloat16 h; h.x = b; return h; }
   BFloat16(float f) {
     uint32_t u;
     std::memcpy(&u, &f, 4);
@@ -44,6 +47,52 @@ struct BFloat16 {
   BFloat16& operator*=(float o) { return *this = BFloat16(float(*this) * o); }
   BFloat16& operator/=(float o) { return *this = BFloat16(float(*this) / o); }
 };
+
+}  // namespace fw
+
+// The 16-bit float types' limits (c10's values).
+template <>
+struct std::numeric_limits<fw::Half> {
+  static constexpr bool is_specialized = true, is_signed = true, is_integer = false, is_exact = false;
+  static constexpr bool has_infinity = true, has_quiet_NaN = true, has_signaling_NaN = true;
+  static constexpr auto has_denorm = std::denorm_present;
+  static constexpr bool has_denorm_loss = false;
+  static constexpr auto round_style = std::round_to_nearest;
+  static constexpr bool is_iec559 = true, is_bounded = true, is_modulo = false, traps = false, tinyness_before = false;
+  static constexpr int digits = 11, digits10 = 3, max_digits10 = 5, radix = 2;
+  static constexpr int min_exponent = -13, min_exponent10 = -4, max_exponent = 16, max_exponent10 = 4;
+  static constexpr fw::Half min() { return fw::Half::from_bits(0x0400); }
+  static constexpr fw::Half lowest() { return fw::Half::from_bits(0xFBFF); }
+  static constexpr fw::Half max() { return fw::Half::from_bits(0x7BFF); }
+  static constexpr fw::Half epsilon() { return fw::Half::from_bits(0x1400); }
+  static constexpr fw::Half round_error() { return fw::Half::from_bits(0x3800); }
+  static constexpr fw::Half infinity() { return fw::Half::from_bits(0x7C00); }
+  static constexpr fw::Half quiet_NaN() { return fw::Half::from_bits(0x7E00); }
+  static constexpr fw::Half signaling_NaN() { return fw::Half::from_bits(0x7D00); }
+  static constexpr fw::Half denorm_min() { return fw::Half::from_bits(0x0001); }
+};
+template <>
+struct std::numeric_limits<fw::BFloat16> {
+  static constexpr bool is_specialized = true, is_signed = true, is_integer = false, is_exact = false;
+  static constexpr bool has_infinity = true, has_quiet_NaN = true, has_signaling_NaN = true;
+  static constexpr auto has_denorm = std::denorm_present;
+  static constexpr bool has_denorm_loss = false;
+  static constexpr auto round_style = std::round_to_nearest;
+  static constexpr bool is_iec559 = false, is_bounded = true, is_modulo = false, traps = false, tinyness_before = false;
+  static constexpr int digits = 8, digits10 = 2, max_digits10 = 4, radix = 2;
+  static constexpr int min_exponent = -125, min_exponent10 = -37, max_exponent = 128, max_exponent10 = 38;
+  static constexpr fw::BFloat16 min() { return fw::BFloat16::from_bits(0x0080); }
+  static constexpr fw::BFloat16 lowest() { return fw::BFloat16::from_bits(0xFF7F); }
+  static constexpr fw::BFloat16 max() { return fw::BFloat16::from_bits(0x7F7F); }
+  static constexpr fw::BFloat16 epsilon() { return fw::BFloat16::from_bits(0x3C00); }
+  static constexpr fw::BFloat16 round_error() { return fw::BFloat16::from_bits(0x3F00); }
+  static constexpr fw::BFloat16 infinity() { return fw::BFloat16::from_bits(0x7F80); }
+  static constexpr fw::BFloat16 quiet_NaN() { return fw::BFloat16::from_bits(0x7FC0); }
+  static constexpr fw::BFloat16 signaling_NaN() { return fw::BFloat16::from_bits(0x7FA0); }
+  static constexpr fw::BFloat16 denorm_min() { return fw::BFloat16::from_bits(0x0001); }
+};
+
+namespace fw {
 
 using complex64 = std::complex<float>;
 using complex128 = std::complex<double>;

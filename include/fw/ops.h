@@ -36,36 +36,47 @@ Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, const Tenso
 Tensor from_blob(void* data, IntArrayRef sizes, std::function<void(void*)> deleter,
                  const TensorOptions& o = {});
 
-// Builds a tensor from nested braces: fw::tensor({{1, 2}, {3, 4}}); ints give Long, floats Float.
+// Builds a tensor from nested braces: fw::tensor({{1, 2}, {3, 4}}). The dtype follows libtorch:
+// int and int64 elements give Long, float and double the default dtype, others (uint8_t,
+// int8_t, int16_t, bool, Half, BFloat16) their own; mixed elements promote. Integers are kept
+// exactly (int64 values past 2^53 too).
 class NestedList {
  public:
-  NestedList(double v) : is_float_(true) { vals_.push_back(v); }
-  NestedList(float v) : is_float_(true) { vals_.push_back(v); }
-  NestedList(int v) { vals_.push_back(v); }
-  NestedList(int64_t v) { vals_.push_back(double(v)); }
-  NestedList(long long v) { vals_.push_back(double(v)); }
-  NestedList(bool v) : is_bool_(true) { vals_.push_back(v); }
+  NestedList(double v) : type_(kDouble) { vals_.emplace_back(v); }
+  NestedList(float v) : type_(kFloat) { vals_.emplace_back(double(v)); }
+  NestedList(Half v) : type_(kHalf) { vals_.emplace_back(v); }
+  NestedList(BFloat16 v) : type_(kBFloat16) { vals_.emplace_back(v); }
+  NestedList(int v) : type_(kInt) { vals_.emplace_back(v); }
+  NestedList(int64_t v) : type_(kLong) { vals_.emplace_back(v); }
+  NestedList(long long v) : type_(kLong) { vals_.emplace_back(int64_t(v)); }
+  NestedList(int16_t v) : type_(kShort) { vals_.emplace_back(v); }
+  NestedList(int8_t v) : type_(kChar) { vals_.emplace_back(v); }
+  NestedList(uint8_t v) : type_(kByte) { vals_.emplace_back(v); }
+  NestedList(bool v) : type_(kBool) { vals_.emplace_back(v); }
   NestedList(std::initializer_list<NestedList> l);
-  const std::vector<double>& values() const { return vals_; }
+  const std::vector<Scalar>& values() const { return vals_; }
   const std::vector<int64_t>& shape() const { return shape_; }
-  ScalarType inferred() const { return is_float_ ? get_default_dtype() : is_bool_ ? kBool : kLong; }
+  ScalarType element_type() const { return type_; }  // the promoted type of the elements
+  ScalarType inferred() const;                       // the tensor's dtype (libtorch's rule)
 
  private:
-  std::vector<double> vals_;
+  std::vector<Scalar> vals_;
   std::vector<int64_t> shape_;
-  bool is_float_ = false, is_bool_ = false;
+  ScalarType type_;
 };
 Tensor tensor(const NestedList& l, const TensorOptions& o = {});
 // A 1-D tensor of the values (libtorch's tensor(ArrayRef<T>) and tensor(std::vector<T>)); the
-// dtype is T's unless the options name another, and the options' device and requires_grad apply.
+// options' dtype, device and requires_grad apply.
+// Without a dtype in the options, int and int64 values give Long and float and double ones the
+// default dtype (libtorch's rule, as for braced lists).
+ScalarType tensor_dtype_for(ScalarType element);
 template <class T>
 Tensor tensor(ArrayRef<T> v, const TensorOptions& o = {}) {
   auto src = empty({int64_t(v.size())}, TensorOptions(CppToType<T>::value));
   std::copy(v.begin(), v.end(), src.template data_ptr<T>());
-  if (!o.has_dtype() || o.dtype() == src.dtype()) {
-    if (o.device() == src.device()) return src.requires_grad_(o.requires_grad());
-  }
-  return src.to(o.device(), o.has_dtype() ? o.dtype() : src.dtype()).requires_grad_(o.requires_grad());
+  ScalarType want = o.has_dtype() ? o.dtype() : tensor_dtype_for(src.dtype());
+  if (want == src.dtype() && o.device() == src.device()) return src.requires_grad_(o.requires_grad());
+  return src.to(o.device(), want).requires_grad_(o.requires_grad());
 }
 template <class T, std::enable_if_t<!std::is_same_v<T, bool>, int> = 0>
 Tensor tensor(const std::vector<T>& v, const TensorOptions& o = {}) {

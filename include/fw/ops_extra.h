@@ -110,6 +110,9 @@ std::vector<Tensor> gradient(const Tensor& t, TensorList spacing, IntArrayRef di
 Tensor combinations(const Tensor& t, int64_t r = 2, bool with_replacement = false);
 // (N, C, *) -> the same shape with channels reordered as (groups, C / groups) -> (C / groups, groups).
 Tensor channel_shuffle(const Tensor& x, int64_t groups);
+// (*, C r^2, H, W) -> (*, C, H r, W r) and back (torch::pixel_shuffle / pixel_unshuffle).
+Tensor pixel_shuffle(const Tensor& x, int64_t upscale_factor);
+Tensor pixel_unshuffle(const Tensor& x, int64_t downscale_factor);
 // Row and column indices (2, n) of the lower / upper triangle of a row x col matrix.
 Tensor tril_indices(int64_t row, int64_t col, int64_t offset = 0, const TensorOptions& options = kLong);
 Tensor triu_indices(int64_t row, int64_t col, int64_t offset = 0, const TensorOptions& options = kLong);

@@ -61,6 +61,12 @@ struct TensorOptions {
   TensorOptions memory_format(std::optional<MemoryFormat> f) const { auto o = *this; o.memory_format_ = f; return o; }
   TensorOptions pinned_memory(std::optional<bool> p) const { auto o = *this; o.pinned_memory_ = p.value_or(false); return o; }
   std::optional<MemoryFormat> memory_format_opt() const { return memory_format_; }
+  std::optional<TypeMeta> dtype_opt() const { return dtype_ ? std::optional<TypeMeta>(TypeMeta(*dtype_)) : std::nullopt; }
+  std::optional<Device> device_opt() const { return device_; }
+  std::optional<bool> requires_grad_opt() const { return requires_grad_; }
+  std::optional<bool> pinned_memory_opt() const { return pinned_memory_; }
+  std::optional<int> layout_opt() const { return kStridedLayout; }
+  static constexpr int kStridedLayout = 0;
   bool pinned_memory() const { return pinned_memory_; }
   bool has_device() const { return true; }
   bool has_requires_grad() const { return requires_grad_; }
@@ -108,6 +114,9 @@ namespace detail {
 // through the active tracer (a graph break), or raises when no trace owns it. While any trace runs,
 // also called for real memory: the trace on this thread, if any, decides (StorageImpl::birth).
 void placeholder_data_access(const struct TensorImpl* t);
+// Whether t is an op result a fw::compile trace on this thread records with autograd history
+// (a non-leaf, though it has no grad_fn until the graph runs).
+bool traced_nonleaf(const struct TensorImpl* t);
 }  // namespace detail
 
 struct TensorImpl : RefCounted {
@@ -165,6 +174,21 @@ class Tensor {
   Tensor& operator=(const Tensor& o) &&;
   Tensor& operator=(Tensor&& o) &&;
   Tensor& operator=(const Scalar& v) &&;
+  // Compound assignment writes in place, on temporaries too (x[0] += 1, x.narrow(0, 1, 2) *= 2).
+  Tensor& operator+=(const Tensor& o) { return add_(o); }
+  Tensor& operator+=(const Scalar& o) { return add_(o); }
+  Tensor& operator-=(const Tensor& o) { return sub_(o); }
+  Tensor& operator-=(const Scalar& o) { return sub_(o); }
+  Tensor& operator*=(const Tensor& o) { return mul_(o); }
+  Tensor& operator*=(const Scalar& o) { return mul_(o); }
+  Tensor& operator/=(const Tensor& o) { return div_(o); }
+  Tensor& operator/=(const Scalar& o) { return div_(o); }
+  Tensor& operator&=(const Tensor& o) { return bitwise_and_(o); }
+  Tensor& operator&=(const Scalar& o) { return bitwise_and_(o); }
+  Tensor& operator|=(const Tensor& o) { return bitwise_or_(o); }
+  Tensor& operator|=(const Scalar& o) { return bitwise_or_(o); }
+  Tensor& operator^=(const Tensor& o) { return bitwise_xor_(o); }
+  Tensor& operator^=(const Scalar& o) { return bitwise_xor_(o); }
 
   // ---- metadata
   bool defined() const { return bool(impl_); }
@@ -200,6 +224,7 @@ class Tensor {
   // ---- data access
   void* data_ptr() const { return impl_->data(); }
   template <class T> T* data_ptr() const;
+  template <class T> T* data() const { return data_ptr<T>(); }  // libtorch's older spelling
   template <class T> T* mutable_data_ptr() const { return data_ptr<T>(); }
   template <class T> const T* const_data_ptr() const { return data_ptr<T>(); }
   template <class T> T item() const;
@@ -252,6 +277,7 @@ class Tensor {
   }
   Tensor to(DeviceType d, bool non_blocking = false, bool copy = false) const { return to(Device(d), non_blocking, copy); }
   Tensor cpu() const { return to(Device(kCPU)); }
+  Tensor cuda() const { return to(Device(kCUDA)); }  // raises: this build has no CUDA device
   Tensor toType(ScalarType t) const { return to(t); }
   Tensor type_as(const Tensor& o) const { return to(o.dtype()); }
   Tensor contiguous() const;
@@ -313,6 +339,9 @@ class Tensor {
   Tensor unsqueeze(int64_t dim) const;
   Tensor expand(IntArrayRef size, bool implicit = false) const;
   Tensor expand_as(const Tensor& o) const { return expand(o.sizes()); }
+  Tensor broadcast_to(IntArrayRef size) const;
+  Tensor absolute() const;
+  Tensor& absolute_();
   Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
   Tensor select(int64_t dim, int64_t index) const;
   Tensor slice(int64_t dim = 0, std::optional<int64_t> start = std::nullopt,
@@ -838,7 +867,10 @@ struct AutogradMeta {
 };
 
 inline bool Tensor::requires_grad() const { return impl_->autograd && impl_->autograd->requires_grad; }
-inline bool Tensor::is_leaf() const { return !impl_->autograd || !impl_->autograd->grad_fn; }
+inline bool Tensor::is_leaf() const {
+  return !impl_->autograd ||
+         (!impl_->autograd->grad_fn && !(impl_->autograd->requires_grad && detail::traced_nonleaf(impl_.get())));
+}
 inline uint32_t Tensor::output_nr() const { return impl_->autograd ? impl_->autograd->output_nr : 0; }
 inline bool Tensor::retains_grad() const { return impl_->autograd && impl_->autograd->retains_grad; }
 
@@ -850,7 +882,7 @@ T* Tensor::data_ptr() const {
 }
 
 template <class T>
-T Tensor::item() const { return item().to<T>(); }
+T Tensor::item() const { return item().to_checked<T>("item"); }
 
 template <class T, size_t N>
 TensorAccessor<T, N> Tensor::accessor() const {
@@ -872,19 +904,5 @@ FW_BINARY_OPERATOR(%) FW_BINARY_OPERATOR(==) FW_BINARY_OPERATOR(!=) FW_BINARY_OP
 FW_BINARY_OPERATOR(<=) FW_BINARY_OPERATOR(>) FW_BINARY_OPERATOR(>=) FW_BINARY_OPERATOR(&)
 FW_BINARY_OPERATOR(|) FW_BINARY_OPERATOR(^)
 #undef FW_BINARY_OPERATOR
-Tensor& operator+=(Tensor& a, const Tensor& b);
-Tensor& operator+=(Tensor& a, const Scalar& b);
-Tensor& operator-=(Tensor& a, const Tensor& b);
-Tensor& operator-=(Tensor& a, const Scalar& b);
-Tensor& operator*=(Tensor& a, const Tensor& b);
-Tensor& operator*=(Tensor& a, const Scalar& b);
-Tensor& operator/=(Tensor& a, const Tensor& b);
-Tensor& operator/=(Tensor& a, const Scalar& b);
-Tensor& operator&=(Tensor& a, const Tensor& b);
-Tensor& operator&=(Tensor& a, const Scalar& b);
-Tensor& operator|=(Tensor& a, const Tensor& b);
-Tensor& operator|=(Tensor& a, const Scalar& b);
-Tensor& operator^=(Tensor& a, const Tensor& b);
-Tensor& operator^=(Tensor& a, const Scalar& b);
 
 }  // namespace fw

@@ -469,6 +469,94 @@ TEST_P(Semantics, ResetWhileOtherThreadsRun) {
   EXPECT_GT(resets, 0);
 }
 
+TEST_P(Semantics, FillOfAnExpandedTensor) {
+  // fill_ and zero_ may write a tensor whose elements share memory (PyTorch's fill skips the
+  // overlap check); copy_ and other writes may not.
+  auto made = [](const Tensor& x) {
+    Tensor b = fw::zeros({1, 3});
+    b.expand({4, 3}).fill_(2.0);
+    return b * x;
+  };
+  auto arg = [](const Tensor& x, const Tensor& y) {
+    y.expand({2, 3}).zero_();
+    x.expand({5, 3}).fill_(1.5);
+    return x * 2 + y;
+  };
+  auto f1 = fw::compile(made, opts());
+  auto f2 = fw::compile(arg, opts());
+  for (int i = 0; i < 2; i++) {
+    Tensor x = fw::randn({1, 3});
+    expect_close(f1(x), made(x));
+    Tensor a = fw::randn({1, 3}), b = fw::randn({1, 3}), a2 = a.clone(), b2 = b.clone();
+    expect_close(f2(a, b), arg(a2, b2));
+    expect_close(a, a2);
+    expect_close(b, b2);
+  }
+  auto bad = fw::compile([](const Tensor& x) { return x.expand({2, 3}).add_(1); }, opts());
+  EXPECT_ERROR(bad(fw::zeros({1, 3})), "refers to a single memory location");
+}
+
+TEST_P(Semantics, SecondBackwardThroughAGraphThatSavedNothing) {
+  // Eager runs a node that saved nothing again without retain_graph; one that saved raises.
+  auto f = fw::compile([](const Tensor& x) { return x * 3 + 1; }, opts());
+  Tensor x = fw::ones({3}).requires_grad_();
+  Tensor y = f(x).sum();
+  y.backward();
+  y.backward();
+  expect_close(x.grad(), fw::full({3}, 6.0));
+  auto g = fw::compile([](const Tensor& x) { return x * x; }, opts());
+  Tensor z = g(x).sum();
+  z.backward();
+  EXPECT_ERROR(z.backward(), "backward through the graph a second time");
+}
+
+TEST_P(Semantics, RequiresGradOfAnIntermediateCannotBeCleared) {
+  auto fn = [](const Tensor& x) {
+    Tensor h = x * 2;
+    h.requires_grad_(false);
+    return h + 1;
+  };
+  auto f = fw::compile(fn, opts());
+  Tensor x = fw::ones({2}).requires_grad_();
+  EXPECT_ERROR(fn(x), "you can only change requires_grad flags of leaf variables");
+  EXPECT_ERROR(f(x), "you can only change requires_grad flags of leaf variables");
+  Tensor x0 = fw::ones({2});  // without grad the intermediate is a leaf: allowed
+  expect_close(f(x0), fn(x0));
+  expect_close(f(x0), fn(x0));
+}
+
+TEST_P(Semantics, HooksAndRetainGradOnIntermediatesSeeTheirGradients) {
+  // A hook or retain_grad() on a traced op result needs its node: the graph breaks there and the
+  // gradients are eager's (a hook that scales the gradient changes the inputs' gradients).
+  int calls = 0;
+  Tensor kept;
+  auto fn = [&](const Tensor& x) {
+    Tensor h = x * 2;
+    EXPECT_FALSE(h.is_leaf());
+    h.retain_grad();
+    h.register_hook([&](const Tensor& g) {
+      calls++;
+      return g * 10;
+    });
+    EXPECT_TRUE(h.grad_fn() != nullptr);
+    kept = h;
+    return (h * h).sum();
+  };
+  Tensor x = fw::tensor({1.0f, 2.0f}).requires_grad_();
+  fn(x).backward();
+  Tensor want_x = x.grad().clone(), want_h = kept.grad().clone();  // x: 8x * 10 = [80, 160]; h: 2h = [4, 8]
+  expect_close(want_x, fw::tensor({80.0f, 160.0f}));
+  auto f = fw::compile(fn, opts());
+  for (int i = 0; i < 2; i++) {
+    x.mutable_grad() = Tensor();
+    calls = 0;
+    f(x).backward();
+    expect_close(x.grad(), want_x);
+    expect_close(kept.grad(), want_h);
+    EXPECT_EQ(calls, 1);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Compile, Semantics, ::testing::ValuesIn(kBackends));
 
 TEST(CompileSemantics, ACallThatThrowsWhileTracedLeavesNothingBehind) {

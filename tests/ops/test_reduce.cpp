@@ -360,7 +360,7 @@ TEST(Reduce, GradientsOfReductions) {
 }
 
 TEST(Reduce, GradientsThroughZeros) {
-  Tensor x = fw::tensor(std::vector<double>{1.5, 0, 2, -1, 0, 0, 3, 0.5, 2, -2, 1, 0}).reshape({3, 4});
+  Tensor x = fw::tensor(std::vector<double>{1.5, 0, 2, -1, 0, 0, 3, 0.5, 2, -2, 1, 0}, fw::kDouble).reshape({3, 4});
   x.requires_grad_(true);
   // First derivatives only: at slices with two zeros the vjps are masked constants, so their
   // own derivatives (second order) miss the cross terms, as PyTorch's do.
@@ -368,15 +368,15 @@ TEST(Reduce, GradientsThroughZeros) {
   grad_ok("prod_all_zeros", [](const Tensor& t) { return t.prod(); }, x, false);
   grad_ok("cumprod_zeros", [](const Tensor& t) { return t.cumprod(1); }, x, false);
   grad_ok("cumprod_zeros_0", [](const Tensor& t) { return t.cumprod(0); }, x, false);
-  Tensor one_zero = fw::tensor(std::vector<double>{1.5, 0, 2, -1, 0.5, 3}).reshape({2, 3}).requires_grad_(true);
+  Tensor one_zero = fw::tensor(std::vector<double>{1.5, 0, 2, -1, 0.5, 3}, fw::kDouble).reshape({2, 3}).requires_grad_(true);
   grad_ok("prod_one_zero", [](const Tensor& t) { return t.prod(1); }, one_zero);
   grad_ok("cumprod_one_zero", [](const Tensor& t) { return t.cumprod(1); }, one_zero, false);
   // The gradient of prod at a slice's only zero is the product of the other entries.
-  Tensor y = fw::tensor(std::vector<double>{2, 0, 3}).requires_grad_(true);
+  Tensor y = fw::tensor(std::vector<double>{2, 0, 3}, fw::kDouble).requires_grad_(true);
   y.prod().backward();
-  FW_EXPECT_CLOSE(y.grad(), fw::tensor(std::vector<double>{0, 6, 0}));
+  FW_EXPECT_CLOSE(y.grad(), fw::tensor(std::vector<double>{0, 6, 0}, fw::kDouble));
   // amax shares the gradient between ties.
-  Tensor z = fw::tensor(std::vector<double>{1, 3, 3}).requires_grad_(true);
+  Tensor z = fw::tensor(std::vector<double>{1, 3, 3}, fw::kDouble).requires_grad_(true);
   z.amax().backward();
-  FW_EXPECT_CLOSE(z.grad(), fw::tensor(std::vector<double>{0, 0.5, 0.5}));
+  FW_EXPECT_CLOSE(z.grad(), fw::tensor(std::vector<double>{0, 0.5, 0.5}, fw::kDouble));
 }

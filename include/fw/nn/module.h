@@ -105,8 +105,9 @@ class Module : public std::enable_shared_from_this<Module> {
   virtual void to(ScalarType dtype, bool non_blocking = false);
   virtual void to(Device device, bool non_blocking = false);
 
-  // Clears (set_to_none) or zeroes the gradients of all parameters.
-  virtual void zero_grad(bool set_to_none = true);
+  // Zeroes the gradients of all parameters, or clears them (set_to_none; libtorch 1.13's default
+  // is to zero them).
+  virtual void zero_grad(bool set_to_none = false);
 
   // This module as a `ModuleType` (a holder type or an Impl type); nullptr if it is not one.
   template <class ModuleType>

@@ -1,5 +1,8 @@
 // Learning-rate schedulers with PyTorch's (torch.optim.lr_scheduler) lr sequences. Construction
 // performs PyTorch's initial step (epoch 0); call step() once per epoch after optimizer.step().
+// StepLR, the one scheduler libtorch's C++ API has, follows libtorch instead: no initial step, so
+// its decays come one step() later than Python's. A scheduler derived from LRScheduler as in
+// libtorch (get_lrs() reading step_count_, the number of earlier step() calls) works unchanged.
 #pragma once
 #include <string>
 #include <vector>
@@ -28,9 +31,11 @@ class LRScheduler {
   std::vector<double> base_lrs_;  // the groups' lrs when the scheduler was made
   std::vector<double> last_lrs_;
   int64_t last_epoch_ = -1;
+  unsigned step_count_ = 0;  // libtorch's counter: step() calls before the current one
 };
 
-// lr *= gamma every step_size epochs.
+// lr *= gamma every step_size epochs, libtorch's way: the step() call that finds step_size,
+// 2 step_size, ... earlier calls decays (Python's StepLR decays one call sooner).
 class StepLR : public LRScheduler {
  public:
   StepLR(Optimizer& optimizer, int64_t step_size, double gamma = 0.1);
