@@ -612,3 +612,20 @@ TEST(HuntLinalg, GelsyRankByIncrementalConditionEstimation) {
   EXPECT_EQ(std::get<2>(z).item<int64_t>(), 0);
   EXPECT_EQ(values(std::get<0>(z)), (std::vector<double>{0, 0}));
 }
+
+TEST(HuntOps, FloatingFillsThatDoNotFit) {
+  // torch.zeros(2).fill_(1e300) raises (float, at::Half, at::BFloat16); float64 takes it; inf fills;
+  // a complex value with an imaginary part doesn't fill a real tensor.
+  EXPECT_ERROR(fw::zeros({2}).fill_(1e300), "value cannot be converted to type float without overflow");
+  EXPECT_ERROR(fw::zeros({2}, fw::kHalf).fill_(70000.0), "value cannot be converted to type at::Half without overflow");
+  EXPECT_ERROR(fw::full({2}, 1e300, fw::kBFloat16), "value cannot be converted to type at::BFloat16 without overflow");
+  EXPECT_ERROR(fw::zeros({2}).fill_(std::complex<double>(1, 2)), "without overflow");
+  EXPECT_EQ(values(fw::zeros({2}, fw::kDouble).fill_(1e300)), (std::vector<double>{1e300, 1e300}));
+  EXPECT_TRUE(std::isinf(values(fw::zeros({1}).fill_(INFINITY))[0]));
+  // Wrapped numbers in arithmetic convert like a cast: torch.zeros(2) + 1e300 -> inf;
+  // torch.zeros(2, dtype=torch.half) * 1e10 -> nan (0 * half(1e10) = 0 * inf).
+  EXPECT_TRUE(std::isinf(values(fw::zeros({2}) + 1e300)[0]));
+  EXPECT_TRUE(std::isnan(values(fw::zeros({2}, fw::kHalf) * 1e10)[0]));
+  // masked_fill and where take the value as fill_ does: torch's masked_fill(half, mask, -1e9) raises.
+  EXPECT_ERROR(fw::zeros({2}, fw::kHalf).masked_fill(fw::tensor({true, false}), -1e9), "at::Half without overflow");
+}

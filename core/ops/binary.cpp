@@ -61,19 +61,26 @@ void binary_meta(const OpCall& c, Metas& m) {
 template <class F> F make_fn(const OpAttrs&) { return F{}; }
 template <> fn::Add make_fn(const OpAttrs& a) { return {a.s1.toDouble(), a.s1.toComplexDouble().imag()}; }
 
-// A Scalar operand as a 0-dim tensor of dtype t. An integer outside a narrower integer type
-// wraps, as PyTorch's cast of the wrapped number does (int32 tensor + 2^40), where fill_ raises.
+// A Scalar operand as a 0-dim tensor of dtype t. A value outside a narrower type converts as
+// PyTorch's cast of the wrapped number does, where fill_ raises: an integer wraps (int32 tensor
+// + 2^40), a double beyond float's or half's range becomes inf (x_half * 1e10).
 Tensor scalar_as(const Scalar& s, ScalarType t) {
-  bool wide = false;
+  ScalarType wide = t;
   if (s.isIntegral(false) && is_integral(t, false) && t != kLong) {
     int64_t v = s.toLong();
     visit_integral(t, "scalar_as", [&]<class T>() {
-      wide = v < int64_t(std::numeric_limits<T>::lowest()) || v > int64_t(std::numeric_limits<T>::max());
+      if (v < int64_t(std::numeric_limits<T>::lowest()) || v > int64_t(std::numeric_limits<T>::max())) wide = kLong;
     });
+  } else if (s.isFloatingPoint() && (t == kFloat || t == kHalf || t == kBFloat16)) {
+    double v = std::abs(s.toDouble());
+    double max = t == kHalf       ? double(float(std::numeric_limits<Half>::max()))
+                 : t == kBFloat16 ? double(float(std::numeric_limits<BFloat16>::max()))
+                                  : double(std::numeric_limits<float>::max());
+    if (std::isfinite(v) && v > max) wide = kDouble;
   }
-  Tensor r = make_tensor({}, wide ? kLong : t);
+  Tensor r = make_tensor({}, wide);
   r.fill_(s);
-  return wide ? r.to(t) : r;
+  return wide != t ? r.to(t) : r;
 }
 
 Tensor rhs_tensor(const OpCall& c, ScalarType ct) {

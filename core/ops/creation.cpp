@@ -111,9 +111,23 @@ void shape_attr_meta(const OpCall& c, Metas& m) {
   m.push_back({c.a.ints, c.a.has_dtype() ? c.a.dtype : get_default_dtype()});
 }
 
+// c10's checked conversion for floating types: a finite value beyond the type's range, or a
+// complex value with an imaginary part into a real type, raises (inf and NaN fill).
+template <class T>
+void check_float_fill(const Scalar& s) {
+  const char* name = std::is_same_v<T, float> ? "float" : std::is_same_v<T, double> ? "double"
+                     : std::is_same_v<T, Half> ? "at::Half" : "at::BFloat16";
+  double d = s.toDouble();
+  bool bad = s.isComplex() && s.toComplexDouble().imag() != 0;
+  if constexpr (!std::is_same_v<T, double>)
+    bad = bad || (std::isfinite(d) && std::abs(d) > double(std::numeric_limits<T>::max()));
+  FW_CHECK(!bad, "[fill_] value cannot be converted to type ", name, " without overflow: ", s);
+}
+
 void fill_kernel(const OpCall& c, Outs& o) {
   Tensor& out = o[0];
   visit_storage(out.dtype(), "fill_", [&]<class T>() {
+    if constexpr (is_low_float_v<T> || std::is_floating_point_v<T>) check_float_fill<T>(c.a.s0);
     T v;
     if constexpr (is_low_float_v<T>) v = T(c.a.s0.toFloat());
     else v = c.a.s0.to_checked<T>("fill_");  // an integer out of T's range raises (PyTorch)
