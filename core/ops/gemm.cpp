@@ -1,7 +1,8 @@
 // Note [GEMM through Eigen]
-// double, and float in builds without AVX-512 (FW_NATIVE=OFF, or a CPU without it), multiply
-// through Eigen 3.4's blocked GEMM; float with AVX-512 runs fw's own kernel (Note [Native float32
-// GEMM] in gemm_f32.cpp), except matrix-vector shapes, which stay on Eigen's GEMV. Eigen runs
+// double, and float in builds without AVX2 (FW_NATIVE=OFF, or an older CPU), multiply through
+// Eigen 3.4's blocked GEMM; float with AVX-512 runs fw's own kernel (Note [Native float32 GEMM] in
+// gemm_f32.cpp), and with AVX2 its plainer sibling (Note [AVX2 float32 GEMM] in
+// gemm_f32_avx2.cpp), except matrix-vector shapes, which stay on Eigen's GEMV. Eigen runs
 // single-threaded here (EIGEN_DONT_PARALLELIZE): large products are split into row or column
 // blocks on fw's thread pool (Note [Thread pool]), whose workers sleep instead of spinning when
 // the machine is busy. Tensors are mapped, never copied, when one of their strides is 1: a
@@ -88,6 +89,10 @@ void gemm(int64_t m, int64_t n, int64_t k, T alpha, MatArg<T> a, MatArg<T> b, T 
   // Matrix-vector products stay on Eigen's GEMV kernels, which read the matrix once.
   if constexpr (std::is_same_v<T, float>) {
     if (m > 1 && n > 1) return sgemm_avx512(m, n, k, alpha, a, b, beta, c, ldc, ep);
+  }
+#elif defined(FW_SGEMM_AVX2)
+  if constexpr (std::is_same_v<T, float>) {
+    if (m > 1 && n > 1) return sgemm_avx2(m, n, k, alpha, a, b, beta, c, ldc, ep);
   }
 #endif
   std::vector<T> abuf, bbuf;

@@ -156,6 +156,17 @@ TEST(GemmF32, DepthSweep) {
   EXPECT_EQ(bad, 0);
 }
 
+// The AVX2 kernel's blocks (Note [AVX2 float32 GEMM]): 6 x 16 tiles, 72-row blocks of A, 128-column
+// tasks, 256-deep blocks of k, each crossed by one; with beta, on the pool.
+TEST(GemmF32, AroundTheAvx2Blocks) {
+  std::mt19937 rng(12);
+  int64_t bad = 0;
+  const int64_t shapes[][3] = {{6, 16, 256}, {7, 17, 257}, {72, 128, 255}, {73, 129, 513}, {145, 257, 300}, {2, 2, 1}};
+  for (const auto& s : shapes)
+    for (int t = 0; t < 4; t++) bad += check<float>({s[0], s[1], s[2], bool(t & 1), bool(t & 2), 0.75, t == 2 ? 1.5 : 0.0}, rng);
+  EXPECT_EQ(bad, 0);
+}
+
 TEST(GemmF32, AlphaBeta) {
   std::mt19937 rng(3);
   int64_t bad = 0;
