@@ -413,24 +413,6 @@ struct Plan {
   }
 };
 
-// Runs body(unit) for units [0, n) on nt participants claiming them from a shared counter.
-template <class F>
-void claim_units(int nt, int64_t n, const F& body) {
-  if (nt <= 1 || n <= 1) {
-    for (int64_t u = 0; u < n; u++) body(u);
-    return;
-  }
-  struct Ctx {
-    const F* body;
-    int64_t n;
-    std::atomic<int64_t> next{0};
-  } ctx{&body, n};
-  run_tasks(int(std::min<int64_t>(nt, n)), [](void* p, int) {
-    Ctx& x = *static_cast<Ctx*>(p);
-    for (int64_t u; (u = x.next.fetch_add(1, std::memory_order_relaxed)) < x.n;) (*x.body)(u);
-  }, &ctx);
-}
-
 struct Buffer {
   void* p;
   size_t bytes;

@@ -1,11 +1,33 @@
 // fw's own float32 GEMM (Note [Native float32 GEMM] in gemm_f32.cpp), used by gemm<float> when the
 // build targets AVX-512; an AVX2 one (gemm_f32_avx2.cpp) when it targets AVX2 without AVX-512.
 #pragma once
+#include <algorithm>
+#include <atomic>
 #include <cstdint>
 
 #include "core/ops/gemm.h"
+#include "core/parallel.h"
 
 namespace fw::detail {
+
+// Runs body(unit) for units [0, n) on nt participants claiming them from a shared counter (the
+// native kernels' tasks: a participant slowed by another process takes fewer).
+template <class F>
+void claim_units(int nt, int64_t n, const F& body) {
+  if (nt <= 1 || n <= 1) {
+    for (int64_t u = 0; u < n; u++) body(u);
+    return;
+  }
+  struct Ctx {
+    const F* body;
+    int64_t n;
+    std::atomic<int64_t> next{0};
+  } ctx{&body, n};
+  run_tasks(int(std::min<int64_t>(nt, n)), [](void* p, int) {
+    Ctx& x = *static_cast<Ctx*>(p);
+    for (int64_t u; (u = x.next.fetch_add(1, std::memory_order_relaxed)) < x.n;) (*x.body)(u);
+  }, &ctx);
+}
 
 #if defined(__AVX512F__)
 #define FW_SGEMM_AVX512 1

@@ -20,10 +20,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <atomic>
 #include <vector>
-
-#include "core/parallel.h"
 
 namespace fw::detail {
 
@@ -106,24 +103,6 @@ void pack_b(MatArg<float> b, int64_t n, int64_t j0, int64_t p0, int64_t kc, floa
   }
 }
 
-// Runs f(task) for tasks [0, n) on fw's pool, claimed from a shared counter.
-template <class F>
-void claim_tasks(int64_t n, int threads, const F& f) {
-  if (threads <= 1 || n <= 1) {
-    for (int64_t t = 0; t < n; t++) f(t);
-    return;
-  }
-  struct Ctx {
-    const F* f;
-    int64_t n;
-    std::atomic<int64_t> next{0};
-  } ctx{&f, n};
-  run_tasks(threads, [](void* p, int) {
-    Ctx& c = *static_cast<Ctx*>(p);
-    for (int64_t t = c.next.fetch_add(1); t < c.n; t = c.next.fetch_add(1)) (*c.f)(t);
-  }, &ctx);
-}
-
 }  // namespace
 
 void sgemm_avx2(int64_t m, int64_t n, int64_t k, float alpha, MatArg<float> a, MatArg<float> b, float beta, float* c,
@@ -139,10 +118,10 @@ void sgemm_avx2(int64_t m, int64_t n, int64_t k, float alpha, MatArg<float> a, M
     float* ap = apack.data();
     // A's panels for this block of k, 12 panels (72 rows) per task.
     const int64_t a_tasks = (mp + 11) / 12;
-    claim_tasks(a_tasks, threads, [&](int64_t t) {
+    claim_units(threads, a_tasks, [&](int64_t t) {
       for (int64_t ip = t * 12; ip < std::min(mp, t * 12 + 12); ip++) pack_a(a, m, ip * kMR, p0, kc, ap + ip * kMR * kc);
     });
-    claim_tasks(col_tasks, threads, [&](int64_t t) {
+    claim_units(threads, col_tasks, [&](int64_t t) {
       const int64_t j0 = t * kNC, j1 = std::min(n, j0 + kNC);
       const int64_t np = (j1 - j0 + kNR - 1) / kNR;
       thread_local std::vector<float> bpack;
