@@ -242,7 +242,7 @@ void move_retained_grad(const Tensor& t) {
 
 int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op) {
   int64_t n = ndim == 0 ? 1 : ndim;
-  FW_CHECK(dim >= -n && dim < n, "[", op, "] Dimension out of range (expected to be in range of [", -n, ", ",
+  FW_CHECK_INDEX(dim >= -n && dim < n, "[", op, "] Dimension out of range (expected to be in range of [", -n, ", ",
            n - 1, "], but got ", dim, ")");
   return dim < 0 ? dim + n : dim;
 }

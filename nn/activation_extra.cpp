@@ -53,7 +53,7 @@ Tensor rrelu(Tensor x, const RReLUFuncOptions& o) {
 Tensor glu(const Tensor& x, const GLUFuncOptions& o) {
   FW_CHECK(x.dim() > 0, "[glu] glu does not support scalars because halving size must be even");
   const int64_t d = o.dim() < 0 ? o.dim() + x.dim() : o.dim();
-  FW_CHECK(d >= 0 && d < x.dim(), "[glu] dim ", o.dim(), " is out of range for an input of shape ", x.sizes());
+  FW_CHECK_INDEX(d >= 0 && d < x.dim(), "[glu] dim ", o.dim(), " is out of range for an input of shape ", x.sizes());
   const int64_t n = x.size(d);
   FW_CHECK(n % 2 == 0, "[glu] Halving dimension must be even, but dimension ", o.dim(), " is size ", n,
            " (input shape ", x.sizes(), ")");

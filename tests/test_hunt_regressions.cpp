@@ -629,3 +629,53 @@ TEST(HuntOps, FloatingFillsThatDoNotFit) {
   // masked_fill and where take the value as fill_ does: torch's masked_fill(half, mask, -1e9) raises.
   EXPECT_ERROR(fw::zeros({2}, fw::kHalf).masked_fill(fw::tensor({true, false}), -1e9), "at::Half without overflow");
 }
+
+TEST(HuntOps, IndexErrorsWhereLibtorchRaisesThem) {
+  // libtorch 1.13 raises c10::IndexError (Python's IndexError) for a dimension or an index out of
+  // range: select, every dim wrap, advanced indexing, index_select/index_add/index_copy/index_fill,
+  // take/put, narrow's start, nll_loss targets. gather/scatter (and take_along_dim) raise a plain
+  // c10::Error. Each case below was run through PyTorch 1.13 for the exception type.
+  auto x = fw::zeros({3, 4});
+  auto i5 = fw::tensor({int64_t(5)});
+  auto is_index_error = [](auto&& f) {
+    try {
+      f();
+    } catch (const fw::IndexError&) {
+      return 1;
+    } catch (const fw::Error&) {
+      return 0;
+    }
+    return -1;
+  };
+  EXPECT_EQ(is_index_error([&] { (void)x.select(0, 5); }), 1);
+  EXPECT_EQ(is_index_error([&] { (void)x.select(1, -6); }), 1);
+  EXPECT_EQ(is_index_error([&] { (void)x[5]; }), 1);
+  EXPECT_EQ(is_index_error([&] { (void)x.sum(5); }), 1);
+  EXPECT_EQ(is_index_error([&] { (void)x.size(5); }), 1);
+  EXPECT_EQ(is_index_error([&] { (void)x.unsqueeze(5); }), 1);
+  EXPECT_EQ(is_index_error([&] { (void)x.transpose(0, 5); }), 1);
+  EXPECT_EQ(is_index_error([&] { (void)x.softmax(5); }), 1);
+  EXPECT_EQ(is_index_error([&] { (void)fw::cat({x, x}, 5); }), 1);
+  EXPECT_EQ(is_index_error([&] { (void)x.flatten(0, 5); }), 1);
+  EXPECT_EQ(is_index_error([&] { (void)fw::glu(x, 5); }), 1);
+  EXPECT_EQ(is_index_error([&] { (void)fw::gradient(x, fw::IntArrayRef{5}); }), 1);
+  EXPECT_EQ(is_index_error([&] { (void)x.index({i5}); }), 1);
+  EXPECT_EQ(is_index_error([&] { (void)x.index_select(0, i5); }), 1);
+  EXPECT_EQ(is_index_error([&] { (void)x.index_add(0, i5, fw::ones({1, 4})); }), 1);
+  EXPECT_EQ(is_index_error([&] { (void)fw::index_copy(x, 0, i5, fw::ones({1, 4})); }), 1);
+  EXPECT_EQ(is_index_error([&] { (void)fw::index_fill(x, 0, i5, 1.0); }), 1);
+  EXPECT_EQ(is_index_error([&] { (void)x.clone().index_put_({i5}, fw::tensor(1.f)); }), 1);
+  EXPECT_EQ(is_index_error([&] { (void)fw::take(x, fw::tensor({int64_t(50)})); }), 1);
+  EXPECT_EQ(is_index_error([&] { (void)fw::put(x, fw::tensor({int64_t(50)}), fw::tensor({1.f})); }), 1);
+  EXPECT_EQ(is_index_error([&] { (void)fw::embedding(x, i5); }), 1);
+  EXPECT_EQ(is_index_error([&] { (void)x.narrow(0, -5, 1); }), 1);
+  EXPECT_EQ(is_index_error([&] { (void)fw::nll_loss(x.log_softmax(1), fw::tensor({int64_t(5), 0, 0})); }), 1);
+  EXPECT_EQ(is_index_error([&] { (void)fw::cross_entropy_loss(x, fw::tensor({int64_t(5), 0, 0})); }), 1);
+  // Plain errors in libtorch: gather/scatter bounds, narrow's length, topk's k.
+  auto g5 = fw::tensor({int64_t(5)}).reshape({1, 1});
+  EXPECT_EQ(is_index_error([&] { (void)x.gather(0, g5); }), 0);
+  EXPECT_EQ(is_index_error([&] { (void)x.scatter(0, g5, 1.0); }), 0);
+  EXPECT_EQ(is_index_error([&] { (void)fw::take_along_dim(x, g5, 0); }), 0);
+  EXPECT_EQ(is_index_error([&] { (void)x.narrow(0, 1, 5); }), 0);
+  EXPECT_EQ(is_index_error([&] { (void)x.topk(7); }), 0);
+}

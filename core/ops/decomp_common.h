@@ -95,7 +95,7 @@ inline Shape broadcast_batch(const char* op, const Shape& a, const Shape& b, con
 }
 
 inline int64_t wrap_dim(const char* op, int64_t d, int64_t ndim) {
-  FW_CHECK(d >= -ndim && d < std::max<int64_t>(ndim, 1), "[", op, "] Dimension out of range (expected to be in range of [",
+  FW_CHECK_INDEX(d >= -ndim && d < std::max<int64_t>(ndim, 1), "[", op, "] Dimension out of range (expected to be in range of [",
            -ndim, ", ", ndim - 1, "], but got ", d, ")");
   return d < 0 ? d + ndim : d;
 }

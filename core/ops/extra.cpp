@@ -818,7 +818,7 @@ Tensor index_fill(const Tensor& t, int64_t dim, const Tensor& index, const Scala
   Tensor idx = index.reshape({-1});
   if (idx.numel() > 0) {
     const int64_t lo = idx.min().item<int64_t>(), hi = idx.max().item<int64_t>();
-    FW_CHECK(lo >= -n && hi < n, "[index_fill] index ", lo < -n ? lo : hi, " is out of bounds for dimension ", d,
+    FW_CHECK_INDEX(lo >= -n && hi < n, "[index_fill] index ", lo < -n ? lo : hi, " is out of bounds for dimension ", d,
              " with size ", n);
   }
   Tensor mask = index_put(zeros({n}, TensorOptions(kBool).device(t.device())), {std::optional<Tensor>(idx)},

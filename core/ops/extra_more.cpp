@@ -373,6 +373,13 @@ Tensor index_copy(const Tensor& t, int64_t dim, const Tensor& index, const Tenso
     FW_CHECK(i == d || src.size(i) == self.size(i), "[index_copy] Source/destination tensor must have same slice "
              "shapes. Destination slice shape: ", self.sizes(), " at dimension ", d, " and source slice shape: ",
              src.sizes(), " at dimension ", d);
+  // Checked here, not left to scatter: libtorch raises IndexError naming index_copy.
+  const int64_t n = self.size(d);
+  if (index.numel() > 0) {
+    const int64_t lo = index.min().item<int64_t>(), hi = index.max().item<int64_t>();
+    FW_CHECK_INDEX(lo >= 0 && hi < n, "[index_copy] index ", lo < 0 ? lo : hi, " is out of bounds for dimension ", d,
+                   " with size ", n);
+  }
   // scatter along d with the index repeated across the slice: exact copies, scatter's gradients.
   DimVec ish(size_t(src.dim()), 1);
   ish[size_t(d)] = index.numel();
@@ -391,7 +398,7 @@ Tensor put(const Tensor& t, const Tensor& index, const Tensor& source, bool accu
   Tensor idx = index.reshape({-1});
   if (idx.numel() > 0) {
     const int64_t lo = idx.min().item<int64_t>(), hi = idx.max().item<int64_t>();
-    FW_CHECK(lo >= -n && hi < n, "[put] index ", lo < -n ? lo : hi, " is out of bounds for a tensor of ", n,
+    FW_CHECK_INDEX(lo >= -n && hi < n, "[put] index ", lo < -n ? lo : hi, " is out of bounds for a tensor of ", n,
              " elements");
   }
   idx = where(idx < 0, idx + n, idx);

@@ -65,8 +65,8 @@ std::vector<int64_t> gradient_dims(const Tensor& t, std::optional<IntArrayRef> d
     return dims;
   }
   for (int64_t d : *dim) {
-    FW_CHECK(d >= -t.dim() && d < std::max<int64_t>(t.dim(), 1),
-             "[gradient] Dimension out of range (expected to be in range of [", -t.dim(), ", ", t.dim() - 1,
+    FW_CHECK_INDEX(d >= -t.dim() && d < std::max<int64_t>(t.dim(), 1),
+                   "[gradient] Dimension out of range (expected to be in range of [", -t.dim(), ", ", t.dim() - 1,
              "], but got ", d, ")");
     int64_t w = d < 0 ? d + t.dim() : d;
     FW_CHECK(std::find(dims.begin(), dims.end(), w) == dims.end(), "[gradient] dim ", w,

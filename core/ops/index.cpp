@@ -15,6 +15,7 @@
 // masked_select and nonzero size their output from the data, so their meta reads the input
 // values. A tracer cannot run them on placeholders and has to end its graph there.
 #include <cstring>
+#include <string_view>
 
 #include "core/convert.h"
 #include "core/loops.h"
@@ -59,8 +60,13 @@ T scalar_as(const Scalar& s) {
   else return s.to<T>();
 }
 
+// libtorch raises IndexError for an index out of bounds in every indexing op except the gather and
+// scatter family (take_along_dim included), whose check is a plain TORCH_CHECK.
 [[noreturn]] void out_of_bounds(const char* op, int64_t k, int64_t dim, int64_t n) {
-  throw_error("[", op, "] index ", k, " is out of bounds for dimension ", dim, " with size ", n);
+  const std::string_view o(op);
+  if (o.starts_with("gather") || o.starts_with("scatter") || o.starts_with("take_along_dim"))
+    throw_error("[", op, "] index ", k, " is out of bounds for dimension ", dim, " with size ", n);
+  throw_error_as<IndexError>("[", op, "] index ", k, " is out of bounds for dimension ", dim, " with size ", n);
 }
 inline int64_t read_index(const char* p) { return *reinterpret_cast<const int64_t*>(p); }
 template <class T>
@@ -361,7 +367,7 @@ void take_kernel(const OpCall& c, Outs& o) {
     run_loop<2>(L, [&](char** p, const int64_t* s, int64_t m) {
       for (int64_t i = 0; i < m; i++) {
         int64_t k = read_index(p[1] + i * s[1]);
-        FW_CHECK(k >= -n && k < n, "[take] out of range: tried to access index ", k, " on a tensor of ", n, " elements.");
+        FW_CHECK_INDEX(k >= -n && k < n, "[take] out of range: tried to access index ", k, " on a tensor of ", n, " elements.");
         at<T>(p[0] + i * s[0]) = load<T>(base + (k < 0 ? k + n : k) * int64_t(sizeof(T)));
       }
     });
@@ -381,7 +387,7 @@ void check_targets_kernel(const OpCall& c, Outs& o) {
   const int64_t* p = t.data_ptr<int64_t>();
   const int64_t n = t.numel(), classes = c.a.i0, ignore = c.a.i1;
   for (int64_t i = 0; i < n; i++)
-    FW_CHECK(p[i] == ignore || (p[i] >= 0 && p[i] < classes), "[nll_loss] Target ", p[i], " is out of bounds.");
+    FW_CHECK_INDEX(p[i] == ignore || (p[i] >= 0 && p[i] < classes), "[nll_loss] Target ", p[i], " is out of bounds.");
   o[0].copy_(t);
 }
 

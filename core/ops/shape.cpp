@@ -177,7 +177,7 @@ void select_geometry(const Tensor& t, const OpAttrs& a, int64_t& dim, int64_t& i
   dim = wrap_dim(a.i0, t.dim(), "select");
   int64_t n = t.sizes()[dim];
   idx = a.i1;
-  FW_CHECK(idx >= -n && idx < n, "[select] index ", idx, " is out of bounds for dimension ", dim, " with size ", n);
+  FW_CHECK_INDEX(idx >= -n && idx < n, "[select] index ", idx, " is out of bounds for dimension ", dim, " with size ", n);
   if (idx < 0) idx += n;
 }
 void select_meta(const OpCall& c, Metas& m) {
@@ -630,7 +630,7 @@ Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
   FW_CHECK(dim() > 0, "[narrow] narrow() cannot be applied to a 0-dim tensor.");
   d = wrap_dim(d, dim(), "narrow");
   int64_t n = size(d);
-  FW_CHECK(start >= -n && start <= n, "[narrow] start (", start, ") is out of bounds for dimension ", d, " with size ", n);
+  FW_CHECK_INDEX(start >= -n && start <= n, "[narrow] start (", start, ") is out of bounds for dimension ", d, " with size ", n);
   if (start < 0) start += n;
   FW_CHECK(length >= 0 && start + length <= n, "[narrow] start (", start, ") + length (", length,
            ") exceeds dimension size (", n, ").");

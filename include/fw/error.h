@@ -30,6 +30,13 @@ template <class... Args>
   (os << ... << args);
   throw Error(os.str());
 }
+// throw_error with one of the typed errors above (E derives from Error).
+template <class E, class... Args>
+[[noreturn]] __attribute__((noinline, cold)) void throw_error_as(const Args&... args) {
+  std::ostringstream os;
+  (os << ... << args);
+  throw E(os.str());
+}
 [[noreturn]] void assert_fail(const char* cond, const char* file, int line);
 }  // namespace detail
 }  // namespace fw
@@ -41,6 +48,13 @@ template <class... Args>
 #define FW_CHECK(cond, ...)                                   \
   do {                                                        \
     if (FW_UNLIKELY(!(cond))) ::fw::detail::throw_error(__VA_ARGS__); \
+  } while (0)
+
+// FW_CHECK that throws fw::IndexError (libtorch's c10::IndexError, TORCH_CHECK_INDEX): a dimension
+// or an index out of range, where libtorch raises IndexError.
+#define FW_CHECK_INDEX(cond, ...)                                                      \
+  do {                                                                                 \
+    if (FW_UNLIKELY(!(cond))) ::fw::detail::throw_error_as<::fw::IndexError>(__VA_ARGS__); \
   } while (0)
 
 // Internal invariant: a failure is a bug in fw, not in the caller.
