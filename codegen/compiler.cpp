@@ -46,8 +46,8 @@ std::string compiler() {
   return e && *e ? e : FW_HOST_CXX;
 }
 
-const char* kCodeFlags = "-O3 -march=native -fopenmp -fno-math-errno -std=c++17 -fPIC -w";
-const char* kFlags = "-O3 -march=native -fopenmp -fno-math-errno -std=c++17 -fPIC -w -shared";
+const char* kCodeFlags = "-O3 -march=native -fopenmp -fno-math-errno -fno-trapping-math -std=c++17 -fPIC -w";
+const char* kFlags = "-O3 -march=native -fopenmp -fno-math-errno -fno-trapping-math -std=c++17 -fPIC -w -shared";
 
 std::string shell_quote(const std::string& s) {
   std::string r = "'";

@@ -20,11 +20,15 @@ template <class T> struct is_cplx<std::complex<T>> : std::true_type {};
 // erf for float32, branch-free so that loops over it vectorise: x·P(x²)/Q(x²) for |x| < 3.92 and
 // ±1 beyond. Coefficients fitted here (weighted least squares on [0, 4]); evaluated in float the
 // largest absolute error against the exact erf is 3.2e-7 (PyTorch's vectorised erf is of the same
-// order), NaN propagates and ±inf give ±1.
+// order), NaN propagates, ±inf give ±1 and erf(-0) = -0.
+// Every condition is a select between values already computed (min-style clamps, no nested
+// NaN tests), and the library and generated code are compiled with -fno-trapping-math: with
+// both, GCC 12 vectorises the loops for AVX2 as well as AVX-512 (a nested `y == y ? ...` select
+// and default trapping math kept it scalar, 6 ns per element).
 FW_HD inline float erf_f32(float x) {
-  float a = x < 0 ? -x : x;
+  float a = x < 0 ? -x : x;  // not fabs: keeps erf(-0) = -0
   const bool big = a >= 3.92f;  // erf is ±1 in float there (false for NaN, which propagates)
-  a = big ? 3.92f : a;
+  a = 3.92f < a ? 3.92f : a;
   const float t = a * a;
   float p = -1.32037044e-08f;
   p = p * t + 4.68504181e-06f;
@@ -40,7 +44,7 @@ FW_HD inline float erf_f32(float x) {
   q = q * t + 4.97467052e-01f;
   q = q * t + 1.0f;
   float y = a * p / q;
-  y = y < 1.0f ? y : (y == y ? 1.0f : y);
+  y = 1.0f < y ? 1.0f : y;  // NaN stays NaN
   y = big ? 1.0f : y;
   return x < 0 ? -y : y;
 }
