@@ -260,6 +260,33 @@ TEST(Codegen, RowKernelSegmentsKeepEagerRounding) {
   EXPECT_NE(src.find("        const float t"), std::string::npos) << "no fused segment loop:\n" << src;
 }
 
+// Note [One loop per block]: a pointwise kernel computes its chain in one loop with the values in
+// locals, and still rounds every op as eager does: products feeding adds are not contracted, and
+// erf/gelu inline (not VecF32 calls) give eager's floats; SLEEF calls (exp, tanh) sit between loops.
+TEST(Codegen, PointwiseChainsInOneLoopKeepEagerRounding) {
+  CacheDir dir;
+  auto fn = [](const fw::Tensor& x, const fw::Tensor& w, const fw::Tensor& b) {
+    fw::Tensor g = fw::gelu(x * w + b);                    // mul -> add -> gelu
+    fw::Tensor e = fw::exp(g * 0.5) * w - x * x;           // a SLEEF call inside the chain
+    fw::Tensor c = fw::where(x > 0, fw::erf(e) * 3 + b, x).to(fw::kDouble) * 2;  // select, cast
+    return std::make_tuple(g, e, c);
+  };
+  auto f = fw::compile(fn);
+  fw::manual_seed(12);
+  for (auto sz : {std::vector<int64_t>{3000}, {7, 513}, {1}}) {
+    fw::Tensor x = fw::randn(sz) * 3, w = fw::randn(sz), b = fw::randn(sz);
+    auto [g1, e1, c1] = f(x, w, b);
+    auto [g2, e2, c2] = fn(x, w, b);
+    EXPECT_TRUE(fw::equal(g1, g2)) << (g1 - g2).abs().max();
+    EXPECT_TRUE(fw::equal(e1, e2)) << (e1 - e2).abs().max();
+    EXPECT_TRUE(fw::equal(c1, c2)) << (c1 - c2).abs().max();
+  }
+  std::string src = read_sources(dir);
+  EXPECT_NE(src.find("pointwise loop"), std::string::npos);
+  EXPECT_NE(src.find("fw::fn::Gelu{}(t"), std::string::npos) << "gelu not inline in the fused loop:\n" << src;
+  EXPECT_NE(src.find("VecF32<fw::fn::Exp>::run"), std::string::npos) << src;
+}
+
 // Note [Reduction kernels]: a prologue with every reduction over the same dims that reads it, in
 // column form (the reduced dims outside the contiguous one: a bias gradient) or row form, over
 // several reduced dims, for row-major, channels-last and permuted inputs.
