@@ -20,7 +20,7 @@ enum : uint32_t { kWeight = 1, kBias = 2, kRunMean = 4, kRunVar = 8, kTraining =
 // Note [Decompositions]
 // Under the inductor backend a few composite ops with their own eager kernels are recorded as the
 // primitives they compute, so codegen can fuse them with their producers and consumers:
-//  * softmax(x, d) = exp(x - m) / sum(exp(x - m), d) and log_softmax = x - (m + log(sum(exp(x - m), d))),
+//  * softmax(x, d) = exp(x - m) * (1 / sum(exp(x - m), d)) and log_softmax = x - (m + log(sum(exp(x - m), d))),
 //    with m = amax(x, d) taken without gradient (both are shift-invariant, so the exact gradient
 //    does not flow through m), each rounded as eager's kernel rounds it;
 //  * layer_norm over the last dimension: mean, centred values, biased variance, rstd = 1/sqrt(var + eps),
@@ -76,8 +76,10 @@ bool Tracer::decompose(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, Outs& o) 
     }
     Tensor z = x - m;
     if (id == OpId::softmax) {
+      // exp(z) * (1 / sum), as eager's kernel (and PyTorch's) rounds it: one reciprocal per row
+      // and a multiply per element, not a division per element.
       Tensor e = z.exp();
-      o = {e / e.sum({dim}, true)};
+      o = {e * e.sum({dim}, true).reciprocal()};
     } else {
       // x - (m + log(sum)) as eager (and PyTorch) compute it, not (x - m) - log(sum): on rows of
       // large values the two round differently (rows [1e4, 1e4, 0]: -0.693359 against -0.693147).
