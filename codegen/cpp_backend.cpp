@@ -396,9 +396,9 @@ bool may_add_an_operand(const Graph& g, const PwOp& op);
 // it may end in a product: the array store is a second use of the product, which keeps GCC from
 // contracting product and add into one FMA (eager rounds them separately; see row_segments); an
 // empty asm after the loop that takes the array keeps that store from being deleted as dead.
-// Before this each op had its own loop over
-// B-element arrays: the same floats, but every intermediate went through L1 (W2's
-// gelu(x * w + b) on 16M floats: 13.2 -> 12.2 ms in a hand-written comparison on the AVX2 host).
+// Before, each op had its own loop over B-element arrays: the same floats, but every
+// intermediate went through L1. W2 compiled (gelu(x * w + b), 16M floats, AVX2 host, compare.sh):
+// 15.5 ms with a loop per op and gelu through VecF32, 9.1 ms with one loop and gelu inline.
 void emit_block(std::ostream& os, const Graph& g, const Kernel& k, const std::string& ind, int buf0,
                 const std::set<int>& keep = {}) {
   std::map<int, int> slot, store_slot;
