@@ -10,46 +10,102 @@ using namespace detail;
 
 namespace {
 
+// Note [Printing like libtorch]
+// libtorch's operator<< (ATen's Formatting.cpp, 1.13), reproduced from its observable output:
+//  * one format per printed matrix (per 2-d slice of an n-d tensor): integer mode when every
+//    finite value is whole, else fixed with 4 decimals; exponents e = floor(log10|v|) + 1 of
+//    the smallest and largest finite magnitudes (1 for zero) choose the width: integers take
+//    e_max + 1 columns (scientific past 1e9), fractions e_max + 6 (7 for e_max = 0), a common
+//    "scale *" line when e_max > 5 or < 0, and scientific width 11 when the range exceeds
+//    10^4; integer-mode values print in the stream's default float format (1234567 shows
+//    as 1.23457e+06, as libtorch's does);
+//  * a 0-d tensor prints its value in the default format ("3.5", "7");
+//  * n-d tensors print their 2-d slices headed "(i,j,.,.) = " with 1-based indices, the first
+//    index varying fastest, each row indented by one space;
+//  * matrices wider than 80 columns print in blocks headed "Columns a to b", the block's first
+//    row on the header's line as libtorch prints it;
+//  * empty tensors print no values.
 struct Fmt {
-  bool integral = true, sci = false;
-  int width = 1, prec = 4;
+  double scale = 1;
+  int64_t width = 0;
+  enum { Default, Sci, Fixed } mode = Default;
 };
 
-Fmt choose_format(const Tensor& d) {
+Fmt choose_format(const double* p, int64_t n, int64_t stride_rows, int64_t rows, int64_t cols) {
   Fmt f;
-  const double* p = d.data_ptr<double>();
-  double amax = 0, amin = INFINITY;
-  for (int64_t i = 0; i < d.numel(); i++) {
-    double v = p[i];
+  if (n == 0) return f;
+  auto at = [&](int64_t k) { return p[(k / cols) * stride_rows + k % cols]; };
+  bool integral = true;
+  bool any = false;
+  double lo = 0, hi = 0;
+  for (int64_t k = 0; k < rows * cols; k++) {
+    double v = at(k);
     if (!std::isfinite(v)) continue;
-    if (v != std::floor(v)) f.integral = false;
-    amax = std::max(amax, std::abs(v));
-    if (v != 0) amin = std::min(amin, std::abs(v));
+    if (v != std::ceil(v)) integral = false;
+    double a = std::fabs(v);
+    if (!any) lo = hi = a, any = true;
+    lo = std::min(lo, a);
+    hi = std::max(hi, a);
   }
-  if (!f.integral && (amax >= 1e5 || (amin < 1e-4 && amin > 0))) f.sci = true;
-  int digits = amax >= 1 ? int(std::floor(std::log10(amax))) + 1 : 1;
-  f.width = f.integral ? digits + 1 : f.sci ? 11 : digits + f.prec + 2;
+  double emin = 1, emax = 1;
+  if (any) {
+    emin = lo != 0 ? std::floor(std::log10(lo)) + 1 : 1;
+    emax = hi != 0 ? std::floor(std::log10(hi)) + 1 : 1;
+  }
+  if (integral) {
+    if (emax > 9) f.width = 11, f.mode = Fmt::Sci;
+    else f.width = int64_t(emax) + 1, f.mode = Fmt::Default;
+  } else if (emax - emin > 4) {
+    f.width = (std::fabs(emax) > 99 || std::fabs(emin) > 99) ? 12 : 11;
+    f.mode = Fmt::Sci;
+  } else if (emax > 5 || emax < 0) {
+    f.width = 7, f.scale = std::pow(10.0, emax - 1), f.mode = Fmt::Fixed;
+  } else {
+    f.width = emax == 0 ? 7 : int64_t(emax) + 6, f.mode = Fmt::Fixed;
+  }
   return f;
 }
 
-// libtorch's layout: each value right-aligned in width (which includes a sign column), values
-// in a row separated by one space.
-void put(std::ostream& os, double v, const Fmt& f, bool first) {
-  if (!first) os << ' ';
-  os << std::setw(f.width);
-  if (std::isnan(v)) os << "nan";
-  else if (std::isinf(v)) os << (v > 0 ? "inf" : "-inf");
-  else if (f.integral) os << std::fixed << std::setprecision(0) << v;
-  else if (f.sci) os << std::scientific << std::setprecision(f.prec) << v;
-  else os << std::fixed << std::setprecision(f.prec) << v;
+void set_mode(std::ostream& os, const Fmt& f) {
+  if (f.mode == Fmt::Sci) os << std::scientific << std::setprecision(4);
+  else if (f.mode == Fmt::Fixed) os << std::fixed << std::setprecision(4);
+  else os << std::defaultfloat;  // the precision the stream has (6 unless an earlier slice set 4)
 }
 
-void print_matrix(std::ostream& os, const Tensor& m, const Fmt& f) {
-  const double* p = m.data_ptr<double>();
-  int64_t r = m.size(0), c = m.size(1);
-  for (int64_t i = 0; i < r; i++) {
-    for (int64_t j = 0; j < c; j++) put(os, p[i * c + j], f, j == 0);
-    os << "\n";
+void put_scale(std::ostream& os, const Fmt& f) {
+  os << std::defaultfloat << std::setprecision(4) << f.scale << " *\n";  // "1e+05 *"
+  set_mode(os, f);
+}
+
+// rows x cols doubles at p (row stride ld), in blocks of columns that fit 80 characters.
+void print_matrix(std::ostream& os, const double* p, int64_t rows, int64_t cols, int64_t ld, int64_t indent) {
+  const Fmt f = choose_format(p, rows * cols, ld, rows, cols);
+  set_mode(os, f);
+  const std::string pad(size_t(indent), ' ');
+  os << pad;
+  const int64_t per_line = std::max<int64_t>(1, (80 - indent) / (f.width + 1));
+  for (int64_t first = 0; first < cols;) {
+    const int64_t last = std::min(cols, first + per_line) - 1;
+    if (per_line < cols) {
+      if (first != 0) os << "\n";
+      os << "Columns " << first + 1 << " to " << last + 1 << pad;  // no line break: libtorch's layout
+    }
+    if (f.scale != 1) {
+      put_scale(os, f);
+      os << pad;
+    }
+    for (int64_t r = 0; r < rows; r++) {
+      for (int64_t c = first; c <= last; c++) {
+        os << std::setw(int(f.width)) << p[r * ld + c] / f.scale;
+        if (c < last) {
+          os << ' ';
+          continue;
+        }
+        os << "\n";
+        if (r + 1 < rows) os << pad << (f.scale != 1 ? " " : "");
+      }
+    }
+    first = last + 1;
   }
 }
 
@@ -66,29 +122,36 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t) {
     return os;
   }
   Tensor d = t.to(kDouble).contiguous();
-  Fmt f = choose_format(d);
+  const double* p = d.data_ptr<double>();
   if (t.dim() == 0) {
-    put(os, d.data_ptr<double>()[0], f, true);
-    os << "\n";
+    os << std::defaultfloat << p[0] << "\n";
   } else if (t.dim() == 1) {
-    print_matrix(os, d.view({d.numel(), 1}), f);
+    if (t.numel() > 0) {
+      const Fmt f = choose_format(p, t.numel(), 1, t.numel(), 1);
+      set_mode(os, f);
+      if (f.scale != 1) put_scale(os, f);
+      for (int64_t i = 0; i < t.numel(); i++) os << std::setw(int(f.width)) << p[i] / f.scale << "\n";
+    }
   } else if (t.dim() == 2) {
-    print_matrix(os, d, f);
+    if (t.numel() > 0) print_matrix(os, p, t.size(0), t.size(1), t.size(1), 0);
   } else if (t.numel() > 0) {
-    int64_t r = t.size(-2), c = t.size(-1), blocks = t.numel() / (r * c);
-    Tensor m = d.view({blocks, r, c});
-    DimVec lead(t.sizes());
-    lead.pop_back();
-    lead.pop_back();
-    for (int64_t b = 0; b < blocks; b++) {
-      DimVec idx(lead.size(), 0);
-      int64_t rem = b;
-      for (int64_t k = int64_t(lead.size()) - 1; k >= 0; k--) { idx[k] = rem % lead[k]; rem /= lead[k]; }
+    const int64_t lead = t.dim() - 2, r = t.size(-2), c = t.size(-1);
+    DimVec idx(size_t(lead), 0);
+    for (bool first = true;; first = false) {
+      if (!first) {  // the next slice: the first index varies fastest
+        int64_t k = 0;
+        while (k < lead && ++idx[size_t(k)] == t.size(k)) idx[size_t(k++)] = 0;
+        if (k == lead) break;
+        os << "\n";
+      }
+      int64_t off = 0;
       os << "(";
-      for (size_t k = 0; k < idx.size(); k++) os << idx[k] << ",";
+      for (int64_t k = 0; k < lead; k++) {
+        off += idx[size_t(k)] * d.stride(k);
+        os << idx[size_t(k)] + 1 << ",";
+      }
       os << ".,.) = \n";
-      print_matrix(os, m.select(0, b), f);
-      if (b + 1 < blocks) os << "\n";
+      print_matrix(os, p + off, r, c, c, 1);
     }
   }
   os.copyfmt(state);

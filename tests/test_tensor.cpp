@@ -3,12 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <iomanip>
 #include <map>
 #include <sstream>
 
 #include "core/op.h"
 #include "core/random.h"
 #include "tests/fixture.h"
+#include "tests/printing_cases.h"
 
 using fw::Tensor;
 
@@ -357,6 +359,35 @@ TEST(Tensor, NestedListsAndOptions) {
   EXPECT_THROW(fw::zeros({2}, fw::Device(fw::kCUDA)), fw::Error);
   EXPECT_EQ(fw::Device("cuda:1").index(), 1);
   EXPECT_THROW(fw::Device("tpu"), fw::Error);
+}
+
+// Note [Printing like libtorch] (core/print.cpp): every case of tests/printing_cases.h prints
+// exactly as libtorch 1.13 prints it (tests/fixtures/printing.txt, from gen_printing.cpp): the
+// per-matrix formats, scale lines, "Columns a to b" blocks, 1-based n-d slice headers, 0-d values.
+TEST(Printing, SameTextAsLibtorch) {
+  std::ifstream in(std::string(FW_FIXTURE_DIR) + "/printing.txt");
+  ASSERT_TRUE(in.good());
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string all = ss.str();
+  std::vector<std::string> want;
+  for (size_t pos = 0;;) {
+    size_t e = all.find("\n---\n", pos);
+    if (e == std::string::npos) break;
+    want.push_back(all.substr(pos, e - pos));
+    pos = e + 5;
+  }
+  auto cases = FW_PRINTING_CASES(fw);
+  ASSERT_EQ(want.size(), cases.size());
+  for (size_t i = 0; i < cases.size(); i++) {
+    std::ostringstream os;
+    os << cases[i];
+    EXPECT_EQ(os.str(), want[i]) << "case " << i;
+  }
+  // The stream's own flags come back as they were.
+  std::ostringstream os;
+  os << std::setprecision(3) << fw::tensor({0.123456, 2.0}) << " " << 3.14159;
+  EXPECT_NE(os.str().find(" 3.14"), std::string::npos) << os.str();
 }
 
 TEST(Printing, LibtorchLayout) {
