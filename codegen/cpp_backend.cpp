@@ -416,16 +416,14 @@ void emit_block(std::ostream& os, const Graph& g, const Kernel& k, const std::st
   // Loops: a VecCall op is a segment of its own, the ops between them share one loop.
   const size_t nops = k.ops.size();
   std::vector<int> seg(nops);
-  std::map<int, int> seg_of;  // value -> segment that computes it
-  std::map<int, const PwOp*> producer;
+  std::map<int, size_t> op_of;  // value -> the op computing it
   int sg = 0;
   for (size_t i = 0; i < nops; i++) {
     bool vc = k.ops[i].form == PwOp::VecCall;
     if (vc && i > 0) sg++;
     seg[i] = sg;
     if (vc) sg++;
-    seg_of[g.nodes[k.ops[i].node].out[0]] = seg[i];
-    producer[g.nodes[k.ops[i].node].out[0]] = &k.ops[i];
+    op_of[g.nodes[k.ops[i].node].out[0]] = i;
   }
   std::set<int> arr(keep.begin(), keep.end());
   for (int v : k.stores) arr.insert(v);
@@ -433,8 +431,9 @@ void emit_block(std::ostream& os, const Graph& g, const Kernel& k, const std::st
   for (size_t i = 0; i < nops; i++)
     for (const Arg& a : k.ops[i].args) {
       if (a.kind != ArgKind::Value || slot.count(a.id)) continue;
-      if (k.ops[i].form == PwOp::VecCall || seg_of.at(a.id) != seg[i]) arr.insert(a.id);
-      else if (may_add_an_operand(g, k.ops[i]) && may_end_in_a_product(g, *producer.at(a.id))) guard.insert(a.id);
+      const size_t p = op_of.at(a.id);
+      if (k.ops[i].form == PwOp::VecCall || seg[p] != seg[i]) arr.insert(a.id);
+      else if (may_add_an_operand(g, k.ops[i]) && may_end_in_a_product(g, k.ops[p])) guard.insert(a.id);
     }
   for (int v : guard) arr.insert(v);
   auto declare_array = [&](const PwOp& op) {

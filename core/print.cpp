@@ -31,15 +31,14 @@ struct Fmt {
   enum { Default, Sci, Fixed } mode = Default;
 };
 
-Fmt choose_format(const double* p, int64_t n, int64_t stride_rows, int64_t rows, int64_t cols) {
+// The format of n contiguous values.
+Fmt choose_format(const double* p, int64_t n) {
   Fmt f;
-  if (n == 0) return f;
-  auto at = [&](int64_t k) { return p[(k / cols) * stride_rows + k % cols]; };
   bool integral = true;
   bool any = false;
   double lo = 0, hi = 0;
-  for (int64_t k = 0; k < rows * cols; k++) {
-    double v = at(k);
+  for (int64_t k = 0; k < n; k++) {
+    double v = p[k];
     if (!std::isfinite(v)) continue;
     if (v != std::ceil(v)) integral = false;
     double a = std::fabs(v);
@@ -77,9 +76,9 @@ void put_scale(std::ostream& os, const Fmt& f) {
   set_mode(os, f);
 }
 
-// rows x cols doubles at p (row stride ld), in blocks of columns that fit 80 characters.
-void print_matrix(std::ostream& os, const double* p, int64_t rows, int64_t cols, int64_t ld, int64_t indent) {
-  const Fmt f = choose_format(p, rows * cols, ld, rows, cols);
+// rows x cols contiguous doubles at p, in blocks of columns that fit 80 characters.
+void print_matrix(std::ostream& os, const double* p, int64_t rows, int64_t cols, int64_t indent) {
+  const Fmt f = choose_format(p, rows * cols);
   set_mode(os, f);
   const std::string pad(size_t(indent), ' ');
   os << pad;
@@ -96,7 +95,7 @@ void print_matrix(std::ostream& os, const double* p, int64_t rows, int64_t cols,
     }
     for (int64_t r = 0; r < rows; r++) {
       for (int64_t c = first; c <= last; c++) {
-        os << std::setw(int(f.width)) << p[r * ld + c] / f.scale;
+        os << std::setw(int(f.width)) << p[r * cols + c] / f.scale;
         if (c < last) {
           os << ' ';
           continue;
@@ -127,13 +126,13 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t) {
     os << std::defaultfloat << p[0] << "\n";
   } else if (t.dim() == 1) {
     if (t.numel() > 0) {
-      const Fmt f = choose_format(p, t.numel(), 1, t.numel(), 1);
+      const Fmt f = choose_format(p, t.numel());
       set_mode(os, f);
       if (f.scale != 1) put_scale(os, f);
       for (int64_t i = 0; i < t.numel(); i++) os << std::setw(int(f.width)) << p[i] / f.scale << "\n";
     }
   } else if (t.dim() == 2) {
-    if (t.numel() > 0) print_matrix(os, p, t.size(0), t.size(1), t.size(1), 0);
+    if (t.numel() > 0) print_matrix(os, p, t.size(0), t.size(1), 0);
   } else if (t.numel() > 0) {
     const int64_t lead = t.dim() - 2, r = t.size(-2), c = t.size(-1);
     DimVec idx(size_t(lead), 0);
@@ -151,7 +150,7 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t) {
         os << idx[size_t(k)] + 1 << ",";
       }
       os << ".,.) = \n";
-      print_matrix(os, p + off, r, c, c, 1);
+      print_matrix(os, p + off, r, c, 1);
     }
   }
   os.copyfmt(state);
