@@ -5,6 +5,7 @@
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
@@ -49,11 +50,56 @@ FW_HD inline float erf_f32(float x) {
   return x < 0 ? -y : y;
 }
 
+// exp for float32, in plain arithmetic so that loops over it vectorise (and inline into generated
+// kernels, where SLEEF's vector exp was a call over an array): n = round(x / ln 2) by the
+// 1.5 * 2^23 shift, r = x - n ln 2 in two FMA steps, e^r by a degree-7 polynomial (the Cephes
+// expf coefficients for degree >= 2) in Horner form, times 2^n built in two halves so that
+// results down to the smallest subnormal come out (one rounding, in the last multiply). Checked
+// against the double exp over all 2^32 floats: at most 0.894 ulp (SLEEF's expf_u10: 1.0), inf
+// above 88.7228, +0 below -103.98, NaN propagates. std::fma is exactly rounded, so scalar code, a
+// vector FMA and a libm fmaf (a build without FMA) all give the same floats. On the AVX2 host
+// 0.60 ns per element against 0.70 for SLEEF's vector exp (in L1, one thread).
+inline float bits_f32(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+inline uint32_t f32_bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+FW_HD inline float exp_f32(float x) {
+  float xc = -104.0f > x ? -104.0f : x;  // NaN stays NaN
+  xc = 88.8f < xc ? 88.8f : xc;
+  const float shift = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
+  const float kf = std::fma(xc, 1.44269502f, shift);
+  const float n = kf - shift;
+  float r = std::fma(n, -0.693145752f, xc);
+  r = std::fma(n, -1.42860677e-06f, r);
+  float p = 1.9875691500e-4f;
+  p = std::fma(p, r, 1.3981999507e-3f);
+  p = std::fma(p, r, 8.3334519073e-3f);
+  p = std::fma(p, r, 4.1665795894e-2f);
+  p = std::fma(p, r, 1.6666665459e-1f);
+  p = std::fma(p, r, 5.0000001201e-1f);
+  p = std::fma(p, r, 1.0f);
+  p = std::fma(p, r, 1.0f);
+  // n from kf's mantissa (defined for any bits, NaN included); n in [-150, 128]
+  const int32_t i = int32_t(f32_bits(kf) - f32_bits(shift));
+  const int32_t i1 = i >> 1, i2 = i - i1;
+  return p * bits_f32(uint32_t(i1 + 127) << 23) * bits_f32(uint32_t(i2 + 127) << 23);
+}
+template <class T> FW_HD inline T exp_of(T x) {
+  if constexpr (std::is_same_v<T, float>) return exp_f32(x);
+  else return std::exp(x);
+}
+
 #define FW_FN1(Name, expr) \
   struct Name { template <class T> FW_HD T operator()(T x) const { return expr; } };
 
 FW_FN1(Identity, x)
-FW_FN1(Exp, std::exp(x))
+FW_FN1(Exp, exp_of(x))
 FW_FN1(Exp2, std::exp2(x))
 FW_FN1(Expm1, std::expm1(x))
 FW_FN1(Log, std::log(x))
@@ -86,7 +132,7 @@ FW_FN1(Atanh, std::atanh(x))
 FW_FN1(Sinh, std::sinh(x))
 FW_FN1(Cosh, std::cosh(x))
 FW_FN1(Tanh, std::tanh(x))
-FW_FN1(Sigmoid, T(1) / (T(1) + std::exp(-x)))
+FW_FN1(Sigmoid, T(1) / (T(1) + exp_of(T(-x))))
 struct Erf {
   template <class T> FW_HD T operator()(T x) const {
     if constexpr (std::is_same_v<T, float>) return erf_f32(x);
@@ -96,7 +142,7 @@ struct Erf {
 FW_FN1(Erfc, std::erfc(x))
 FW_FN1(Gelu, T(0.5) * x * (T(1) + Erf{}(x * T(0.70710678118654752440))))
 FW_FN1(GeluTanh, T(0.5) * x * (T(1) + std::tanh(T(0.79788456080286535588) * (x + T(0.044715) * x * x * x))))
-FW_FN1(Silu, x / (T(1) + std::exp(-x)))
+FW_FN1(Silu, x / (T(1) + exp_of(T(-x))))
 FW_FN1(Mish, x * std::tanh(x > T(20) ? x : std::log1p(std::exp(x))))
 FW_FN1(LogSigmoid, std::min(x, T(0)) - std::log1p(std::exp(-std::abs(x))))
 FW_FN1(Hardsigmoid, std::min(std::max(x + T(3), T(0)), T(6)) / T(6))

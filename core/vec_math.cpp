@@ -1,5 +1,5 @@
 // Note [SLEEF loops]
-// (erf and gelu are the exception: see the end of this file.)
+// (erf, gelu, exp, sigmoid and silu are the exception: see the end of this file.)
 // GCC does not vectorise std::exp/erf/tanh without -ffast-math, which would also break NaN
 // handling. These loops call SLEEF's 1.0-ULP vector functions on full vectors and the scalar
 // functor on the tail, so results stay within 1 ULP of the scalar path.
@@ -51,7 +51,6 @@ static inline void vec_map(const float* x, float* y, int64_t n, V v) {
   void VecF32<fn::F>::run(const float* x, float* y, int64_t n) { vec_map<fn::F>(x, y, n, 0); }
 #endif
 
-FW_VEC_DEF(Exp, SL(exp)(a))
 FW_VEC_DEF(Log, SL(log)(a))
 FW_VEC_DEF(Tanh, SL(tanh)(a))
 FW_VEC_DEF(Log10, SL(log10)(a))
@@ -60,8 +59,6 @@ FW_VEC_DEF(Log1p, SL(log1p)(a))
 FW_VEC_DEF(Expm1, SL(expm1)(a))
 FW_VEC_DEF(Sin, SL(sin)(a))
 FW_VEC_DEF(Cos, SL(cos)(a))
-FW_VEC_DEF(Sigmoid, VDIV(VSET1(1.f), VADD(VSET1(1.f), SL(exp)(VSUB(VSET1(0.f), a)))))
-FW_VEC_DEF(Silu, VDIV(a, VADD(VSET1(1.f), SL(exp)(VSUB(VSET1(0.f), a)))))
 FW_VEC_DEF(GeluTanh,
            VMUL(VMUL(VSET1(0.5f), a),
                 VADD(VSET1(1.f), SL(tanh)(VMUL(VSET1(0.79788456080286535588f),
@@ -70,12 +67,15 @@ FW_VEC_DEF(GeluTanh,
 }  // namespace fw::detail
 
 namespace fw::detail {
-// erf and gelu use fn::erf_f32 (core/functors.h), plain arithmetic the compiler vectorises: the
-// loop below and the scalar functor compute the same float operations.
-void VecF32<fn::Erf>::run(const float* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; i++) y[i] = fn::Erf{}(x[i]);
-}
-void VecF32<fn::Gelu>::run(const float* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; i++) y[i] = fn::Gelu{}(x[i]);
-}
+// erf, gelu, exp, sigmoid and silu use fn::erf_f32 and fn::exp_f32 (core/functors.h), plain
+// arithmetic the compiler vectorises: these loops and the scalar functors compute the same float
+// operations.
+#define FW_PLAIN_DEF(F) \
+  void VecF32<fn::F>::run(const float* x, float* y, int64_t n) { for (int64_t i = 0; i < n; i++) y[i] = fn::F{}(x[i]); }
+FW_PLAIN_DEF(Erf)
+FW_PLAIN_DEF(Gelu)
+FW_PLAIN_DEF(Exp)
+FW_PLAIN_DEF(Sigmoid)
+FW_PLAIN_DEF(Silu)
+#undef FW_PLAIN_DEF
 }  // namespace fw::detail

@@ -262,13 +262,14 @@ TEST(Codegen, RowKernelSegmentsKeepEagerRounding) {
 
 // Note [One loop per block]: a pointwise kernel computes its chain in one loop with the values in
 // locals, and still rounds every op as eager does: products feeding adds are not contracted, and
-// erf/gelu inline (not VecF32 calls) give eager's floats; SLEEF calls (exp, tanh) sit between loops.
+// erf/gelu/exp inline (not VecF32 calls) give eager's floats; SLEEF calls (tanh, log) sit between
+// loops.
 TEST(Codegen, PointwiseChainsInOneLoopKeepEagerRounding) {
   CacheDir dir;
   auto fn = [](const fw::Tensor& x, const fw::Tensor& w, const fw::Tensor& b) {
     fw::Tensor g = fw::gelu(x * w + b);                    // mul -> add -> gelu
-    fw::Tensor e = fw::exp(g * 0.5) * w - x * x;           // a SLEEF call inside the chain
-    fw::Tensor c = fw::where(x > 0, fw::erf(e) * 3 + b, x).to(fw::kDouble) * 2;  // select, cast
+    fw::Tensor e = fw::tanh(g * 0.5) * w - x * x;          // a SLEEF call inside the chain
+    fw::Tensor c = fw::where(x > 0, fw::erf(e) * 3 + fw::exp(b), x).to(fw::kDouble) * 2;  // select, cast
     return std::make_tuple(g, e, c);
   };
   auto f = fw::compile(fn);
@@ -284,7 +285,8 @@ TEST(Codegen, PointwiseChainsInOneLoopKeepEagerRounding) {
   std::string src = read_sources(dir);
   EXPECT_NE(src.find("pointwise loop"), std::string::npos);
   EXPECT_NE(src.find("fw::fn::Gelu{}(t"), std::string::npos) << "gelu not inline in the fused loop:\n" << src;
-  EXPECT_NE(src.find("VecF32<fw::fn::Exp>::run"), std::string::npos) << src;
+  EXPECT_NE(src.find("fw::fn::Exp{}("), std::string::npos) << "exp not inline in the fused loop:\n" << src;
+  EXPECT_NE(src.find("VecF32<fw::fn::Tanh>::run"), std::string::npos) << src;
 }
 
 // Note [Reduction kernels]: a prologue with every reduction over the same dims that reads it, in
