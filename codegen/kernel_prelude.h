@@ -5,8 +5,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <memory>
+#if defined(__AVX__) || defined(__SSE2__)
+#include <immintrin.h>
+#endif
 
 #include "core/functors.h"
 #include "core/parallel.h"
@@ -42,4 +46,49 @@ template <class T> struct RowBuf {
   explicit RowBuf(int64_t n) : p(new T[n > 0 ? n : 1]) {}
   T* data() { return p.get(); }
 };
+// Note [Streaming stores]
+// A row kernel whose row outputs total at least kStreamBytes writes them with non-temporal
+// stores: each row is computed into its L1 row buffer, then streamed to memory without the
+// read-for-ownership a normal store of an uncached line costs and without evicting the inputs
+// from the last-level cache. Measured on the AVX2 host (32 MiB L3), two threads:
+//  * W3 compiled (softmax(layer_norm(x)), 4096 x 1024): 3.92 -> 3.46 ms with only the store
+//    changed; 4.54 -> 4.24 ms when a reduction reads the output right after; the same at
+//    2048 rows (8 MiB);
+//  * not for pointwise kernels: gelu(x * w + b) gained 3-5% at 16M floats but lost 8-18% at
+//    2-4M floats when the next op read the output (which normal stores had left in L3).
+// Streamed stores are weakly ordered: each thread fences after its rows (stream_fence), before
+// par_for joins.
+constexpr int64_t kStreamBytes = int64_t(8) << 20;
+inline bool streams(int64_t bytes) { return bytes >= kStreamBytes; }
+template <class T> inline void stream_store(T* __restrict d, const T* __restrict s, int64_t m) {
+  char* dst = reinterpret_cast<char*>(d);
+  const char* src = reinterpret_cast<const char*>(s);
+  size_t n = size_t(m) * sizeof(T);
+#if defined(__AVX__)
+  constexpr size_t V = 32;
+#elif defined(__SSE2__)
+  constexpr size_t V = 16;
+#else
+  constexpr size_t V = 0;
+#endif
+  if (V) {
+    size_t head = (V - reinterpret_cast<uintptr_t>(dst) % V) % V;
+    head = head < n ? head : n;
+    std::memcpy(dst, src, head);
+    dst += head, src += head, n -= head;
+    for (; n >= V; n -= V, dst += V, src += V) {
+#if defined(__AVX__)
+      _mm256_stream_si256(reinterpret_cast<__m256i*>(dst), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src)));
+#elif defined(__SSE2__)
+      _mm_stream_si128(reinterpret_cast<__m128i*>(dst), _mm_loadu_si128(reinterpret_cast<const __m128i*>(src)));
+#endif
+    }
+  }
+  std::memcpy(dst, src, n);
+}
+inline void stream_fence() {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
+}
 }  // namespace fw::kernel

@@ -260,6 +260,35 @@ TEST(Codegen, RowKernelSegmentsKeepEagerRounding) {
   EXPECT_NE(src.find("        const float t"), std::string::npos) << "no fused segment loop:\n" << src;
 }
 
+// Note [Streaming stores]: a row kernel with at least 8 MiB of row outputs streams them from its
+// row buffers (rows of 1003 floats start at every alignment, so each has an unaligned head and
+// tail); the rows come out as the same kernel computes them below the threshold (the first rows
+// through a second, small call), next to a strided output (no streaming) and a per-row value.
+TEST(Codegen, LargeRowOutputsAreStreamedWithTheSameValues) {
+  CacheDir dir;
+  auto fn = [](const fw::Tensor& x, const fw::Tensor& g) {
+    fw::Tensor y = fw::softmax(fw::layer_norm(x, {x.size(-1)}, g), -1);
+    return std::make_tuple(y, x.amax({-1}), y * 2);
+  };
+  auto f = fw::compile(fn, fw::CompileOptions().dynamic(true));
+  fw::manual_seed(5);
+  fw::Tensor x = fw::randn({2600, 1003}) * 2, g = fw::randn({1003});
+  auto [y1, m1, z1] = f(x, g);
+  auto [y2, m2, z2] = fn(x, g);
+  EXPECT_TRUE(fw::allclose(y1, y2, 1e-5, 1e-7)) << (y1 - y2).abs().max();
+  EXPECT_TRUE(fw::equal(m1, m2));
+  EXPECT_TRUE(fw::equal(z1, y1 * 2));
+  auto [y3, m3, z3] = f(x.narrow(0, 0, 37).contiguous(), g);  // 148 KiB: plain stores
+  EXPECT_TRUE(fw::equal(y3, y1.narrow(0, 0, 37)));
+  EXPECT_TRUE(fw::equal(z3, z1.narrow(0, 0, 37)));
+  // a transposed input: the row kernel gathers its rows, still streams its outputs
+  fw::Tensor xt = x.t().contiguous().t();
+  auto [y4, m4, z4] = f(xt, g);
+  EXPECT_TRUE(fw::equal(y4, y1));
+  std::string src = read_sources(dir);
+  EXPECT_NE(src.find("stream_store("), std::string::npos) << src;
+}
+
 // Note [One loop per block]: a pointwise kernel computes its chain in one loop with the values in
 // locals, and still rounds every op as eager does: products feeding adds are not contracted, and
 // erf/gelu/exp inline (not VecF32 calls) give eager's floats; SLEEF calls (tanh, log) sit between
