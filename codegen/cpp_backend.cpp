@@ -9,8 +9,9 @@
 //    re-trace but never recompile). The runner coalesces dimensions that are contiguous for every
 //    buffer, so the common case is one long row. Work is cut into rows x blocks of fw::kernel::B elements;
 //    each block is loaded into small arrays, every member op runs as one loop over the block (the
-//    compiler vectorises the arithmetic; float32 transcendental ops call fw's SLEEF loops, the same
-//    ones eager uses), and materialised values are stored. OpenMP splits the blocks.
+//    compiler vectorises the arithmetic, erf/exp/sigmoid/silu included; float32 log, tanh, sin...
+//    call fw's SLEEF loops, the same ones eager uses), and materialised values are stored.
+//    OpenMP splits the blocks.
 //  * Reduction: a pointwise group with the sum/mean/amax/amin reductions that read it, over any
 //    set of dims, in row or column form (Note [Reduction kernels]); prologue values needed
 //    elsewhere are stored in the same pass. Reductions of the last dim go to row kernels instead

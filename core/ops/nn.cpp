@@ -2,7 +2,7 @@
 // composites dropout, upsample_*1d.
 //
 // Note [Softmax kernels]
-// The reduced dim is either innermost (rows: max, exp(x - max) written once with SLEEF, sum,
+// The reduced dim is either innermost (rows: max, exp(x - max) written once (fn::exp_f32), sum,
 // scale; the row stays in L1 between passes) or strided (a [dim, inner] slab per outer index,
 // processed in column blocks so every pass is a contiguous, vectorised run over the block).
 // Sums and maxima use `omp simd` reductions, which let the compiler reassociate without

@@ -149,7 +149,7 @@ struct LseRed {
     }
   }
   static double finish(const acc_t& a) { return std::isfinite(a.m) ? a.m + std::log(a.s) : a.m; }
-  // Contiguous float runs: per L1-sized chunk, the chunk max then SLEEF's vector exp of x - max.
+  // Contiguous float runs: per L1-sized chunk, the chunk max then the vectorised exp of x - max.
   bool run(acc_t& a, const T* p, int64_t n, int64_t) const {
     if (!std::is_same_v<T, float>) return false;
     constexpr int64_t C = 1024;
