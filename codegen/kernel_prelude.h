@@ -51,8 +51,8 @@ template <class T> struct RowBuf {
 // stores: each row is computed into its L1 row buffer, then streamed to memory without the
 // read-for-ownership a normal store of an uncached line costs and without evicting the inputs
 // from the last-level cache. Measured on the AVX2 host (32 MiB L3), two threads:
-//  * W3 compiled (softmax(layer_norm(x)), 4096 x 1024): 3.92 -> 3.46 ms with only the store
-//    changed; 4.54 -> 4.24 ms when a reduction reads the output right after; the same at
+//  * W3 compiled (softmax(layer_norm(x)), 4096 x 1024): 3.59 -> 3.33 ms with only the store
+//    changed; 4.54 -> 4.24-4.32 ms when a reduction reads the output right after; the same at
 //    2048 rows (8 MiB);
 //  * not for pointwise kernels: gelu(x * w + b) gained 3-5% at 16M floats but lost 8-18% at
 //    2-4M floats when the next op read the output (which normal stores had left in L3).
