@@ -696,7 +696,7 @@ void emit_kernel(std::ostream& os, const Graph& g, const Kernel& k) {
   os << "  const int64_t inner = R ? S[R - 1] : 1;\n"
         "  int64_t outer = 1;\n  for (int64_t d = 0; d + 1 < R; d++) outer *= S[d];\n"
         "  const int64_t nb = (inner + B - 1) / B, chunks = outer * nb;\n"
-     << "  par_for(chunks, outer * inner, [&](int64_t q0, int64_t q1) {\n"
+        "  par_for(chunks, outer * inner, [&](int64_t q0, int64_t q1) {\n"
         "  for (int64_t q = q0; q < q1; q++) {\n"
         "    const int64_t row = q / nb, c = (q % nb) * B, m = std::min<int64_t>(B, inner - c);\n"
      << "    int64_t base[" << std::max(nbuf, 1) << "] = {0}, s[" << std::max(nbuf, 1) << "] = {0};\n"
@@ -978,10 +978,9 @@ void emit_row_kernel(std::ostream& os, const Graph& g, const Kernel& k) {
         add(nan_accs, "nan" + std::to_string(op.out));
       }
     }
-    const std::string& sums = sum_accs;
-    if (!sums.empty() || !max_accs.empty() || !min_accs.empty()) {
+    if (!sum_accs.empty() || !max_accs.empty() || !min_accs.empty()) {
       os << "#pragma omp simd";
-      if (!sums.empty()) os << " reduction(+ : " << sums << ")";
+      if (!sum_accs.empty()) os << " reduction(+ : " << sum_accs << ")";
       if (!nan_accs.empty()) os << " reduction(| : " << nan_accs << ")";
       if (!max_accs.empty()) os << " reduction(max : " << max_accs << ")";
       if (!min_accs.empty()) os << " reduction(min : " << min_accs << ")";

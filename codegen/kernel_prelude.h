@@ -60,8 +60,9 @@ template <class T> struct RowBuf {
 // par_for joins.
 constexpr int64_t kStreamBytes = int64_t(8) << 20;
 inline bool streams(int64_t bytes) { return bytes >= kStreamBytes; }
-// 32-byte streamed stores where the compiler has a builtin for them (immintrin.h spelled out
-// _mm256_stream_si256, at the cost above), else SSE2's 16-byte ones (W3's kernel: 3.64 vs 3.75 ms).
+// 32-byte streamed stores through the compiler's builtin where AVX is on (_mm256_stream_si256
+// would need immintrin.h, see the include above), else SSE2's 16-byte ones (W3's kernel: 3.64 vs
+// 3.75 ms).
 #if defined(__AVX__) && (defined(__clang__) || defined(__GNUC__))
 #define FW_STREAM_BYTES 32
 typedef long long fw_v4di __attribute__((vector_size(32), aligned(32)));
