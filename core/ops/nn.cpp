@@ -37,17 +37,22 @@ void softmax_row(const T* x, T* y, int64_t n) {
   T m = -std::numeric_limits<T>::infinity();
 #pragma omp simd reduction(max : m)
   for (int64_t i = 0; i < n; i++) m = x[i] > m ? x[i] : m;
-#pragma omp simd
-  for (int64_t i = 0; i < n; i++) y[i] = x[i] - m;
-  exp_inplace(y, n);
+  // exp(x - max) and its sum in one pass: fn::Exp is plain arithmetic for float (exp_f32), so
+  // the loop vectorises with the exp inline.
   T s = 0;
-#pragma omp simd reduction(+ : s)
-  for (int64_t i = 0; i < n; i++) s += y[i];
   if constexpr (Log) {
+#pragma omp simd reduction(+ : s)
+    for (int64_t i = 0; i < n; i++) s += fn::Exp{}(T(x[i] - m));
     T shift = m + std::log(s);
 #pragma omp simd
     for (int64_t i = 0; i < n; i++) y[i] = x[i] - shift;
   } else {
+#pragma omp simd reduction(+ : s)
+    for (int64_t i = 0; i < n; i++) {
+      const T e = fn::Exp{}(T(x[i] - m));
+      y[i] = e;
+      s += e;
+    }
     T inv = T(1) / s;
 #pragma omp simd
     for (int64_t i = 0; i < n; i++) y[i] *= inv;
