@@ -113,7 +113,8 @@ ScalarType to_complex_type(ScalarType t) {
 }
 
 static std::atomic<ScalarType> g_default_dtype{kFloat};
-ScalarType get_default_dtype() { return g_default_dtype.load(std::memory_order_relaxed); }
+TypeMeta get_default_dtype() { return TypeMeta(g_default_dtype.load(std::memory_order_relaxed)); }
+ScalarType get_default_dtype_as_scalartype() { return g_default_dtype.load(std::memory_order_relaxed); }
 void set_default_dtype(ScalarType t) {
   FW_CHECK(t == kFloat || t == kDouble, "[set_default_dtype] only float32 and float64 are allowed, got ",
            dtype_str(t));

@@ -138,9 +138,10 @@ Tensor strip_leading_ones(const Tensor& v) {
   return r;
 }
 
-void put_lowered(const Lowered& L, const Tensor& value) {
+void put_lowered(const Lowered& L, const Tensor& value, bool accumulate = false) {
   OpAttrs a;
   a.ints = L.dims;
+  a.flags = accumulate ? 1 : 0;  // index_put's accumulate flag (core/ops/index.cpp)
   dispatch_into(OpId::index_put, with_indices({L.view, value}, L), a, L.view);
 }
 
@@ -207,6 +208,13 @@ Tensor& Tensor::index_put_(std::initializer_list<TensorIndex> list, const Tensor
 }
 Tensor& Tensor::index_put_(std::initializer_list<TensorIndex> list, const Scalar& v) {
   return index_put_(ArrayRef<TensorIndex>(list), v);
+}
+Tensor& Tensor::index_put_(const std::vector<std::optional<Tensor>>& indices, const Tensor& v, bool accumulate) {
+  FW_CHECK(v.defined(), "[index_put_] value tensor is undefined");
+  Lowered L = lower(*this, from_optional(indices));
+  FW_CHECK(!L.idx.empty(), "[index_put_] expected at least one index tensor");
+  put_lowered(L, v, accumulate);
+  return *this;
 }
 
 }  // namespace fw

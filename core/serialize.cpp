@@ -387,20 +387,41 @@ void save(const TensorMap& tensors, std::ostream& out, const MetadataMap& metada
   FW_CHECK(out.good(), ctx, ": writing to the output stream failed");
 }
 
+namespace {
+// save(tensor) keeps requires_grad as libtorch's torch::save does (its archive stores the tensor
+// as a parameter with the flag); the key is fw's, other readers ignore it.
+const char* const kRequiresGradKey = "fw.requires_grad";
+MetadataMap one_tensor_metadata(const Tensor& t) {
+  if (t.defined() && t.requires_grad()) return {{kRequiresGradKey, "tensor"}};
+  return {};
+}
+Tensor the_one_tensor(SafetensorsContents c, const std::string& ctx, const char* what) {
+  FW_CHECK(c.tensors.size() == 1, ctx, ": ", what, " expects exactly one tensor, the data has ", c.tensors.size());
+  auto it = c.tensors.begin();
+  auto md = c.metadata.find(kRequiresGradKey);
+  if (md != c.metadata.end() && md->second == it->first) {
+    FW_CHECK(is_floating_point(it->second.dtype()) || it->second.is_complex(), ctx, ": metadata marks tensor '",
+             it->first, "' as requiring grad, but its dtype ", it->second.dtype(), " cannot");
+    it->second.requires_grad_(true);
+  }
+  return it->second;
+}
+}  // namespace
+
 SafetensorsContents load_with_metadata(std::istream& in) { return read_stream(in); }
 TensorMap load(std::istream& in) { return read_stream(in).tensors; }
-void save(const Tensor& tensor, std::ostream& out) { save(TensorMap{{"tensor", tensor}}, out); }
-void load(Tensor& tensor, std::istream& in) {
-  auto m = load(in);
-  FW_CHECK(m.size() == 1, "[serialize] stream: load(Tensor&) expects exactly one tensor, the data has ", m.size());
-  tensor = m.begin()->second;
+void save(const Tensor& tensor, std::ostream& out) {
+  save(TensorMap{{"tensor", tensor}}, out, one_tensor_metadata(tensor));
 }
+void load(Tensor& tensor, std::istream& in) { tensor = the_one_tensor(read_stream(in), "[serialize] stream", "load(Tensor&)"); }
 
 SafetensorsContents load_with_metadata(const std::string& path) { return read_file(path); }
 
 TensorMap load(const std::string& path) { return read_file(path).tensors; }
 
-void save(const Tensor& tensor, const std::string& path) { save(TensorMap{{"tensor", tensor}}, path); }
+void save(const Tensor& tensor, const std::string& path) {
+  save(TensorMap{{"tensor", tensor}}, path, one_tensor_metadata(tensor));
+}
 
 namespace {
 TensorMap numbered(const std::vector<Tensor>& tensors) {
@@ -430,10 +451,6 @@ void load(std::vector<Tensor>& tensors, std::istream& in) {
   tensors = from_numbered(load(in), "[serialize] stream");
 }
 
-Tensor load_tensor(const std::string& path) {
-  auto m = load(path);
-  FW_CHECK(m.size() == 1, quoted(path), ": load_tensor expects exactly one tensor, the file has ", m.size());
-  return m.begin()->second;
-}
+Tensor load_tensor(const std::string& path) { return the_one_tensor(read_file(path), quoted(path), "load_tensor"); }
 
 }  // namespace fw

@@ -226,12 +226,13 @@ FW_OPERATOR(<=, le) FW_OPERATOR(>, gt) FW_OPERATOR(>=, ge)
 Tensor operator&(const Tensor& a, const Tensor& b) { return bitwise_and(a, b); }
 Tensor operator|(const Tensor& a, const Tensor& b) { return bitwise_or(a, b); }
 Tensor operator^(const Tensor& a, const Tensor& b) { return bitwise_xor(a, b); }
-Tensor operator&(const Tensor& a, const Scalar& b) { return bitwise_and(a, scalar_tensor(b)); }
-Tensor operator|(const Tensor& a, const Scalar& b) { return bitwise_or(a, scalar_tensor(b)); }
-Tensor operator^(const Tensor& a, const Scalar& b) { return bitwise_xor(a, scalar_tensor(b)); }
-Tensor operator&(const Scalar& a, const Tensor& b) { return bitwise_and(scalar_tensor(a), b); }
-Tensor operator|(const Scalar& a, const Tensor& b) { return bitwise_or(scalar_tensor(a), b); }
-Tensor operator^(const Scalar& a, const Tensor& b) { return bitwise_xor(scalar_tensor(a), b); }
+// A scalar operand as a 0-dim tensor of the scalar's own type (full, not scalar_tensor).
+Tensor operator&(const Tensor& a, const Scalar& b) { return bitwise_and(a, full({}, b)); }
+Tensor operator|(const Tensor& a, const Scalar& b) { return bitwise_or(a, full({}, b)); }
+Tensor operator^(const Tensor& a, const Scalar& b) { return bitwise_xor(a, full({}, b)); }
+Tensor operator&(const Scalar& a, const Tensor& b) { return bitwise_and(full({}, a), b); }
+Tensor operator|(const Scalar& a, const Tensor& b) { return bitwise_or(full({}, a), b); }
+Tensor operator^(const Scalar& a, const Tensor& b) { return bitwise_xor(full({}, a), b); }
 Tensor operator+(const Scalar& a, const Tensor& b) { return add(b, a); }
 Tensor operator-(const Scalar& a, const Tensor& b) { return rsub(b, a); }
 Tensor operator*(const Scalar& a, const Tensor& b) { return mul(b, a); }

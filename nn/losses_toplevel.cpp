@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <variant>
 
+#include "fw/linalg_more.h"
 #include "fw/nn/functional.h"
 #include "fw/ops.h"
 
@@ -176,6 +177,8 @@ Tensor pairwise_distance(const Tensor& x1, const Tensor& x2, const PairwiseDista
   if (!is_floating_point(d.dtype())) d = d.to(kFloat);
   return fw::norm(d, o.p(), {last}, o.keepdim());
 }
+
+Tensor pdist(const Tensor& input, double p) { return fw::pdist(input, p); }
 
 }  // namespace nn::functional
 }  // namespace fw

@@ -128,7 +128,11 @@ TEST_F(Serialize, SingleTensorAndOverwrite) {
     EXPECT_NE(std::string(e.what()).find("exactly one tensor"), std::string::npos) << e.what();
   }
   auto w = fw::randn({2, 2}, fw::requires_grad());
+  // requires_grad is kept, as libtorch's torch::save/torch::load keep it; the loaded tensor is a leaf
   fw::save(w * 2, path("grad.safetensors"));
+  Tensor lg = fw::load_tensor(path("grad.safetensors"));
+  EXPECT_TRUE(lg.requires_grad() && lg.is_leaf());
+  fw::save((w * 2).detach(), path("grad.safetensors"));
   EXPECT_FALSE(fw::load_tensor(path("grad.safetensors")).requires_grad());
 }
 

@@ -1007,3 +1007,93 @@ TEST(TorchCompat, AtenChecksAndDtypeHelpers) {
     EXPECT_EQ((x * 2).numel(), 6);
   }
 }
+
+// Found by the 2026-12-06 API hunt (libtorch 1.13 programs compiled against both): spellings and
+// behaviours real programs use.
+TEST(TorchCompat, ApiHuntIndexPutListSvdDriverScalarTensorDefaultDtypeSave) {
+  // index_put_ with libtorch's optional-tensor list and accumulate
+  auto c = torch::zeros({5});
+  c.index_put_({torch::tensor({0, 0, 2})}, torch::tensor({1.f, 2.f, 3.f}), true);
+  EXPECT_TRUE(torch::equal(c, torch::tensor({3.f, 0.f, 3.f, 0.f, 0.f}))) << c;
+  c.index_put_({torch::tensor({1, 3})}, torch::tensor({5.f, 6.f}), false);
+  EXPECT_TRUE(torch::equal(c, torch::tensor({3.f, 5.f, 3.f, 6.f, 0.f}))) << c;
+  auto m = torch::zeros({2, 3});
+  m.index_put_({c10::nullopt, torch::tensor({0, 2, 0})}, torch::ones({2, 3}), true);
+  EXPECT_TRUE(torch::equal(m, torch::tensor({2.f, 0.f, 1.f, 2.f, 0.f, 1.f}).view({2, 3}))) << m;
+  EXPECT_ERROR(m.index_put_({c10::nullopt}, torch::ones({2, 3}), true), "[index_put_] expected at least one index tensor");
+
+  // F::pdist
+  auto x = torch::arange(12, torch::kFloat).view({4, 3}).pow(1.5);
+  EXPECT_TRUE(torch::equal(torch::nn::functional::pdist(x, 3.0), torch::pdist(x, 3.0)));
+  EXPECT_EQ(torch::nn::functional::pdist(x).sizes(), (std::vector<int64_t>{6}));
+
+  // linalg svd/svdvals with libtorch 1.13's driver argument; matrix_rank with a tensor tolerance
+  auto A = torch::tensor({4.f, 1.f, 2.f, 3.f, 1.f, 5.f}).view({3, 2});
+  auto [U, S, Vh] = torch::linalg::svd(A, false, c10::nullopt);
+  auto [U2, S2, Vh2] = torch::linalg::svd(A, false);
+  EXPECT_TRUE(torch::equal(S, S2) && torch::equal(U, U2) && torch::equal(Vh, Vh2));
+  EXPECT_TRUE(torch::equal(torch::linalg::svdvals(A, c10::nullopt), S2));
+  EXPECT_ERROR(torch::linalg::svd(A, true, "gesvd"), "[linalg.svd] keyword argument `driver=` is only supported on CUDA");
+  EXPECT_ERROR(torch::linalg::svdvals(A, "gesvdj"), "[linalg.svdvals] keyword argument `driver=`");
+  auto D = torch::stack({torch::diag(torch::tensor({3.f, 1e-3f})), torch::diag(torch::tensor({2.f, 1.f}))});
+  EXPECT_TRUE(torch::equal(torch::linalg::matrix_rank(D, torch::tensor({1e-2f, 1.5f}), false), torch::tensor({1L, 1L})));
+  EXPECT_TRUE(torch::equal(torch::linalg::matrix_rank(D, torch::tensor(0.5), false), torch::tensor({1L, 2L})));
+  EXPECT_TRUE(torch::equal(torch::linalg::matrix_rank(D, torch::tensor(0.5), true), torch::tensor({1L, 2L})));
+
+  // scalar_tensor takes the default dtype whatever the scalar's type, unless options say
+  EXPECT_EQ(torch::scalar_tensor(3).dtype(), torch::kFloat);
+  EXPECT_EQ(torch::scalar_tensor(3).item<float>(), 3.f);
+  EXPECT_EQ(torch::scalar_tensor(true).dtype(), torch::kFloat);
+  EXPECT_EQ(torch::scalar_tensor(true).item<float>(), 1.f);
+  EXPECT_EQ(torch::scalar_tensor(3, torch::kLong).dtype(), torch::kLong);
+  EXPECT_EQ(torch::full({}, 3).dtype(), torch::kLong);  // full still takes the value's dtype
+
+  // get_default_dtype is a TypeMeta, as libtorch's
+  EXPECT_STREQ(torch::get_default_dtype().name(), "float");
+  caffe2::TypeMeta dm = torch::get_default_dtype();
+  EXPECT_EQ(dm.toScalarType(), torch::kFloat);
+  EXPECT_EQ(torch::get_default_dtype_as_scalartype(), torch::kFloat);
+  torch::set_default_dtype(caffe2::TypeMeta::Make<double>());
+  EXPECT_EQ(torch::get_default_dtype(), torch::kDouble);
+  EXPECT_EQ(torch::scalar_tensor(2).dtype(), torch::kDouble);
+  torch::set_default_dtype(caffe2::TypeMeta::Make<float>());
+
+  // torch::save/torch::load of one tensor keep requires_grad (file and stream)
+  const std::string path = ::testing::TempDir() + "fw_api_hunt_rg.pt";
+  auto w = torch::ones({2}, torch::requires_grad());
+  torch::save(w, path);
+  torch::Tensor r;
+  torch::load(r, path);
+  EXPECT_TRUE(r.requires_grad() && r.is_leaf());
+  EXPECT_TRUE(torch::equal(r, torch::ones({2})));
+  torch::save(torch::ones({2}), path);
+  torch::load(r, path);
+  EXPECT_FALSE(r.requires_grad());
+  std::stringstream ss;
+  torch::save(w * 2, ss);
+  torch::load(r, ss);
+  EXPECT_TRUE(r.requires_grad() && r.is_leaf());
+  // a file that claims requires_grad for an integer tensor is rejected
+  torch::save(torch::TensorMap{{"tensor", torch::arange(3)}}, path, {{"fw.requires_grad", "tensor"}});
+  EXPECT_ERROR(torch::load(r, path), "as requiring grad, but its dtype Long cannot");
+  std::remove(path.c_str());
+}
+
+// linalg_vander, linalg_vecdot and linalg_diagonal under libtorch 1.13's flat names.
+TEST(TorchCompat, ApiHuntLinalgVanderVecdotDiagonal) {
+  auto x = torch::tensor({2.f, 3.f, -1.f});
+  EXPECT_TRUE(torch::equal(torch::linalg_vander(x), torch::tensor({1.f, 2.f, 4.f, 1.f, 3.f, 9.f, 1.f, -1.f, 1.f}).view({3, 3})));
+  auto v4 = torch::linalg_vander(torch::tensor({2, 3}).view({1, 2}), 4);
+  EXPECT_EQ(v4.dtype(), torch::kLong);
+  EXPECT_TRUE(torch::equal(v4, torch::tensor({1, 2, 4, 8, 1, 3, 9, 27}).view({1, 2, 4})));
+  EXPECT_ERROR(torch::linalg_vander(x, 1), "[linalg.vander] N must be greater than 1, got 1");
+  EXPECT_ERROR(torch::linalg_vander(torch::tensor(2.f)), "[linalg.vander] x must be at least 1-dimensional");
+  auto a = torch::arange(6, torch::kFloat).view({2, 3}), b = torch::tensor({1.f, 0.f, 2.f});
+  EXPECT_TRUE(torch::equal(torch::linalg_vecdot(a, b), torch::tensor({4.f, 13.f})));
+  EXPECT_TRUE(torch::equal(torch::linalg_vecdot(a, a, 0), torch::tensor({9.f, 17.f, 29.f})));
+  auto z = torch::complex(torch::tensor({1.f, 2.f}), torch::tensor({1.f, -1.f}));  // [1+i, 2-i]
+  auto vz = torch::linalg_vecdot(z, z);  // sum |z|^2 = 2 + 5
+  EXPECT_TRUE(torch::equal(torch::real(vz), torch::tensor(7.f)) && torch::equal(torch::imag(vz), torch::tensor(0.f)));
+  EXPECT_ERROR(torch::linalg_vecdot(a, b.to(torch::kDouble)), "Expected x and y to have the same dtype");
+  EXPECT_TRUE(torch::equal(torch::linalg_diagonal(a.view({1, 2, 3})), torch::tensor({0.f, 4.f}).view({1, 2})));
+}

@@ -505,7 +505,14 @@ Tensor rand_like(const Tensor& t, const TensorOptions& o) {
 Tensor randn_like(const Tensor& t, const TensorOptions& o) {
   return make_like(t, o, [](IntArrayRef s, const TensorOptions& r) { return randn(s, r); });
 }
-Tensor scalar_tensor(const Scalar& v, const TensorOptions& o) { return full({}, v, o); }
+// libtorch's scalar_tensor is empty({}, options).fill_(v): the default dtype unless options name
+// one, for integer and bool values too (unlike full, which takes their dtype); a complex value
+// gets the default complex dtype (torch.scalar_tensor(1j) is complex64) rather than an error.
+Tensor scalar_tensor(const Scalar& v, const TensorOptions& o) {
+  if (o.has_dtype()) return full({}, v, o);
+  const ScalarType d = get_default_dtype_as_scalartype();
+  return full({}, v, TensorOptions(o).dtype(v.isComplex() ? to_complex_type(d) : d));
+}
 
 Tensor arange(const Scalar& end, const TensorOptions& o) { return arange(0, end, 1, o); }
 Tensor arange(const Scalar& start, const Scalar& end, const TensorOptions& o) { return arange(start, end, 1, o); }

@@ -664,6 +664,23 @@ std::tuple<Tensor, Tensor, Tensor> svd(const Tensor& A, bool full_matrices) {
   return {r[0], r[1], r[2]};
 }
 
+namespace {
+void check_cpu_driver(const char* op, const std::optional<std::string_view>& driver) {
+  FW_CHECK(!driver.has_value(), "[", op, "] keyword argument `driver=` is only supported on CUDA inputs with the ",
+           "cuSOLVER backend (got \"", *driver, "\")");
+}
+}  // namespace
+
+std::tuple<Tensor, Tensor, Tensor> svd(const Tensor& A, bool full_matrices, std::optional<std::string_view> driver) {
+  check_cpu_driver("linalg.svd", driver);
+  return fw::linalg::svd(A, full_matrices);
+}
+
+Tensor svdvals(const Tensor& A, std::optional<std::string_view> driver) {
+  check_cpu_driver("linalg.svdvals", driver);
+  return fw::linalg::svdvals(A);
+}
+
 Tensor svdvals(const Tensor& A) {
   check_matrix("linalg.svdvals", A);
   if (!(GradMode::is_enabled() && A.requires_grad())) {
@@ -777,6 +794,15 @@ Tensor matrix_rank(const Tensor& A, std::optional<double> atol, std::optional<do
 
 Tensor matrix_rank(const Tensor& A, double tol, bool hermitian) {
   return matrix_rank(A, std::optional<double>(tol), std::optional<double>(0.0), hermitian);
+}
+
+Tensor matrix_rank(const Tensor& A, const Tensor& tol, bool hermitian) {
+  check_matrix("linalg.matrix_rank", A);
+  FW_CHECK(!tol.is_complex(), "[linalg.matrix_rank] tol must be a real tensor, got ", tol.dtype());
+  NoGradGuard ng;
+  Tensor s = hermitian ? eigvalsh(A).abs() : svdvals(A);
+  if (s.size(-1) == 0) return fw::zeros(batch_shape(A), TensorOptions(kLong));
+  return (s > tol.to(s.dtype()).unsqueeze(-1)).sum({-1}, false, kLong);
 }
 
 Tensor pinv(const Tensor& A, std::optional<double> atol, std::optional<double> rtol, bool hermitian) {

@@ -846,6 +846,23 @@ Tensor tensorsolve(const Tensor& A, const Tensor& B, OptionalIntArrayRef dims) {
   return linalg::solve(At.reshape({bp, rp}), B.reshape({bp})).reshape(res);
 }
 
+Tensor vander(const Tensor& x, std::optional<int64_t> N) {
+  FW_CHECK(x.defined() && x.dim() >= 1, "[linalg.vander] x must be at least 1-dimensional.");
+  const int64_t n = N.value_or(x.size(-1));
+  FW_CHECK(n > 1, "[linalg.vander] N must be greater than 1, got ", n);
+  std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end());
+  shape.push_back(n - 1);
+  Tensor powers = fw::cumprod(x.unsqueeze(-1).expand(shape), -1).to(x.dtype());
+  shape.back() = 1;
+  return fw::cat({fw::ones(shape, x.options()), powers}, -1);
+}
+
+Tensor vecdot(const Tensor& x, const Tensor& y, int64_t dim) {
+  FW_CHECK(x.dtype() == y.dtype(), "[linalg.vecdot] Expected x and y to have the same dtype, but found x of type ",
+           x.dtype(), " and y of type ", y.dtype(), " instead");
+  return (x.conj() * y).sum({dim});
+}
+
 Tensor diagonal(const Tensor& A, int64_t offset, int64_t dim1, int64_t dim2) {
   FW_CHECK(A.defined() && A.dim() >= 2, "[linalg.diagonal] The input tensor A must have at least 2 dimensions.");
   return A.diagonal(offset, dim1, dim2);

@@ -62,10 +62,13 @@ FW_ATEN_NAME(linalg_qr, ::fw::linalg::qr)
 FW_ATEN_NAME(linalg_slogdet, ::fw::linalg::slogdet)
 FW_ATEN_NAME(linalg_solve, ::fw::linalg::solve)
 FW_ATEN_NAME(linalg_solve_triangular, ::fw::linalg::solve_triangular)
+FW_ATEN_NAME(linalg_diagonal, ::fw::linalg::diagonal)
 FW_ATEN_NAME(linalg_svd, ::fw::linalg::svd)
 FW_ATEN_NAME(linalg_svdvals, ::fw::linalg::svdvals)
 FW_ATEN_NAME(linalg_tensorinv, ::fw::linalg::tensorinv)
 FW_ATEN_NAME(linalg_tensorsolve, ::fw::linalg::tensorsolve)
+FW_ATEN_NAME(linalg_vander, ::fw::linalg::vander)
+FW_ATEN_NAME(linalg_vecdot, ::fw::linalg::vecdot)
 FW_ATEN_NAME(linalg_vector_norm, ::fw::linalg::vector_norm)
 
 // torch::fft_*

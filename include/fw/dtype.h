@@ -153,8 +153,6 @@ inline ScalarType to_real_value_type(ScalarType t) {
 }
 // The smallest type both a and b convert to without losing category (PyTorch's table).
 ScalarType promote_types(ScalarType a, ScalarType b);
-// The dtype new floating tensors get (float32 unless changed).
-ScalarType get_default_dtype();
 void set_default_dtype(ScalarType t);
 
 // Compile-time map from C++ type to ScalarType.
@@ -205,6 +203,10 @@ class TypeMeta {
 };
 std::ostream& operator<<(std::ostream& os, TypeMeta t);
 inline ScalarType typeMetaToScalarType(TypeMeta t) { return t.toScalarType(); }
+// The dtype new floating tensors get (float32 unless changed), as a TypeMeta like libtorch's
+// (`get_default_dtype().name()`); it converts to ScalarType where one is expected.
+TypeMeta get_default_dtype();
+ScalarType get_default_dtype_as_scalartype();
 inline TypeMeta scalarTypeToTypeMeta(ScalarType t) { return TypeMeta(t); }
 
 }  // namespace fw

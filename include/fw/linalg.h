@@ -11,6 +11,7 @@
 #include <initializer_list>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -46,6 +47,10 @@ Tensor eigvalsh(const Tensor& A, const std::string& UPLO = "L");
 std::tuple<Tensor, Tensor, Tensor> svd(const Tensor& A, bool full_matrices = true);
 // The singular values of each matrix, descending.
 Tensor svdvals(const Tensor& A);
+// libtorch 1.13's forms with a driver (every caller passes one, it has no default): driver
+// selects a cuSOLVER routine, so on the CPU anything but nullopt is an error, as in libtorch.
+std::tuple<Tensor, Tensor, Tensor> svd(const Tensor& A, bool full_matrices, std::optional<std::string_view> driver);
+Tensor svdvals(const Tensor& A, std::optional<std::string_view> driver);
 // Matrix norm over the two dims: ord "fro", "nuc", or 1, -1, 2, -2, inf, -inf.
 Tensor matrix_norm(const Tensor& A, const Scalar& ord, IntArrayRef dim = {-2, -1}, bool keepdim = false,
                    std::optional<ScalarType> dtype = std::nullopt);
@@ -76,6 +81,8 @@ Tensor matrix_rank(const Tensor& A, std::optional<double> atol = std::nullopt, s
                    bool hermitian = false);
 // Same with atol = tol, rtol = 0.
 Tensor matrix_rank(const Tensor& A, double tol, bool hermitian = false);
+// Same with a tensor of tolerances (atol = tol broadcast over the batch, rtol = 0).
+Tensor matrix_rank(const Tensor& A, const Tensor& tol, bool hermitian);
 // Moore-Penrose pseudo-inverse, singular values at or below max(atol, rtol * largest) dropped.
 Tensor pinv(const Tensor& A, std::optional<double> atol = std::nullopt, std::optional<double> rtol = std::nullopt,
             bool hermitian = false);

@@ -68,6 +68,11 @@ Tensor tensorinv(const Tensor& A, int64_t ind = 2);
 Tensor tensorsolve(const Tensor& A, const Tensor& B, OptionalIntArrayRef dims = std::nullopt);
 // A.diagonal(offset, dim1, dim2) with linalg's defaults (the last two dims).
 Tensor diagonal(const Tensor& A, int64_t offset = 0, int64_t dim1 = -2, int64_t dim2 = -1);
+// Vandermonde matrices of the last dim: out[..., i, j] = x[..., i]^j for j < N (N = x.size(-1) by
+// default, at least 2), in x's dtype (libtorch's linalg_vander).
+Tensor vander(const Tensor& x, std::optional<int64_t> N = std::nullopt);
+// sum(conj(x) * y) over dim after broadcasting; x and y of one dtype (libtorch's linalg_vecdot).
+Tensor vecdot(const Tensor& x, const Tensor& y, int64_t dim = -1);
 
 // (eigenvalues (*, n), eigenvectors (*, n, n) as columns of unit 2-norm) of each real square
 // matrix, complex64 for float32 and complex128 for float64. Eigenvectors are fixed only up to a

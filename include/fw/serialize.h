@@ -46,7 +46,8 @@ TensorMap load(const std::string& path);
 // Reads tensors and metadata.
 SafetensorsContents load_with_metadata(const std::string& path);
 
-// One tensor, stored under the name "tensor".
+// One tensor, stored under the name "tensor"; requires_grad is kept (metadata "fw.requires_grad"),
+// as libtorch's torch::save/torch::load keep it.
 void save(const Tensor& tensor, const std::string& path);
 // The only tensor of a file (whatever its name); a file with another count is an error.
 Tensor load_tensor(const std::string& path);

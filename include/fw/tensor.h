@@ -367,6 +367,9 @@ class Tensor {
   Tensor& index_put_(ArrayRef<indexing::TensorIndex> idx, const Scalar& v);
   Tensor& index_put_(std::initializer_list<indexing::TensorIndex> idx, const Tensor& v);
   Tensor& index_put_(std::initializer_list<indexing::TensorIndex> idx, const Scalar& v);
+  // libtorch's index list form with accumulate (nullopt: a full slice); accumulate adds repeated
+  // indices' values, as fw::index_put.
+  Tensor& index_put_(const std::vector<std::optional<Tensor>>& indices, const Tensor& v, bool accumulate);
   Tensor index_select(int64_t dim, const Tensor& index) const;
   Tensor gather(int64_t dim, const Tensor& index) const;
   Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src) const;

@@ -158,7 +158,7 @@ BINARY_ENTRY(ge, NO_EXTRA)
 #define BINARY_TT_ENTRY(op, extra_error)                                                          \
   FW_OP_TEST(op) {                                                                                \
     t.run = [](const FixCase& c) {                                                                \
-      if (c.in.size() == 1) return V{fw::op(c.in[0], fw::scalar_tensor(scalar(c.args[0])))};      \
+      if (c.in.size() == 1) return V{fw::op(c.in[0], fw::full({}, scalar(c.args[0])))};      \
       return V{fw::op(c.in[0], c.in[1])};                                                          \
     };                                                                                            \
     t.error([] { fw::op(fw::ones({3}), fw::ones({2})); },                                         \

@@ -825,5 +825,7 @@ struct PairwiseDistanceFuncOptions {
 Tensor cosine_similarity(const Tensor& x1, const Tensor& x2, const CosineSimilarityFuncOptions& o = {});
 // ||x1 - x2 + eps||_p along the last dim.
 Tensor pairwise_distance(const Tensor& x1, const Tensor& x2, const PairwiseDistanceFuncOptions& o = {});
+// The p-norm distances between the rows of a 2-d input, upper triangle flattened (fw::pdist).
+Tensor pdist(const Tensor& input, double p = 2.0);
 
 }  // namespace fw::nn::functional
