@@ -17,8 +17,6 @@ using vf = __m512;
 #define VSET1 _mm512_set1_ps
 #define VADD _mm512_add_ps
 #define VMUL _mm512_mul_ps
-#define VDIV _mm512_div_ps
-#define VSUB _mm512_sub_ps
 #define SL(f) Sleef_##f##f16_u10
 #elif defined(__AVX2__)
 #define FW_VW 8
@@ -28,8 +26,6 @@ using vf = __m256;
 #define VSET1 _mm256_set1_ps
 #define VADD _mm256_add_ps
 #define VMUL _mm256_mul_ps
-#define VDIV _mm256_div_ps
-#define VSUB _mm256_sub_ps
 #define SL(f) Sleef_##f##f8_u10
 #endif
 
