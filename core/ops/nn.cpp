@@ -38,22 +38,33 @@ void softmax_row(const T* x, T* y, int64_t n) {
 #pragma omp simd reduction(max : m)
   for (int64_t i = 0; i < n; i++) m = x[i] > m ? x[i] : m;
   // exp(x - max) and its sum in one pass: fn::Exp is plain arithmetic for float (exp_f32), so
-  // the loop vectorises with the exp inline.
-  T s = 0;
+  // the loop vectorises with the exp inline. The sum goes in blocks of 256, each summed in vector
+  // lanes of T and added to a double: the terms are >= 0, so the error stays within ~40 ulp of
+  // the sum however long the row (a row-long float accumulator drifts with n / lanes); generated
+  // row kernels sum their exps the same way (Note [Blocked float sums], codegen/cpp_backend.cpp).
+  double s = 0;
+  for (int64_t b = 0; b < n; b += 256) {
+    const int64_t e = n - b > 256 ? b + 256 : n;
+    T sb = 0;
+    if constexpr (Log) {
+#pragma omp simd reduction(+ : sb)
+      for (int64_t i = b; i < e; i++) sb += fn::Exp{}(T(x[i] - m));
+    } else {
+#pragma omp simd reduction(+ : sb)
+      for (int64_t i = b; i < e; i++) {
+        const T v = fn::Exp{}(T(x[i] - m));
+        y[i] = v;
+        sb += v;
+      }
+    }
+    s += double(sb);
+  }
   if constexpr (Log) {
-#pragma omp simd reduction(+ : s)
-    for (int64_t i = 0; i < n; i++) s += fn::Exp{}(T(x[i] - m));
-    T shift = m + std::log(s);
+    T shift = m + std::log(T(s));
 #pragma omp simd
     for (int64_t i = 0; i < n; i++) y[i] = x[i] - shift;
   } else {
-#pragma omp simd reduction(+ : s)
-    for (int64_t i = 0; i < n; i++) {
-      const T e = fn::Exp{}(T(x[i] - m));
-      y[i] = e;
-      s += e;
-    }
-    T inv = T(1) / s;
+    T inv = T(1) / T(s);
 #pragma omp simd
     for (int64_t i = 0; i < n; i++) y[i] *= inv;
   }

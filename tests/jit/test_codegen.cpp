@@ -289,6 +289,33 @@ TEST(Codegen, LargeRowOutputsAreStreamedWithTheSameValues) {
   EXPECT_NE(src.find("stream_store("), std::string::npos) << src;
 }
 
+// Note [Blocked float sums]: a row kernel sums non-negative terms (exp, x * x) in float blocks
+// of 256 added to a double; sums of either sign keep double lanes. Rows of 70001 floats (many
+// blocks and a tail) and of 5: the results are within a few ulp of float64's.
+TEST(Codegen, NonNegativeRowSumsGoInFloatBlocks) {
+  CacheDir dir;
+  auto fn = [](const fw::Tensor& x) {
+    fw::Tensor e = fw::exp(x - x.amax({-1}, true));
+    return std::make_tuple(e.sum({-1}), (x * x).mean({-1}), x.sum({-1}), fw::softmax(fw::layer_norm(x, {x.size(-1)}), -1));
+  };
+  auto f = fw::compile(fn, fw::CompileOptions().dynamic(true));
+  fw::manual_seed(8);
+  for (fw::Tensor x : {fw::randn({6, 70001}) * 2 + 0.5, fw::randn({4, 5}), fw::full({3, 70001}, 0.1f)}) {
+    auto [s1, q1, t1, y1] = f(x);
+    auto [s2, q2, t2, y2] = fn(x.to(fw::kDouble));
+    auto rel = [](const fw::Tensor& a, const fw::Tensor& b) {
+      return ((a.to(fw::kDouble) - b).abs() / b.abs()).max().item<double>();
+    };
+    EXPECT_LT(rel(s1, s2), 3e-6) << x.sizes();
+    EXPECT_LT(rel(q1, q2), 3e-6) << x.sizes();
+    EXPECT_LT(rel(y1, y2), 5e-6) << x.sizes();
+    // either sign: double lanes, the error measured against the sum of magnitudes
+    EXPECT_LT(((t1.to(fw::kDouble) - t2).abs() / x.to(fw::kDouble).abs().sum({-1})).max().item<double>(), 1e-7);
+  }
+  std::string src = read_sources(dir);
+  EXPECT_NE(src.find("jb += 256"), std::string::npos) << src;
+}
+
 // Note [One loop per block]: a pointwise kernel computes its chain in one loop with the values in
 // locals, and still rounds every op as eager does: products feeding adds are not contracted, and
 // erf/gelu/exp inline (not VecF32 calls) give eager's floats; SLEEF calls (tanh, log) sit between
