@@ -26,4 +26,19 @@ std::string list(const ExpandingArray<D>& v) {
   return list(ArrayRef<int64_t>(v));
 }
 
+// "[None, 2]" (libtorch's format for a left-out size).
+template <size_t D>
+std::string list(const ExpandingArrayWithOptionalElem<D>& v) {
+  std::ostringstream os;
+  os << "[";
+  for (size_t i = 0; i < D; i++) {
+    const auto& e = (*v)[i];
+    os << (i ? ", " : "");
+    if (e) os << *e;
+    else os << "None";
+  }
+  os << "]";
+  return os.str();
+}
+
 }  // namespace fw::nn::detail

@@ -1097,3 +1097,36 @@ TEST(TorchCompat, ApiHuntLinalgVanderVecdotDiagonal) {
   EXPECT_ERROR(torch::linalg_vecdot(a, b.to(torch::kDouble)), "Expected x and y to have the same dtype");
   EXPECT_TRUE(torch::equal(torch::linalg_diagonal(a.view({1, 2, 3})), torch::tensor({0.f, 4.f}).view({1, 2})));
 }
+
+// AdaptiveAvgPool2d/3d and AdaptiveMaxPool2d/3d output sizes with left-out elements
+// (ExpandingArrayWithOptionalElem): a std::nullopt keeps the input's size in that position.
+TEST(TorchCompat, AdaptivePoolOutputSizeWithNullopt) {
+  namespace nn = torch::nn;
+  namespace F = torch::nn::functional;
+  auto x = torch::arange(2 * 3 * 4 * 6, torch::kFloat).view({2, 3, 4, 6});
+  nn::AdaptiveAvgPool2d p(nn::AdaptiveAvgPool2dOptions({torch::nullopt, 2}));
+  auto y = p(x);
+  EXPECT_EQ(y.sizes(), torch::IntArrayRef({2, 3, 4, 2}));
+  EXPECT_TRUE(torch::equal(y, torch::adaptive_avg_pool2d(x, {4, 2})));
+  // mean of columns 0-2 and 3-5 of row 0 of the first plane: (0+1+2)/3, (3+4+5)/3
+  EXPECT_FLOAT_EQ(y[0][0][0][0].item<float>(), 1.f);
+  EXPECT_FLOAT_EQ(y[0][0][0][1].item<float>(), 4.f);
+  EXPECT_EQ(F::adaptive_avg_pool2d(x, F::AdaptiveAvgPool2dFuncOptions({3, torch::nullopt})).sizes(),
+            torch::IntArrayRef({2, 3, 3, 6}));
+  EXPECT_EQ(nn::AdaptiveAvgPool2d(3)(x).sizes(), torch::IntArrayRef({2, 3, 3, 3}));
+  EXPECT_EQ(nn::AdaptiveAvgPool2d(nn::AdaptiveAvgPool2dOptions({2, 1}))(x).sizes(), torch::IntArrayRef({2, 3, 2, 1}));
+  auto [m, idx] = nn::AdaptiveMaxPool2d(nn::AdaptiveMaxPool2dOptions({1, torch::nullopt}))->forward_with_indices(x);
+  EXPECT_EQ(m.sizes(), torch::IntArrayRef({2, 3, 1, 6}));
+  EXPECT_TRUE(torch::equal(m, std::get<0>(x.max(2, true))));
+  auto x3 = torch::ones({1, 2, 3, 4, 5});
+  EXPECT_EQ(nn::AdaptiveAvgPool3d(nn::AdaptiveAvgPool3dOptions({torch::nullopt, 2, torch::nullopt}))(x3).sizes(),
+            torch::IntArrayRef({1, 2, 3, 2, 5}));
+  EXPECT_EQ(F::adaptive_max_pool3d(x3, F::AdaptiveMaxPool3dFuncOptions({1, 1, torch::nullopt})).sizes(),
+            torch::IntArrayRef({1, 2, 1, 1, 5}));
+  std::ostringstream os;
+  os << *p;
+  EXPECT_EQ(os.str(), "fw::nn::AdaptiveAvgPool2d(output_size=[None, 2])");
+  nn::AdaptiveAvgPool2dOptions o(5);
+  EXPECT_FALSE((*o.output_size())[0] == torch::nullopt);
+  EXPECT_EQ(*(*o.output_size())[1], 5);
+}

@@ -234,11 +234,18 @@ using AvgPool1dFuncOptions = AvgPoolFuncOptions<1>;
 using AvgPool2dFuncOptions = AvgPoolFuncOptions<2>;
 using AvgPool3dFuncOptions = AvgPoolFuncOptions<3>;
 
-// Options of the adaptive pools (avg and max): output_size.
+// Options of the adaptive pools (avg and max): output_size; in 2d and 3d an element may be
+// std::nullopt, keeping the input's size there (AdaptiveAvgPool2dOptions({std::nullopt, 2})).
 template <size_t D>
 struct AdaptivePoolFuncOptions {
-  AdaptivePoolFuncOptions(ExpandingArray<D> output_size) : output_size_(output_size) {}
-  FW_ARG(ExpandingArray<D>, output_size);
+  using size_type = std::conditional_t<D == 1, ExpandingArray<1>, ExpandingArrayWithOptionalElem<D>>;
+  AdaptivePoolFuncOptions(size_type output_size) : output_size_(output_size) {}
+  // The output sizes for input x.
+  std::array<int64_t, D> sizes_for(const Tensor& x) const {
+    if constexpr (D == 1) return *output_size_;
+    else return output_size_.resolve(x.sizes());
+  }
+  FW_ARG(size_type, output_size);
 };
 template <size_t D>
 using AdaptiveAvgPoolFuncOptions = AdaptivePoolFuncOptions<D>;
@@ -317,7 +324,7 @@ inline Tensor adaptive_avg_pool1d(const Tensor& x, const AdaptiveAvgPool1dFuncOp
   return fw::adaptive_avg_pool1d(x, o.output_size());
 }
 inline Tensor adaptive_avg_pool2d(const Tensor& x, const AdaptiveAvgPool2dFuncOptions& o) {
-  return fw::adaptive_avg_pool2d(x, o.output_size());
+  return fw::adaptive_avg_pool2d(x, o.sizes_for(x));
 }
 inline Tensor max_pool3d(const Tensor& x, const MaxPool3dFuncOptions& o) {
   return fw::max_pool3d(x, o.kernel_size(), o.stride(), o.padding(), o.dilation(), o.ceil_mode());
@@ -330,7 +337,7 @@ inline Tensor avg_pool3d(const Tensor& x, const AvgPool3dFuncOptions& o) {
                         o.divisor_override());
 }
 inline Tensor adaptive_avg_pool3d(const Tensor& x, const AdaptiveAvgPool3dFuncOptions& o) {
-  return fw::adaptive_avg_pool3d(x, o.output_size());
+  return fw::adaptive_avg_pool3d(x, o.sizes_for(x));
 }
 inline std::tuple<Tensor, Tensor> adaptive_max_pool1d_with_indices(const Tensor& x,
                                                                    const AdaptiveMaxPool1dFuncOptions& o) {
@@ -338,20 +345,20 @@ inline std::tuple<Tensor, Tensor> adaptive_max_pool1d_with_indices(const Tensor&
 }
 inline std::tuple<Tensor, Tensor> adaptive_max_pool2d_with_indices(const Tensor& x,
                                                                    const AdaptiveMaxPool2dFuncOptions& o) {
-  return fw::adaptive_max_pool2d(x, o.output_size());
+  return fw::adaptive_max_pool2d(x, o.sizes_for(x));
 }
 inline std::tuple<Tensor, Tensor> adaptive_max_pool3d_with_indices(const Tensor& x,
                                                                    const AdaptiveMaxPool3dFuncOptions& o) {
-  return fw::adaptive_max_pool3d(x, o.output_size());
+  return fw::adaptive_max_pool3d(x, o.sizes_for(x));
 }
 inline Tensor adaptive_max_pool1d(const Tensor& x, const AdaptiveMaxPool1dFuncOptions& o) {
   return std::get<0>(fw::adaptive_max_pool1d(x, o.output_size()));
 }
 inline Tensor adaptive_max_pool2d(const Tensor& x, const AdaptiveMaxPool2dFuncOptions& o) {
-  return std::get<0>(fw::adaptive_max_pool2d(x, o.output_size()));
+  return std::get<0>(fw::adaptive_max_pool2d(x, o.sizes_for(x)));
 }
 inline Tensor adaptive_max_pool3d(const Tensor& x, const AdaptiveMaxPool3dFuncOptions& o) {
-  return std::get<0>(fw::adaptive_max_pool3d(x, o.output_size()));
+  return std::get<0>(fw::adaptive_max_pool3d(x, o.sizes_for(x)));
 }
 Tensor max_unpool1d(const Tensor& x, const Tensor& indices, const MaxUnpool1dFuncOptions& o);
 Tensor max_unpool2d(const Tensor& x, const Tensor& indices, const MaxUnpool2dFuncOptions& o);

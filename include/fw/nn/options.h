@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -53,6 +54,30 @@ class ExpandingArray {
 
  private:
   std::array<T, D> values_;
+};
+
+// D sizes of which any may be left out (std::nullopt: "as the input's"), given as one value or D
+// values: the output_size of AdaptiveAvgPool2d/3d and AdaptiveMaxPool2d/3d, as in libtorch.
+template <size_t D>
+class ExpandingArrayWithOptionalElem : public ExpandingArray<D, std::optional<int64_t>> {
+  using Base = ExpandingArray<D, std::optional<int64_t>>;
+
+ public:
+  using Base::Base;
+  ExpandingArrayWithOptionalElem(int64_t v) : Base(std::optional<int64_t>(v)) {}
+  ExpandingArrayWithOptionalElem(std::initializer_list<int64_t> l) : Base(std::vector<std::optional<int64_t>>(l.begin(), l.end())) {}
+  ExpandingArrayWithOptionalElem(const std::vector<int64_t>& v) : Base(std::vector<std::optional<int64_t>>(v.begin(), v.end())) {}
+  ExpandingArrayWithOptionalElem(const ExpandingArray<D>& a) : Base(std::vector<std::optional<int64_t>>(a->begin(), a->end())) {}
+  // The sizes for an input of the given sizes: a left-out element takes the input's size in the
+  // same position of the last D dims.
+  std::array<int64_t, D> resolve(ArrayRef<int64_t> input_sizes) const {
+    std::array<int64_t, D> r{};
+    for (size_t i = 0; i < D; i++) {
+      const auto& e = (**this)[i];
+      r[i] = e ? *e : input_sizes.size() >= D ? input_sizes[input_sizes.size() - D + i] : -1;
+    }
+    return r;
+  }
 };
 
 // D doubles given as one value or D values (libtorch's ExpandingArrayDouble).

@@ -86,12 +86,12 @@ FW_POOL_MODULE(AvgPool2d, AvgPool2dOptions, ExpandingArray<2>, avg_pool2d);
 FW_POOL_MODULE(AvgPool3d, AvgPool3dOptions, ExpandingArray<3>, avg_pool3d);
 // Mean over adaptive windows giving output_size.
 FW_POOL_MODULE(AdaptiveAvgPool1d, AdaptiveAvgPool1dOptions, ExpandingArray<1>, adaptive_avg_pool1d);
-FW_POOL_MODULE(AdaptiveAvgPool2d, AdaptiveAvgPool2dOptions, ExpandingArray<2>, adaptive_avg_pool2d);
-FW_POOL_MODULE(AdaptiveAvgPool3d, AdaptiveAvgPool3dOptions, ExpandingArray<3>, adaptive_avg_pool3d);
+FW_POOL_MODULE(AdaptiveAvgPool2d, AdaptiveAvgPool2dOptions, ExpandingArrayWithOptionalElem<2>, adaptive_avg_pool2d);
+FW_POOL_MODULE(AdaptiveAvgPool3d, AdaptiveAvgPool3dOptions, ExpandingArrayWithOptionalElem<3>, adaptive_avg_pool3d);
 // Max over adaptive windows giving output_size.
 FW_MAX_POOL_MODULE(AdaptiveMaxPool1d, AdaptiveMaxPool1dOptions, ExpandingArray<1>, adaptive_max_pool1d);
-FW_MAX_POOL_MODULE(AdaptiveMaxPool2d, AdaptiveMaxPool2dOptions, ExpandingArray<2>, adaptive_max_pool2d);
-FW_MAX_POOL_MODULE(AdaptiveMaxPool3d, AdaptiveMaxPool3dOptions, ExpandingArray<3>, adaptive_max_pool3d);
+FW_MAX_POOL_MODULE(AdaptiveMaxPool2d, AdaptiveMaxPool2dOptions, ExpandingArrayWithOptionalElem<2>, adaptive_max_pool2d);
+FW_MAX_POOL_MODULE(AdaptiveMaxPool3d, AdaptiveMaxPool3dOptions, ExpandingArrayWithOptionalElem<3>, adaptive_max_pool3d);
 // Power-average pooling over (N, C, L) (LPPool1d) or (N, C, H, W) (LPPool2d) inputs.
 template <size_t D, class Derived>
 class LPPoolImpl : public Cloneable<Derived> {
