@@ -42,13 +42,15 @@ Tensor input_gates(Cell k, const Tensor& x, const Tensor& w_ih, const Tensor& b_
 }
 
 // One time step. gi: the step's input gates (B, gates * H) from input_gates; whh_t: W_hh^T
-// (H, gates * H). h (and c) are replaced by the new state.
-void lstm_step(const Tensor& gi, Tensor& h, Tensor& c, const Tensor& whh_t) {
+// (H, gates * H). h (and c) are replaced by the new state. An LSTM with projections (whr_t =
+// W_hr^T, (H, P)) carries h = (o * tanh(c)) W_hr^T of P features, and whh_t is then (P, 4 H).
+void lstm_step(const Tensor& gi, Tensor& h, Tensor& c, const Tensor& whh_t, const Tensor& whr_t = Tensor()) {
   Tensor gates = addmm(gi, h, whh_t);
   std::vector<Tensor> g = gates.chunk(4, 1);
   Tensor i = g[0].sigmoid(), f = g[1].sigmoid(), n = g[2].tanh(), o = g[3].sigmoid();
   c = f * c + i * n;
   h = o * c.tanh();
+  if (whr_t.defined()) h = mm(h, whr_t);
 }
 
 void gru_step(const Tensor& gi, Tensor& h, const Tensor& whh_t, const Tensor& b_hh) {
@@ -65,9 +67,10 @@ void rnn_step(Cell k, const Tensor& gi, Tensor& h, const Tensor& whh_t) {
   h = k == Cell::RELU ? a.relu() : a.tanh();
 }
 
-void step(Cell k, const Tensor& gi, Tensor& h, Tensor& c, const Tensor& whh_t, const Tensor& b_hh) {
+void step(Cell k, const Tensor& gi, Tensor& h, Tensor& c, const Tensor& whh_t, const Tensor& b_hh,
+          const Tensor& whr_t = Tensor()) {
   if (k == Cell::LSTM)
-    lstm_step(gi, h, c, whh_t);
+    lstm_step(gi, h, c, whh_t, whr_t);
   else if (k == Cell::GRU)
     gru_step(gi, h, whh_t, b_hh);
   else
@@ -101,18 +104,19 @@ std::vector<Tensor> time_steps(const Tensor& gi) {
 }
 
 // One layer in one direction over the time-major sequence x (T, B, I). h (and c): the initial state
-// (B, H), replaced by the final one. Returns the outputs (T, B, H) in time order.
+// (B, H), replaced by the final one. Returns the outputs (T, B, H) in time order. w_hr: an LSTM's
+// projection (P, H) or undefined.
 Tensor run_direction(Cell k, const Tensor& x, Tensor& h, Tensor& c, const Tensor& w_ih, const Tensor& w_hh,
-                     const Tensor& b_ih, const Tensor& b_hh, bool reverse) {
+                     const Tensor& b_ih, const Tensor& b_hh, const Tensor& w_hr, bool reverse) {
   const int64_t T = x.size(0);
   if (T == 0) return empty({0, x.size(1), h.size(1)}, x.options());
   // One product for the whole sequence; see Note [time steps of the input projection].
   std::vector<Tensor> gi = time_steps(input_gates(k, x, w_ih, b_ih, b_hh));
-  Tensor whh_t = w_hh.t();
+  Tensor whh_t = w_hh.t(), whr_t = w_hr.defined() ? w_hr.t() : Tensor();
   std::vector<Tensor> out(static_cast<size_t>(T));
   for (int64_t s = 0; s < T; s++) {
     const int64_t t = reverse ? T - 1 - s : s;
-    step(k, gi[size_t(t)], h, c, whh_t, b_hh);
+    step(k, gi[size_t(t)], h, c, whh_t, b_hh, whr_t);
     out[size_t(t)] = h;
   }
   return stack(out, 0);
@@ -124,24 +128,49 @@ std::string shape_str(IntArrayRef s) {
   return os.str();
 }
 
-// The parameters of one layer and direction: w_ih (G * H, in), w_hh (G * H, H), biases (G * H).
-void check_layer_params(const char* op, int64_t G, int64_t H, int64_t in, ScalarType dtype, bool has_biases,
-                        int64_t layer, int64_t dir, const Tensor& w_ih, const Tensor& w_hh, const Tensor& b_ih,
-                        const Tensor& b_hh) {
+// The parameters of one layer and direction: w_ih (G * H, in), w_hh (G * H, Hh), biases (G * H)
+// and, for an LSTM with projections, w_hr (Hh, H); Hh is the carried state's size (H, or P).
+void check_layer_params(const char* op, int64_t G, int64_t H, int64_t Hh, int64_t in, ScalarType dtype,
+                        bool has_biases, int64_t layer, int64_t dir, const Tensor& w_ih, const Tensor& w_hh,
+                        const Tensor& b_ih, const Tensor& b_hh, const Tensor& w_hr) {
   const char* suffix = dir ? "_reverse" : "";
   FW_CHECK(w_ih.defined() && w_ih.dim() == 2 && w_ih.size(0) == G * H && w_ih.size(1) == in, "[", op,
            "] weight_ih_l", layer, suffix, " must have shape [", G * H, ", ", in, "], got ",
            w_ih.defined() ? shape_str(w_ih.sizes()) : std::string("an undefined tensor"));
-  FW_CHECK(w_hh.defined() && w_hh.dim() == 2 && w_hh.size(0) == G * H && w_hh.size(1) == H, "[", op,
-           "] weight_hh_l", layer, suffix, " must have shape [", G * H, ", ", H, "], got ",
+  FW_CHECK(w_hh.defined() && w_hh.dim() == 2 && w_hh.size(0) == G * H && w_hh.size(1) == Hh, "[", op,
+           "] weight_hh_l", layer, suffix, " must have shape [", G * H, ", ", Hh, "], got ",
            w_hh.defined() ? shape_str(w_hh.sizes()) : std::string("an undefined tensor"));
+  FW_CHECK(!w_hr.defined() || (w_hr.dim() == 2 && w_hr.size(0) == Hh && w_hr.size(1) == H), "[", op, "] weight_hr_l",
+           layer, suffix, " must have shape [", Hh, ", ", H, "], got ", w_hr.defined() ? shape_str(w_hr.sizes()) : "");
   for (const Tensor* b : std::initializer_list<const Tensor*>{&b_ih, &b_hh})
     FW_CHECK(!has_biases || (b->defined() && b->dim() == 1 && b->size(0) == G * H), "[", op, "] bias_",
              b == &b_ih ? "ih" : "hh", "_l", layer, suffix, " must have shape [", G * H, "], got ",
              b->defined() ? shape_str(b->sizes()) : std::string("an undefined tensor"));
-  for (const Tensor* w : std::initializer_list<const Tensor*>{&w_ih, &w_hh, &b_ih, &b_hh})
+  for (const Tensor* w : std::initializer_list<const Tensor*>{&w_ih, &w_hh, &b_ih, &b_hh, &w_hr})
     FW_CHECK(!w->defined() || w->dtype() == dtype, "[", op, "] input and parameters must have the same dtype, got ",
              dtype, " input and ", w->dtype(), " parameters");
+}
+
+// Parameters per layer and direction: w_ih, w_hh (and b_ih, b_hh with biases), plus w_hr for an
+// LSTM with projections (libtorch tells the two apart by the count, as here).
+int64_t layer_param_count(Cell k, size_t n, bool has_biases, int64_t layers_dirs, const char* op) {
+  const int64_t base = has_biases ? 4 : 2;
+  if (k == Cell::LSTM && int64_t(n) == layers_dirs * (base + 1)) return base + 1;
+  FW_CHECK(int64_t(n) == layers_dirs * base, "[", op, "] expected ", layers_dirs * base,
+           " parameter tensors (num_layers * num_directions * ", base, ")",
+           k == Cell::LSTM ? std::string(", or ") + std::to_string(layers_dirs * (base + 1)) + " with projections"
+                           : std::string(),
+           ", got ", n);
+  return base;
+}
+
+// hx's and cx's last sizes: equal without projections, proj_size < hidden_size with them.
+void check_projection(bool proj, int64_t Hh, int64_t H) {
+  if (proj)
+    FW_CHECK(Hh < H, "[lstm] with projections hx's size (proj_size ", Hh, ") must be smaller than cx's (hidden_size ",
+             H, ")");
+  else
+    FW_CHECK(Hh == H, "[lstm] cx must have hx's hidden size ", Hh, ", got ", H);
 }
 
 struct RnnResult {
@@ -156,9 +185,9 @@ RnnResult run_rnn(Cell k, const Tensor& input, const Tensor& h0, const Tensor& c
   FW_CHECK(input.is_floating_point(), "[", op, "] input must be a floating-point tensor, got ", input.dtype());
   FW_CHECK(num_layers > 0, "[", op, "] num_layers must be positive, got ", num_layers);
   FW_CHECK(dropout >= 0 && dropout <= 1, "[", op, "] dropout must be in [0, 1], got ", dropout);
-  const int64_t D = bidirectional ? 2 : 1, per = has_biases ? 4 : 2, G = gates_of(k);
-  FW_CHECK(int64_t(params.size()) == num_layers * D * per, "[", op, "] expected ", num_layers * D * per,
-           " parameter tensors (num_layers * num_directions * ", per, "), got ", params.size());
+  const int64_t D = bidirectional ? 2 : 1, G = gates_of(k);
+  const int64_t per = layer_param_count(k, params.size(), has_biases, num_layers * D, op);
+  const bool proj = per == (has_biases ? 5 : 3);
   const int64_t B = batch_first ? input.size(0) : input.size(1);
   auto check_state = [&](const Tensor& s, const char* what) {
     FW_CHECK(s.defined() && s.dim() == 3 && s.size(0) == num_layers * D && s.size(1) == B, "[", op, "] ", what,
@@ -168,10 +197,12 @@ RnnResult run_rnn(Cell k, const Tensor& input, const Tensor& h0, const Tensor& c
              ", got ", s.dtype());
   };
   check_state(h0, "hx");
-  const int64_t H = h0.size(2);
+  const int64_t Hh = h0.size(2);
+  int64_t H = Hh;
   if (k == Cell::LSTM) {
     check_state(c0, "cx");
-    FW_CHECK(c0.size(2) == H, "[lstm] cx must have hx's hidden size ", H, ", got ", c0.size(2));
+    H = c0.size(2);
+    check_projection(proj, Hh, H);
   }
 
   Tensor x = batch_first ? input.transpose(0, 1) : input;
@@ -184,9 +215,10 @@ RnnResult run_rnn(Cell k, const Tensor& input, const Tensor& h0, const Tensor& c
       const Tensor& w_ih = p[0];
       const Tensor& w_hh = p[1];
       Tensor b_ih = has_biases ? p[2] : Tensor(), b_hh = has_biases ? p[3] : Tensor();
-      check_layer_params(op, G, H, x.size(2), input.dtype(), has_biases, layer, dir, w_ih, w_hh, b_ih, b_hh);
+      Tensor w_hr = proj ? p[per - 1] : Tensor();
+      check_layer_params(op, G, H, Hh, x.size(2), input.dtype(), has_biases, layer, dir, w_ih, w_hh, b_ih, b_hh, w_hr);
       Tensor h = h0.select(0, idx), c = k == Cell::LSTM ? c0.select(0, idx) : Tensor();
-      outs.push_back(run_direction(k, x, h, c, w_ih, w_hh, b_ih, b_hh, dir == 1));
+      outs.push_back(run_direction(k, x, h, c, w_ih, w_hh, b_ih, b_hh, w_hr, dir == 1));
       hs.push_back(h);
       if (k == Cell::LSTM) cs.push_back(c);
     }
@@ -239,9 +271,9 @@ std::vector<Tensor> packed_steps(const Tensor& gi, const std::vector<int64_t>& b
 // h (and c): the initial state (B, H), replaced by the final one. Returns the outputs packed as x.
 Tensor run_packed_direction(Cell k, const Tensor& x, const std::vector<int64_t>& bs, Tensor& h, Tensor& c,
                             const Tensor& w_ih, const Tensor& w_hh, const Tensor& b_ih, const Tensor& b_hh,
-                            bool reverse) {
+                            const Tensor& w_hr, bool reverse) {
   std::vector<Tensor> gi = packed_steps(input_gates(k, x, w_ih, b_ih, b_hh), bs);
-  const Tensor whh_t = w_hh.t();
+  const Tensor whh_t = w_hh.t(), whr_t = w_hr.defined() ? w_hr.t() : Tensor();
   const bool lstm = k == Cell::LSTM;
   const size_t T = bs.size();
   std::vector<Tensor> out(T);
@@ -260,7 +292,7 @@ Tensor run_packed_direction(Cell k, const Tensor& x, const std::vector<int64_t>&
           ca = ca.narrow(0, 0, n);
         }
       }
-      step(k, gi[t], ha, ca, whh_t, b_hh);
+      step(k, gi[t], ha, ca, whh_t, b_hh, whr_t);
       out[t] = ha;
     }
     ended_h.push_back(ha);
@@ -279,7 +311,7 @@ Tensor run_packed_direction(Cell k, const Tensor& x, const std::vector<int64_t>&
         ha = m == 0 ? h.narrow(0, 0, n) : cat({ha, h.narrow(0, m, n - m)}, 0);
         if (lstm) ca = m == 0 ? c.narrow(0, 0, n) : cat({ca, c.narrow(0, m, n - m)}, 0);
       }
-      step(k, gi[t], ha, ca, whh_t, b_hh);
+      step(k, gi[t], ha, ca, whh_t, b_hh, whr_t);
       out[t] = ha;
     }
     h = ha;
@@ -309,18 +341,19 @@ RnnResult run_packed(Cell k, const Tensor& data, const Tensor& batch_sizes, cons
   FW_CHECK(total == data.size(0), "[", op, "] packed data has ", data.size(0), " rows but batch_sizes sum to ", total);
   FW_CHECK(num_layers > 0, "[", op, "] num_layers must be positive, got ", num_layers);
   FW_CHECK(dropout >= 0 && dropout <= 1, "[", op, "] dropout must be in [0, 1], got ", dropout);
-  const int64_t D = bidirectional ? 2 : 1, per = has_biases ? 4 : 2, G = gates_of(k), B = bs[0];
-  FW_CHECK(int64_t(params.size()) == num_layers * D * per, "[", op, "] expected ", num_layers * D * per,
-           " parameter tensors (num_layers * num_directions * ", per, "), got ", params.size());
+  const int64_t D = bidirectional ? 2 : 1, G = gates_of(k), B = bs[0];
+  const int64_t per = layer_param_count(k, params.size(), has_biases, num_layers * D, op);
+  const bool proj = per == (has_biases ? 5 : 3);
   for (const Tensor* s : {&h0, &c0}) {
     if (s == &c0 && k != Cell::LSTM) continue;
     FW_CHECK(s->defined() && s->dim() == 3 && s->size(0) == num_layers * D && s->size(1) == B &&
-                 s->size(2) == h0.size(2) && s->dtype() == data.dtype(),
+                 s->dtype() == data.dtype(),
              "[", op, "] ", s == &h0 ? "hx" : "cx", " must be (num_layers * num_directions, batch_sizes[0], hidden_size)"
              " = (", num_layers * D, ", ", B, ", hidden_size) of dtype ", data.dtype(), ", got ",
              s->defined() ? shape_str(s->sizes()) : std::string("an undefined tensor"));
   }
-  const int64_t H = h0.size(2);
+  const int64_t Hh = h0.size(2), H = k == Cell::LSTM ? c0.size(2) : Hh;
+  if (k == Cell::LSTM) check_projection(proj, Hh, H);
   Tensor x = data;
   std::vector<Tensor> hs, cs;
   for (int64_t layer = 0; layer < num_layers; layer++) {
@@ -329,9 +362,10 @@ RnnResult run_packed(Cell k, const Tensor& data, const Tensor& batch_sizes, cons
       const int64_t idx = layer * D + dir;
       const Tensor* p = params.data() + idx * per;
       Tensor b_ih = has_biases ? p[2] : Tensor(), b_hh = has_biases ? p[3] : Tensor();
-      check_layer_params(op, G, H, x.size(1), data.dtype(), has_biases, layer, dir, p[0], p[1], b_ih, b_hh);
+      Tensor w_hr = proj ? p[per - 1] : Tensor();
+      check_layer_params(op, G, H, Hh, x.size(1), data.dtype(), has_biases, layer, dir, p[0], p[1], b_ih, b_hh, w_hr);
       Tensor h = h0.select(0, idx), c = k == Cell::LSTM ? c0.select(0, idx) : Tensor();
-      outs.push_back(run_packed_direction(k, x, bs, h, c, p[0], p[1], b_ih, b_hh, dir == 1));
+      outs.push_back(run_packed_direction(k, x, bs, h, c, p[0], p[1], b_ih, b_hh, w_hr, dir == 1));
       hs.push_back(h);
       if (k == Cell::LSTM) cs.push_back(c);
     }
@@ -517,8 +551,11 @@ void RNNImplBase<Derived>::reset() {
   FW_CHECK(o.input_size() >= 0, "[", name, "] input_size must be non-negative, got ", o.input_size());
   FW_CHECK(o.hidden_size() > 0, "[", name, "] hidden_size must be greater than zero, got ", o.hidden_size());
   FW_CHECK(o.num_layers() > 0, "[", name, "] num_layers must be greater than zero, got ", o.num_layers());
-  FW_CHECK(o.proj_size() == 0, "[", name, "] proj_size > 0 (LSTM projections) is not supported, got proj_size=",
-           o.proj_size());
+  FW_CHECK(o.proj_size() >= 0, "[", name, "] proj_size has to be a positive integer, got ", o.proj_size());
+  FW_CHECK(o.proj_size() < o.hidden_size(), "[", name, "] proj_size has to be smaller than hidden_size, got proj_size=",
+           o.proj_size(), " and hidden_size=", o.hidden_size());
+  FW_CHECK(o.proj_size() == 0 || std::holds_alternative<enumtype::kLSTM>(o.mode()), "[", name,
+           "] proj_size argument is only supported for LSTM, not RNN or GRU");
   if (o.dropout() > 0 && o.num_layers() == 1)
     std::cerr << "[W] [" << name << "] dropout option adds dropout after all but last recurrent layer, so non-zero "
               << "dropout expects num_layers greater than 1, but got dropout=" << o.dropout()
@@ -539,17 +576,19 @@ void RNNImplBase<Derived>::reset() {
   flat_weights_names_.clear();
   all_weights_.clear();
   flat_weights_.clear();
+  const int64_t real_hidden = real_hidden_size();
   for (int64_t layer = 0; layer < o.num_layers(); layer++) {
     for (int64_t direction = 0; direction < num_directions; direction++) {
-      const int64_t layer_input_size = layer == 0 ? o.input_size() : o.hidden_size() * num_directions;
+      const int64_t layer_input_size = layer == 0 ? o.input_size() : real_hidden * num_directions;
       const std::string suffix = "_l" + std::to_string(layer) + (direction == 1 ? "_reverse" : "");
       std::vector<std::pair<std::string, Tensor>> layer_params = {
           {"weight_ih" + suffix, fw::empty({gate_size, layer_input_size})},
-          {"weight_hh" + suffix, fw::empty({gate_size, o.hidden_size()})}};
+          {"weight_hh" + suffix, fw::empty({gate_size, real_hidden})}};
       if (o.bias()) {
         layer_params.emplace_back("bias_ih" + suffix, fw::empty({gate_size}));
         layer_params.emplace_back("bias_hh" + suffix, fw::empty({gate_size}));
       }
+      if (o.proj_size() > 0) layer_params.emplace_back("weight_hr" + suffix, fw::empty({o.proj_size(), o.hidden_size()}));
       std::vector<std::string> names;
       for (auto& [pname, t] : layer_params) {
         flat_weights_.push_back(this->register_parameter(pname, t));
@@ -593,7 +632,9 @@ void RNNImplBase<Derived>::pretty_print(std::ostream& stream) const {
   stream << std::boolalpha << "fw::nn::" << mode_name() << "(input_size=" << o.input_size()
          << ", hidden_size=" << o.hidden_size() << ", num_layers=" << o.num_layers() << ", bias=" << o.bias()
          << ", batch_first=" << o.batch_first() << ", dropout=" << o.dropout()
-         << ", bidirectional=" << o.bidirectional() << ")";
+         << ", bidirectional=" << o.bidirectional();
+  if (o.proj_size() > 0) stream << ", proj_size=" << o.proj_size();
+  stream << ")";
 }
 
 template <class Derived>
@@ -613,7 +654,7 @@ template <class Derived>
 std::tuple<int64_t, int64_t, int64_t> RNNImplBase<Derived>::get_expected_hidden_size(const Tensor& input) const {
   const int64_t mini_batch = options_base.batch_first() ? input.size(0) : input.size(1);
   const int64_t num_directions = options_base.bidirectional() ? 2 : 1;
-  return {options_base.num_layers() * num_directions, mini_batch, options_base.hidden_size()};
+  return {options_base.num_layers() * num_directions, mini_batch, real_hidden_size()};
 }
 
 template <class Derived>
@@ -670,8 +711,8 @@ bool RNNImplBase<Derived>::prepare_input(Tensor& input, std::initializer_list<Te
 }
 
 template <class Derived>
-Tensor RNNImplBase<Derived>::packed_hidden(const utils::rnn::PackedSequence& input, Tensor hx,
-                                           const std::string& msg) const {
+Tensor RNNImplBase<Derived>::packed_hidden(const utils::rnn::PackedSequence& input, Tensor hx, const std::string& msg,
+                                           int64_t size) const {
   const Tensor& data = input.data();
   const Tensor& bs = input.batch_sizes();
   FW_CHECK(data.defined() && data.dim() == 2, "[", mode_name(),
@@ -687,7 +728,7 @@ Tensor RNNImplBase<Derived>::packed_hidden(const utils::rnn::PackedSequence& inp
   const int64_t D = options_base.bidirectional() ? 2 : 1;
   const std::tuple<int64_t, int64_t, int64_t> expected{options_base.num_layers() * D,
                                                        bs.to(Device(kCPU)).to(kLong).data_ptr<int64_t>()[0],
-                                                       options_base.hidden_size()};
+                                                       size < 0 ? real_hidden_size() : size};
   if (!hx.defined())
     return fw::zeros({std::get<0>(expected), std::get<1>(expected), std::get<2>(expected)}, data.options());
   check_hidden_size(hx, expected, msg);
@@ -827,11 +868,12 @@ std::tuple<Tensor, std::tuple<Tensor, Tensor>> LSTMImpl::forward(const Tensor& i
   check_input(input);
   if (!h0.defined()) {
     const int64_t batch = options.batch_first() ? input.size(0) : input.size(1);
-    h0 = fw::zeros({options.num_layers() * num_directions, batch, options.hidden_size()}, input.options());
+    h0 = fw::zeros({options.num_layers() * num_directions, batch, real_hidden_size()}, input.options());
     c0 = fw::zeros({options.num_layers() * num_directions, batch, options.hidden_size()}, input.options());
   }
   auto expected = get_expected_hidden_size(input);
   check_hidden_size(h0, expected, "Expected hidden[0] size {1}, got {2}");
+  std::get<2>(expected) = options.hidden_size();  // the cell state has hidden_size features
   check_hidden_size(c0, expected, "Expected hidden[1] size {1}, got {2}");
   auto [output, h_n, c_n] = fw::lstm(input, {h0, c0}, flat_weights_, options.bias(), options.num_layers(),
                                      options.dropout(), is_training(), options.bidirectional(), options.batch_first());
@@ -896,7 +938,7 @@ std::tuple<utils::rnn::PackedSequence, std::tuple<Tensor, Tensor>> LSTMImpl::for
   if (hx_opt) std::tie(h0, c0) = *hx_opt;
   FW_CHECK(h0.defined() == c0.defined(), "[LSTM] hx and cx must both be defined or both be undefined");
   h0 = packed_hidden(packed_input, h0, "Expected hidden[0] size {1}, got {2}");
-  c0 = packed_hidden(packed_input, c0, "Expected hidden[1] size {1}, got {2}");
+  c0 = packed_hidden(packed_input, c0, "Expected hidden[1] size {1}, got {2}", options.hidden_size());
   auto [output, h_n, c_n] = fw::lstm(packed_input.data(), packed_input.batch_sizes(), {h0, c0}, flat_weights_,
                                      options.bias(), options.num_layers(), options.dropout(), is_training(),
                                      options.bidirectional());

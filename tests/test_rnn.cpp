@@ -153,6 +153,30 @@ TEST(Rnn, LstmMatchesPyTorch) {
   }
 }
 
+// proj_size: weight_hr_l<k>[_reverse] after the biases, h0/h_n and the outputs proj_size wide, the
+// cell state hidden_size wide; the gradients too. Also through a packed input (same values).
+TEST(Rnn, LstmWithProjectionsMatchesPyTorch) {
+  {
+    nn::LSTM m(nn::LSTMOptions(3, 5).num_layers(2).bidirectional(true).proj_size(2));
+    check_case("lstm_proj", m, /*grads=*/true);
+    fw::Tensor x = T("lstm_proj.x"), h0 = T("lstm_proj.h0"), c0 = T("lstm_proj.c0");
+    auto packed = nn::utils::rnn::pack_padded_sequence(x, fw::tensor({4, 4}));
+    auto [py, hc] = m->forward_with_packed_input(packed, std::make_tuple(h0, c0));
+    auto [y, len] = nn::utils::rnn::pad_packed_sequence(py);
+    FW_EXPECT_CLOSE(y, T("lstm_proj.y"), kRtol, kAtol);
+    FW_EXPECT_CLOSE(std::get<0>(hc), T("lstm_proj.h_n"), kRtol, kAtol);
+    FW_EXPECT_CLOSE(std::get<1>(hc), T("lstm_proj.c_n"), kRtol, kAtol);
+  }
+  {
+    nn::LSTM m(nn::LSTMOptions(4, 3).bias(false).batch_first(true).proj_size(1));
+    check_case("lstm_proj_bf_nobias", m);
+    std::ostringstream os;
+    os << *m;
+    EXPECT_EQ(os.str(), "fw::nn::LSTM(input_size=4, hidden_size=3, num_layers=1, bias=false, batch_first=true, "
+                        "dropout=0, bidirectional=false, proj_size=1)");
+  }
+}
+
 TEST(Rnn, GruMatchesPyTorch) {
   {
     nn::GRU m(3, 4);
@@ -548,8 +572,17 @@ TEST(Rnn, ErrorMessages) {
   EXPECT_ERROR(nn::LSTM(nn::LSTMOptions(3, 4).dropout(1.5)), "[LSTM] dropout should be a number in range [0, 1]");
   EXPECT_ERROR(nn::GRU(nn::GRUOptions(3, 0)), "[GRU] hidden_size must be greater than zero, got 0");
   EXPECT_ERROR(nn::RNN(nn::RNNOptions(3, 4).num_layers(0)), "[RNN] num_layers must be greater than zero, got 0");
-  EXPECT_ERROR(nn::LSTM(nn::LSTMOptions(3, 4).proj_size(2)),
-               "[LSTM] proj_size > 0 (LSTM projections) is not supported");
+  EXPECT_ERROR(nn::LSTM(nn::LSTMOptions(3, 4).proj_size(4)),
+               "[LSTM] proj_size has to be smaller than hidden_size, got proj_size=4 and hidden_size=4");
+  EXPECT_ERROR(nn::LSTM(nn::LSTMOptions(3, 4).proj_size(-1)), "[LSTM] proj_size has to be a positive integer, got -1");
+  nn::LSTM proj(nn::LSTMOptions(3, 4).proj_size(2));
+  EXPECT_ERROR(proj(fw::randn({5, 2, 3}), std::make_tuple(fw::zeros({1, 2, 4}), fw::zeros({1, 2, 4}))),
+               "[LSTM] Expected hidden[0] size [1, 2, 2], got [1, 2, 4]");
+  EXPECT_ERROR(proj(fw::randn({5, 2, 3}), std::make_tuple(fw::zeros({1, 2, 2}), fw::zeros({1, 2, 2}))),
+               "[LSTM] Expected hidden[1] size [1, 2, 4], got [1, 2, 2]");
+  EXPECT_ERROR(fw::lstm(fw::randn({5, 2, 3}), {fw::zeros({1, 2, 4}), fw::zeros({1, 2, 4})}, proj->flat_weights(), true,
+                        1, 0, false, false, false),
+               "[lstm] with projections hx's size (proj_size 4) must be smaller than cx's (hidden_size 4)");
 
   // Cells.
   nn::LSTMCell cell(3, 4);

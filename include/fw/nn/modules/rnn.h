@@ -103,7 +103,7 @@ struct RNNOptionsBase {
   FW_ARG(bool, batch_first) = false;
   FW_ARG(double, dropout) = 0.0;
   FW_ARG(bool, bidirectional) = false;
-  // Projections (LSTM with proj_size > 0) are not implemented; anything but 0 is rejected.
+  // LSTM only: > 0 projects each step's output to proj_size features (weight_hr).
   FW_ARG(int64_t, proj_size) = 0;
 };
 }  // namespace detail
@@ -124,7 +124,8 @@ struct RNNOptions {
 };
 
 // Options of LSTM: input_size, hidden_size, then num_layers (1), bias (true), batch_first (false),
-// dropout (0), bidirectional (false), proj_size (0; projections are not implemented).
+// dropout (0), bidirectional (false), proj_size (0: none; else each step's output h = (o * tanh(c))
+// W_hr^T has proj_size < hidden_size features, and h0/h_n and the outputs are that wide).
 struct LSTMOptions {
   LSTMOptions(int64_t input_size, int64_t hidden_size) : input_size_(input_size), hidden_size_(hidden_size) {}
   FW_ARG(int64_t, input_size);
@@ -156,6 +157,8 @@ namespace detail {
 // layer l and direction (suffix "" or "_reverse"), in this order: weight_ih_l<l><suffix>
 // (gates * hidden, layer input), weight_hh_l<l><suffix> (gates * hidden, hidden) and, with bias,
 // bias_ih_l<l><suffix>, bias_hh_l<l><suffix> (gates * hidden); gates = 4 (LSTM), 3 (GRU), 1 (RNN).
+// An LSTM with proj_size P adds weight_hr_l<l><suffix> (P, hidden), and its weight_hh and later
+// layers' weight_ih take P (times num_directions) instead of hidden.
 // Every parameter starts as U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)).
 template <class Derived>
 class RNNImplBase : public Cloneable<Derived> {
@@ -184,8 +187,12 @@ class RNNImplBase : public Cloneable<Derived> {
   // input is 3-D (after unsqueezing an unbatched input) and ends in input_size features; its dtype
   // matches the parameters'.
   void check_input(const Tensor& input) const;
-  // (num_layers * num_directions, batch, hidden_size) for this (3-D) input.
+  // (num_layers * num_directions, batch, real_hidden_size()) for this (3-D) input.
   std::tuple<int64_t, int64_t, int64_t> get_expected_hidden_size(const Tensor& input) const;
+  // The size of h: proj_size when set, else hidden_size.
+  int64_t real_hidden_size() const {
+    return options_base.proj_size() > 0 ? options_base.proj_size() : options_base.hidden_size();
+  }
   // Throws msg with {1} replaced by the expected and {2} by the actual size.
   void check_hidden_size(const Tensor& hx, std::tuple<int64_t, int64_t, int64_t> expected_hidden_size,
                          std::string msg = "Expected hidden size {1}, got {2}") const;
@@ -193,8 +200,9 @@ class RNNImplBase : public Cloneable<Derived> {
   // Adds the unbatched batch dim to input (and checks hx's rank against it); returns is_batched.
   bool prepare_input(Tensor& input, std::initializer_list<Tensor*> hx) const;
   // Checks a packed input and returns hx in its packed batch order (zeros when undefined).
+  // size: the state's last size (-1: real_hidden_size()).
   Tensor packed_hidden(const utils::rnn::PackedSequence& input, Tensor hx,
-                       const std::string& msg = "Expected hidden size {1}, got {2}") const;
+                       const std::string& msg = "Expected hidden size {1}, got {2}", int64_t size = -1) const;
 
   std::vector<std::string> flat_weights_names_;
   std::vector<std::vector<std::string>> all_weights_;
