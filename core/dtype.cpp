@@ -73,7 +73,8 @@ const char* TypeMeta::name() const noexcept {
                             "c10::complex<double>"};
   return t_ < ScalarType::NumTypes ? n[int(t_)] : "nullptr (uninitialized)";
 }
-std::ostream& operator<<(std::ostream& os, TypeMeta t) { return os << ScalarType(t); }
+std::ostream& operator<<(std::ostream& os, TypeMeta t) { return os << t.name(); }  // "float", as libtorch
+void error_put(std::ostream& os, TypeMeta t) { os << ScalarType(t); }
 
 ScalarType promote_types(ScalarType a, ScalarType b) {
   if (a == b) return a;

@@ -1,6 +1,7 @@
 // operator<< for tensors, in libtorch's layout: values, then "[ CPUFloatType{2,3} ]".
 #include <cmath>
 #include <iomanip>
+#include <iostream>
 #include <sstream>
 
 #include "core/op.h"
@@ -22,9 +23,13 @@ namespace {
 //  * a 0-d tensor prints its value in the default format ("3.5", "7");
 //  * n-d tensors print their 2-d slices headed "(i,j,.,.) = " with 1-based indices, the first
 //    index varying fastest, each row indented by one space;
-//  * matrices wider than 80 columns print in blocks headed "Columns a to b", the block's first
-//    row on the header's line as libtorch prints it;
-//  * empty tensors print no values.
+//  * matrices wider than the line (80 columns for operator<<, linesize for print()) print in
+//    blocks headed "Columns a to b", the block's first row on the header's line as libtorch
+//    prints it;
+//  * empty tensors print no values;
+//  * complex tensors print their real parts under the complex type ("[ CPUComplexFloatType{2} ]"):
+//    libtorch 1.13 converts to double for printing, which drops the imaginary parts; fw prints
+//    the same so that outputs compare line for line (print view_as_real(z) for both parts).
 struct Fmt {
   double scale = 1;
   int64_t width = 0;
@@ -76,13 +81,13 @@ void put_scale(std::ostream& os, const Fmt& f) {
   set_mode(os, f);
 }
 
-// rows x cols contiguous doubles at p, in blocks of columns that fit 80 characters.
-void print_matrix(std::ostream& os, const double* p, int64_t rows, int64_t cols, int64_t indent) {
+// rows x cols contiguous doubles at p, in blocks of columns that fit linesize characters.
+void print_matrix(std::ostream& os, const double* p, int64_t rows, int64_t cols, int64_t indent, int64_t linesize) {
   const Fmt f = choose_format(p, rows * cols);
   set_mode(os, f);
   const std::string pad(size_t(indent), ' ');
   os << pad;
-  const int64_t per_line = std::max<int64_t>(1, (80 - indent) / (f.width + 1));
+  const int64_t per_line = std::max<int64_t>(1, (linesize - indent) / (f.width + 1));
   for (int64_t first = 0; first < cols;) {
     const int64_t last = std::min(cols, first + per_line) - 1;
     if (per_line < cols) {
@@ -110,17 +115,13 @@ void print_matrix(std::ostream& os, const double* p, int64_t rows, int64_t cols,
 
 }  // namespace
 
-std::ostream& operator<<(std::ostream& os, const Tensor& t) {
+std::ostream& print(std::ostream& os, const Tensor& t, int64_t linesize) {
   if (!t.defined()) return os << "[ Tensor (undefined) ]";
   DataAccessScope access("printing");
   std::ios state(nullptr);
   state.copyfmt(os);
   std::string type = std::string("CPU") + dtype_name(t.dtype()) + "Type";
-  if (t.is_complex()) {
-    os << view_as_real(t);
-    return os;
-  }
-  Tensor d = t.to(kDouble).contiguous();
+  Tensor d = (t.is_complex() ? real(t) : t).to(kDouble).contiguous();
   const double* p = d.data_ptr<double>();
   if (t.dim() == 0) {
     os << std::defaultfloat << p[0] << "\n";
@@ -132,7 +133,7 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t) {
       for (int64_t i = 0; i < t.numel(); i++) os << std::setw(int(f.width)) << p[i] / f.scale << "\n";
     }
   } else if (t.dim() == 2) {
-    if (t.numel() > 0) print_matrix(os, p, t.size(0), t.size(1), 0);
+    if (t.numel() > 0) print_matrix(os, p, t.size(0), t.size(1), 0, linesize);
   } else if (t.numel() > 0) {
     const int64_t lead = t.dim() - 2, r = t.size(-2), c = t.size(-1);
     DimVec idx(size_t(lead), 0);
@@ -150,7 +151,7 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t) {
         os << idx[size_t(k)] + 1 << ",";
       }
       os << ".,.) = \n";
-      print_matrix(os, p + off, r, c, 1);
+      print_matrix(os, p + off, r, c, 1, linesize);
     }
   }
   os.copyfmt(state);
@@ -158,6 +159,29 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t) {
   for (int64_t i = 0; i < t.dim(); i++) os << (i ? "," : "") << t.size(i);
   os << "} ]";
   return os;
+}
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t) { return print(os, t, 80); }
+void print(const Tensor& t, int64_t linesize) { print(std::cout, t, linesize) << std::endl; }
+
+std::ostream& operator<<(std::ostream& os, Layout l) {
+  switch (l) {
+    case Layout::Strided: return os << "Strided";
+    case Layout::Sparse: return os << "Sparse";
+    case Layout::SparseCsr: return os << "SparseCsr";
+    case Layout::Mkldnn: return os << "Mkldnn";
+    case Layout::SparseCsc: return os << "SparseCsc";
+    case Layout::SparseBsr: return os << "SparseBsr";
+    case Layout::SparseBsc: return os << "SparseBsc";
+  }
+  return os << "Layout(" << int(l) << ")";
+}
+
+TensorOptions TensorOptions::layout(Layout l) const {
+  FW_CHECK(l == Layout::Strided, "[TensorOptions] fw tensors are strided; layout ", l, " is not supported");
+  auto o = *this;
+  o.has_layout_ = true;
+  return o;
 }
 
 std::string Tensor::toString() const { return std::string("CPU") + dtype_name(dtype()) + "Type"; }

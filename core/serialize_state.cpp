@@ -181,7 +181,7 @@ void load_optimizer_state(optim::Optimizer& optimizer, const SafetensorsContents
   for (const auto& [k, v] : file.metadata)
     if (k.rfind("fw.", 0) != 0) sd.emplace_back(k, parse_scalar(k, v, ctx));
   check_optimizer_keys(optimizer, sd, ctx);
-  std::unordered_map<const void*, std::unique_ptr<optim::OptimizerParamState>> backup;
+  optim::Optimizer::StateMap backup;
   for (const auto& [p, s] : optimizer.state()) backup.emplace(p, s->clone());
   std::vector<double> lrs;
   for (const auto& g : optimizer.param_groups()) lrs.push_back(g.options().get_lr());

@@ -143,7 +143,7 @@ Tensor copy_parameter(const Tensor& t, const std::optional<Device>& device) {
 void print_parameters(std::ostream& stream, const char* name, const OrderedDict<std::string, Tensor>& params) {
   stream << "fw::nn::" << name << "(\n";
   for (const auto& item : params)
-    stream << '(' << item.key() << "): Parameter containing: [" << item.value().dtype() << " of size "
+    stream << '(' << item.key() << "): Parameter containing: [" << item.value().scalar_type() << " of size "
            << item.value().sizes() << "]\n";
   stream << ')';
 }

@@ -1,6 +1,7 @@
 // Conv1d/2d/3d, ConvTranspose1d/2d/3d.
 #include "fw/nn/modules/conv.h"
 
+#include <cctype>
 #include <cmath>
 
 #include "fw/nn/functional.h"
@@ -164,7 +165,11 @@ void ConvNdImpl<D, Derived>::pretty_print(std::ostream& stream) const {
   if (o.groups() != 1) stream << ", groups=" << o.groups();
   if (!o.bias()) stream << ", bias=false";
   if (!std::holds_alternative<enumtype::kZeros>(o.padding_mode()))
-    stream << ", padding_mode=" << std::visit([](const auto& m) { return m.name(); }, o.padding_mode());
+    stream << ", padding_mode=" << std::visit([](const auto& m) {  // libtorch's enum name: kReflect
+      std::string n = m.name();
+      n[0] = char(std::toupper(static_cast<unsigned char>(n[0])));
+      return "k" + n;
+    }, o.padding_mode());
   stream << ")";
 }
 

@@ -77,8 +77,10 @@ void FlattenImpl::pretty_print(std::ostream& stream) const {
 }
 
 void UnflattenImpl::pretty_print(std::ostream& stream) const {
-  stream << "fw::nn::Unflatten(dim=" << options.dim() << ", unflattened_size=" << detail::list(options.sizes())
-         << ")";
+  std::string sizes = detail::list(options.sizes());  // libtorch writes the sizes in braces: {2, 2}
+  sizes.front() = '{';
+  sizes.back() = '}';
+  stream << "fw::nn::Unflatten(dim=" << options.dim() << ", unflattened_size=" << sizes << ")";
 }
 
 }  // namespace fw::nn

@@ -128,7 +128,7 @@ void LayerNormImpl::reset_parameters() {
 
 void LayerNormImpl::pretty_print(std::ostream& stream) const {
   stream << std::boolalpha << "fw::nn::LayerNorm(" << detail::list(options.normalized_shape())
-         << ", elementwise_affine=" << options.elementwise_affine() << ", eps=" << options.eps() << ")";
+         << ", eps=" << options.eps() << ", elementwise_affine=" << options.elementwise_affine() << ")";
 }
 
 Tensor LayerNormImpl::forward(const Tensor& input) {

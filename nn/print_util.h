@@ -21,9 +21,11 @@ template <class T>
 std::string list(const std::vector<T>& v) {
   return list(ArrayRef<T>(v));
 }
+// An ExpandingArray: "[3, 3]", or "3" for a one-element one (libtorch's operator<< for it).
 template <size_t D>
 std::string list(const ExpandingArray<D>& v) {
-  return list(ArrayRef<int64_t>(v));
+  if constexpr (D == 1) return std::to_string((*v)[0]);
+  else return list(ArrayRef<int64_t>(v));
 }
 
 // "[None, 2]" (libtorch's format for a left-out size).

@@ -101,7 +101,7 @@ std::vector<std::pair<std::string, Tensor>> Optimizer::state_dict() const {
     out.emplace_back("param_groups." + std::to_string(gi) + ".lr",
                      scalar_tensor(param_groups_[gi].options().get_lr(), kDouble));
     for (const auto& p : param_groups_[gi].params()) {
-      auto it = state_.find(p.unsafeGetTensorImpl());
+      auto it = state_.find(guts::to_string(p.unsafeGetTensorImpl()));
       if (it != state_.end())
         for (auto& [name, t] : it->second->named_tensors())
           out.emplace_back("state." + std::to_string(i) + "." + name, t.clone());
@@ -135,7 +135,7 @@ void Optimizer::load_state_dict(const std::vector<std::pair<std::string, Tensor>
   for (auto& [i, named] : per_param) {
     auto s = make_state();
     s->load_named_tensors(named);
-    state_[params[i]->unsafeGetTensorImpl()] = std::move(s);
+    state_[guts::to_string(params[i]->unsafeGetTensorImpl())] = std::move(s);
   }
 }
 

@@ -296,7 +296,7 @@ TEST(Modules3d, PrintingShapesAndInit) {
   EXPECT_EQ(printed(*nn::AvgPool3d(3)), "fw::nn::AvgPool3d(kernel_size=[3, 3, 3], stride=[3, 3, 3], padding=[0, 0, 0])");
   EXPECT_EQ(printed(*nn::AdaptiveAvgPool3d(nn::AdaptiveAvgPool3dOptions({1, 2, 3}))),
             "fw::nn::AdaptiveAvgPool3d(output_size=[1, 2, 3])");
-  EXPECT_EQ(printed(*nn::AdaptiveMaxPool1d(4)), "fw::nn::AdaptiveMaxPool1d(output_size=[4])");
+  EXPECT_EQ(printed(*nn::AdaptiveMaxPool1d(4)), "fw::nn::AdaptiveMaxPool1d(output_size=4)");
   EXPECT_EQ(printed(*nn::MaxUnpool3d(nn::MaxUnpool3dOptions(2).padding(1))),
             "fw::nn::MaxUnpool3d(kernel_size=[2, 2, 2], stride=[2, 2, 2], padding=[1, 1, 1])");
   EXPECT_EQ(printed(*nn::LPPool2d(nn::LPPool2dOptions(2, {3, 2}).stride(1))),

@@ -124,7 +124,7 @@ Tensor flat_params(const std::vector<Tensor>& ps) {
 }
 
 O::LBFGSParamState& state_of(O::LBFGS& opt, const Tensor& p0) {
-  return static_cast<O::LBFGSParamState&>(*opt.state().at(p0.unsafeGetTensorImpl()));
+  return static_cast<O::LBFGSParamState&>(*opt.state().at(fw::guts::to_string(p0.unsafeGetTensorImpl())));
 }
 
 }  // namespace

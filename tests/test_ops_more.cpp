@@ -514,10 +514,14 @@ TEST(OpsMore, SetDataAndPrint) {
   EXPECT_EQ(t.sizes().vec(), (std::vector<int64_t>{3, 2}));
   EXPECT_EQ(t[2][1].item<double>(), 5.0);
   EXPECT_ERROR(l->bias.set_data(fw::tensor({1, 2, 3, 4})), "[set_data] a tensor that requires grad needs floating point data");
-  ::testing::internal::CaptureStdout();
+  // Tensor::print writes type and sizes to stderr; fw::print writes the tensor to stdout (libtorch's)
+  ::testing::internal::CaptureStderr();
   fw::ones({2, 3}).print();
-  fw::print(fw::zeros({4}, fw::kLong));
-  EXPECT_EQ(::testing::internal::GetCapturedStdout(), "[CPUFloatType [2, 3]]\n[CPULongType [4]]\n");
+  fw::zeros({4}, fw::kLong).print();
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "[CPUFloatType [2, 3]]\n[CPULongType [4]]\n");
+  ::testing::internal::CaptureStdout();
+  fw::print(fw::zeros({2}, fw::kLong));
+  EXPECT_EQ(::testing::internal::GetCapturedStdout(), " 0\n 0\n[ CPULongType{2} ]\n");
   fw::autograd::AutoGradMode off(false);
   EXPECT_FALSE(fw::GradMode::is_enabled());
 }

@@ -240,7 +240,8 @@ TEST(TorchCompat, InferenceModeState) {
 TEST(TorchCompat, StreamsPrintMemoryFormatAndOptions) {
   std::ostringstream os;
   os << at::MemoryFormat::ChannelsLast << ' ' << torch::TensorOptions().dtype(torch::kDouble).requires_grad(true);
-  EXPECT_EQ(os.str(), "ChannelsLast TensorOptions(dtype=float64, device=cpu, layout=Strided, requires_grad=true)");
+  EXPECT_EQ(os.str(), "ChannelsLast TensorOptions(dtype=double, device=cpu (default), layout=Strided (default), "
+                      "requires_grad=true, pinned_memory=false (default), memory_format=(nullopt))");
 }
 
 TEST(TorchCompat, SaveAndLoadThroughStreams) {
@@ -486,9 +487,9 @@ class CountingSGD : public torch::optim::Optimizer {
     for (auto& group : param_groups_) {
       for (auto& p : group.params()) {
         if (!p.grad().defined()) continue;
-        if (state_.find(p.unsafeGetTensorImpl()) == state_.end())
-          state_[p.unsafeGetTensorImpl()] = std::make_unique<CountingState>();
-        auto& st = static_cast<CountingState&>(*state_[p.unsafeGetTensorImpl()]);
+        const auto key = c10::guts::to_string(p.unsafeGetTensorImpl());  // libtorch's key
+        if (state_.find(key) == state_.end()) state_[key] = std::make_unique<CountingState>();
+        auto& st = static_cast<CountingState&>(*state_[key]);
         st.step(st.step() + 1);
         p.add_(p.grad(), -static_cast<CountingSGDOptions&>(group.options()).lr());
       }
@@ -523,7 +524,7 @@ TEST(TorchCompat, CustomOptimizer) {
   }
   // w <- w - 0.25 * 2w twice: w / 4.
   FW_EXPECT_CLOSE(w.detach(), torch::tensor({0.25, -0.5}, torch::kDouble), 0, 0);
-  auto& st = static_cast<CountingState&>(*opt.state().at(w.unsafeGetTensorImpl()));
+  auto& st = static_cast<CountingState&>(*opt.state().at(c10::guts::to_string(w.unsafeGetTensorImpl())));
   EXPECT_EQ(st.step(), 2);
   auto copy = st.clone();
   EXPECT_EQ(static_cast<CountingState&>(*copy).step(), 2);
@@ -754,7 +755,7 @@ TEST(TorchCompat, DtypeIsTypeMeta) {
   EXPECT_STREQ(caffe2::TypeMeta().name(), "nullptr (uninitialized)");
   std::ostringstream os;
   os << x.dtype() << " " << x.scalar_type();
-  EXPECT_EQ(os.str(), "Float Float");  // fw streams both as the ScalarType (libtorch: "float Float")
+  EXPECT_EQ(os.str(), "float Float");  // a TypeMeta streams its C++ name, a ScalarType its own (libtorch's)
   // Everything that takes a ScalarType or TensorOptions takes it.
   torch::ScalarType st = x.dtype();
   EXPECT_EQ(st, torch::kFloat);
@@ -1129,4 +1130,108 @@ TEST(TorchCompat, AdaptivePoolOutputSizeWithNullopt) {
   nn::AdaptiveAvgPool2dOptions o(5);
   EXPECT_FALSE((*o.output_size())[0] == torch::nullopt);
   EXPECT_EQ(*(*o.output_size())[1], 5);
+}
+
+// A second API hunt (libtorch 1.13 programs compiled against both libraries): print with a line
+// size, histogram, clamp with tensor bounds, in-place matrix products, conj_physical, and the
+// printed forms of dtypes, layouts and TensorOptions.
+TEST(TorchCompat, ApiHuntPrintHistogramClampTensorBounds) {
+  auto m = torch::arange(12).view({1, 12});
+  std::ostringstream wide, narrow;
+  wide << m;
+  torch::print(narrow, m, 20);
+  EXPECT_EQ(wide.str().find("Columns"), std::string::npos) << wide.str();
+  EXPECT_NE(narrow.str().find("Columns 1 to 5"), std::string::npos) << narrow.str();
+  EXPECT_NE(narrow.str().find("Columns 11 to 12"), std::string::npos) << narrow.str();
+  std::ostringstream z;
+  z << torch::complex(torch::tensor({1.f, 0.f}), torch::tensor({-1.f, 2.5f}));
+  EXPECT_EQ(z.str(), " 1\n 0\n[ CPUComplexFloatType{2} ]");  // libtorch 1.13 prints the real parts
+
+  auto x = torch::tensor({0., 1., 1., 2., 3., 4.});
+  auto [h, e] = torch::histogram(x, 4);
+  EXPECT_TRUE(torch::equal(h, torch::tensor({1., 2., 1., 2.})));
+  EXPECT_TRUE(torch::equal(e, torch::tensor({0., 1., 2., 3., 4.})));
+  EXPECT_TRUE(torch::equal(std::get<0>(torch::histogram(x, 2, std::vector<double>{0, 2})), torch::tensor({1., 3.})));
+  auto w = torch::tensor({1., 2., 3., 4., 5., 6.});
+  EXPECT_TRUE(torch::equal(std::get<0>(x.histogram(4, torch::nullopt, w)), torch::tensor({1., 5., 4., 11.})));
+  EXPECT_TRUE(torch::allclose(std::get<0>(torch::histogram(x, 4, torch::nullopt, {}, true)), torch::tensor({1., 2., 1., 2.}) / 6));
+  EXPECT_TRUE(torch::equal(std::get<0>(torch::histogram(x, torch::tensor({0., 0.5, 4.}))), torch::tensor({1., 5.})));
+  auto [hc, ec] = torch::histogram(torch::tensor({2.f, 2.f}), 1);
+  EXPECT_TRUE(torch::equal(hc, torch::tensor({2.f})) && torch::equal(ec, torch::tensor({1.5f, 2.5f})));
+  EXPECT_ERROR(torch::histogram(torch::tensor({1, 2}), 2), "[histogram] input must be float or double, got int64");
+  EXPECT_ERROR(torch::histogram(torch::tensor({1.f, NAN}), 2), "[histogram] range [nan, nan] is not finite");
+  EXPECT_ERROR(torch::histogram(x, torch::tensor({1., 0.})), "[histogram] bin edges must be increasing");
+
+  auto v = torch::tensor({-2.f, 0.f, 3.f}), lo = torch::tensor({-1.f, 1.f, 1.f}), hi = torch::tensor({1.f, 2.f, 2.f});
+  EXPECT_TRUE(torch::equal(v.clamp_min(lo), torch::tensor({-1.f, 1.f, 3.f})));
+  EXPECT_TRUE(torch::equal(torch::clamp_max(v, hi), torch::tensor({-2.f, 0.f, 2.f})));
+  EXPECT_TRUE(torch::equal(v.clone().clamp_(lo, hi), torch::tensor({-1.f, 1.f, 2.f})));
+  EXPECT_TRUE(torch::equal(v.clone().clamp_max_(hi), torch::tensor({-2.f, 0.f, 2.f})));
+  auto leaf = torch::tensor({-2.f, 0.5f, 3.f}, torch::requires_grad());
+  auto y = leaf * 1;
+  y.clamp_(lo, hi);
+  y.sum().backward();
+  EXPECT_TRUE(torch::equal(leaf.grad(), torch::tensor({0.f, 0.f, 0.f})));  // all three clamped
+  EXPECT_ERROR(torch::tensor({1, 2}).clamp_min_(torch::tensor({0.5f, 0.5f})),
+               "[clamp_min_] result type float32 can't be cast to the desired output type int64");
+
+  auto zc = torch::complex(torch::tensor({1.f}), torch::tensor({2.f}));
+  EXPECT_TRUE(torch::equal(torch::imag(torch::conj_physical(zc)), torch::tensor({-2.f})));
+  auto b1 = torch::arange(12, torch::kFloat).view({2, 2, 3}), b2 = torch::arange(6, torch::kFloat).view({2, 3, 1});
+  auto c = torch::ones({2, 2, 1});
+  EXPECT_TRUE(torch::equal(c.clone().baddbmm_(b1, b2, 0.5, 2), torch::baddbmm(c, b1, b2, 0.5, 2)));
+  EXPECT_TRUE(torch::equal(torch::ones({2, 1}).addbmm_(b1, b2), torch::addbmm(torch::ones({2, 1}), b1, b2)));
+  auto mat = torch::arange(6, torch::kFloat).view({2, 3}), vec = torch::tensor({1.f, 0.f, -1.f});
+  EXPECT_TRUE(torch::equal(torch::ones({2}).addmv_(mat, vec), torch::tensor({-1.f, -1.f})));
+  EXPECT_TRUE(torch::equal(torch::zeros({2, 3}).addr_(torch::tensor({1.f, 2.f}), vec), torch::outer(torch::tensor({1.f, 2.f}), vec)));
+
+  std::ostringstream s;
+  s << torch::ones({1}).dtype() << " " << torch::ones({1}, torch::kLong).dtype() << " " << torch::ones({1}).scalar_type()
+    << " " << torch::ones({1}).layout();
+  EXPECT_EQ(s.str(), "float long int Float Strided");
+  std::ostringstream o1, o2;
+  o1 << torch::TensorOptions().dtype(torch::kFloat);
+  EXPECT_EQ(o1.str(), "TensorOptions(dtype=float, device=cpu (default), layout=Strided (default), requires_grad=false "
+                      "(default), pinned_memory=false (default), memory_format=(nullopt))");
+  o2 << torch::TensorOptions().requires_grad(true).layout(torch::kStrided).memory_format(torch::MemoryFormat::Contiguous);
+  EXPECT_EQ(o2.str(), "TensorOptions(dtype=float (default), device=cpu (default), layout=Strided, requires_grad=true, "
+                      "pinned_memory=false (default), memory_format=Contiguous)");
+  EXPECT_ERROR(torch::TensorOptions().layout(torch::kSparse), "[TensorOptions] fw tensors are strided; layout Sparse is not supported");
+}
+
+// Optimizer state is keyed as libtorch keys it, c10::guts::to_string of the parameter's TensorImpl.
+TEST(TorchCompat, OptimizerStateKeyedByImplString) {
+  auto w = torch::tensor({1.0, -2.0}, torch::kDouble).requires_grad_(true);
+  torch::optim::Adam opt({w}, torch::optim::AdamOptions(0.1));
+  (w * w).sum().backward();
+  opt.step();
+  const std::string key = c10::guts::to_string(w.unsafeGetTensorImpl());
+  EXPECT_EQ(key.rfind("0x", 0), 0u) << key;
+  ASSERT_EQ(opt.state().count(key), 1u);
+  auto& st = static_cast<torch::optim::AdamParamState&>(*opt.state()[key]);
+  EXPECT_EQ(st.step(), 1);
+  EXPECT_TRUE(torch::allclose(st.exp_avg(), 0.1 * 2 * torch::tensor({1.0, -2.0}, torch::kDouble)));
+  std::ostringstream ref;
+  ref << static_cast<const void*>(w.unsafeGetTensorImpl());
+  EXPECT_EQ(key, ref.str());
+  EXPECT_EQ(c10::guts::to_string(42), "42");
+  EXPECT_EQ(c10::guts::to_string(static_cast<const int*>(nullptr)), "0");
+}
+
+// Printed modules in libtorch's wording: one-element sizes as numbers, LayerNorm's eps first,
+// padding modes as enum names, Unflatten's sizes in braces, GELU without options.
+TEST(TorchCompat, ModulePrintsAsLibtorch) {
+  auto printed = [](const auto& m) {
+    std::ostringstream os;
+    os << *m;
+    return os.str();
+  };
+  EXPECT_EQ(printed(nn::Conv1d(nn::Conv1dOptions(2, 4, 3))), "fw::nn::Conv1d(2, 4, kernel_size=3, stride=1)");
+  EXPECT_EQ(printed(nn::MaxPool1d(nn::MaxPool1dOptions(2))),
+            "fw::nn::MaxPool1d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=false)");
+  EXPECT_EQ(printed(nn::LayerNorm(nn::LayerNormOptions({4}))), "fw::nn::LayerNorm([4], eps=1e-05, elementwise_affine=true)");
+  EXPECT_EQ(printed(nn::Conv2d(nn::Conv2dOptions(1, 1, 3).padding(1).padding_mode(torch::kReflect))),
+            "fw::nn::Conv2d(1, 1, kernel_size=[3, 3], stride=[1, 1], padding=[1, 1], padding_mode=kReflect)");
+  EXPECT_EQ(printed(nn::Unflatten(nn::UnflattenOptions(1, {2, 2}))), "fw::nn::Unflatten(dim=1, unflattened_size={2, 2})");
+  EXPECT_EQ(printed(nn::GELU(nn::GELUOptions().approximate("tanh"))), "fw::nn::GELU()");
 }

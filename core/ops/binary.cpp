@@ -663,5 +663,23 @@ Tensor clamp(const Tensor& t, const std::optional<Tensor>& lo, const std::option
   return dispatch1(OpId::clamp_tensor, {t, *lo, *hi}, OpAttrs());
 }
 Tensor Tensor::clamp(const std::optional<Tensor>& lo, const std::optional<Tensor>& hi) const { return fw::clamp(*this, lo, hi); }
+Tensor clamp_min(const Tensor& t, const Tensor& m) { return clamp(t, m, std::nullopt); }
+Tensor clamp_max(const Tensor& t, const Tensor& m) { return clamp(t, std::nullopt, m); }
+Tensor Tensor::clamp_min(const Tensor& m) const { return fw::clamp(*this, m, std::nullopt); }
+Tensor Tensor::clamp_max(const Tensor& m) const { return fw::clamp(*this, std::nullopt, m); }
+namespace {
+// clamp with tensor bounds written into t. clamp's backward keeps its input, so under autograd
+// the input is a copy: the write then leaves what the graph saved untouched.
+Tensor& clamp_tensor_inplace(Tensor& t, const std::optional<Tensor>& lo, const std::optional<Tensor>& hi,
+                             const char* op) {
+  const bool keep = is_grad_enabled() && t.requires_grad();
+  return write_inplace(t, fw::clamp(keep ? t.clone() : t, lo, hi), op);
+}
+}  // namespace
+Tensor& Tensor::clamp_(const std::optional<Tensor>& lo, const std::optional<Tensor>& hi) {
+  return clamp_tensor_inplace(*this, lo, hi, "clamp_");
+}
+Tensor& Tensor::clamp_min_(const Tensor& m) { return clamp_tensor_inplace(*this, m, std::nullopt, "clamp_min_"); }
+Tensor& Tensor::clamp_max_(const Tensor& m) { return clamp_tensor_inplace(*this, std::nullopt, m, "clamp_max_"); }
 
 }  // namespace fw

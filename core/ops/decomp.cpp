@@ -798,7 +798,7 @@ Tensor matrix_rank(const Tensor& A, double tol, bool hermitian) {
 
 Tensor matrix_rank(const Tensor& A, const Tensor& tol, bool hermitian) {
   check_matrix("linalg.matrix_rank", A);
-  FW_CHECK(!tol.is_complex(), "[linalg.matrix_rank] tol must be a real tensor, got ", tol.dtype());
+  FW_CHECK(!tol.is_complex(), "[linalg.matrix_rank] tol must be a real tensor, got ", tol.scalar_type());
   NoGradGuard ng;
   Tensor s = hermitian ? eigvalsh(A).abs() : svdvals(A);
   if (s.size(-1) == 0) return fw::zeros(batch_shape(A), TensorOptions(kLong));

@@ -859,7 +859,7 @@ Tensor vander(const Tensor& x, std::optional<int64_t> N) {
 
 Tensor vecdot(const Tensor& x, const Tensor& y, int64_t dim) {
   FW_CHECK(x.dtype() == y.dtype(), "[linalg.vecdot] Expected x and y to have the same dtype, but found x of type ",
-           x.dtype(), " and y of type ", y.dtype(), " instead");
+           x.scalar_type(), " and y of type ", y.scalar_type(), " instead");
   return (x.conj() * y).sum({dim});
 }
 

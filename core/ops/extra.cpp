@@ -461,6 +461,67 @@ Tensor histc(const Tensor& t, int64_t bins, const Scalar& min, const Scalar& max
   return out.to(t.device());
 }
 
+std::tuple<Tensor, Tensor> histogram(const Tensor& t, const Tensor& bins, const std::optional<Tensor>& weight,
+                                     bool density) {
+  FW_CHECK(t.dtype() == kFloat || t.dtype() == kDouble, "[histogram] input must be float or double, got ",
+           dtype_str(t.dtype()));
+  FW_CHECK(bins.dim() == 1 && bins.numel() >= 1, "[histogram] bins must be a 1-D tensor of at least one edge, got shape ",
+           bins.sizes());
+  FW_CHECK(bins.dtype() == t.dtype(), "[histogram] input and bins must have the same dtype, got ", dtype_str(t.dtype()),
+           " and ", dtype_str(bins.dtype()));
+  const bool weighted = weight && weight->defined();
+  if (weighted) {
+    FW_CHECK(weight->sizes() == t.sizes(), "[histogram] weight must have the input's shape ", t.sizes(), ", got ",
+             weight->sizes());
+    FW_CHECK(weight->dtype() == t.dtype(), "[histogram] weight must have the input's dtype ", dtype_str(t.dtype()),
+             ", got ", dtype_str(weight->dtype()));
+  }
+  Tensor edges = bins.detach().contiguous();
+  const int64_t n = edges.numel() - 1;
+  if (n > 0)
+    FW_CHECK((edges.narrow(0, 1, n) >= edges.narrow(0, 0, n)).all().item<bool>(),
+             "[histogram] bin edges must be increasing");
+  Tensor x = t.detach().reshape({-1});
+  Tensor hist = zeros({n}, t.dtype());
+  if (n > 0 && x.numel() > 0) {
+    Tensor lo = edges[0], hi = edges[n];
+    // the bin whose left edge is the last one <= x; x equal to the last edge goes in the last bin
+    Tensor idx = searchsorted(edges, x, false, true) - 1;
+    idx = where(x == hi, n - 1, idx);
+    Tensor inside = (x >= lo) & (x <= hi);  // false for NaN
+    Tensor w = weighted ? weight->detach().reshape({-1}) : ones_like(x);
+    hist.index_add_(0, idx.masked_select(inside), w.masked_select(inside));
+  }
+  if (density && n > 0) hist = hist / (hist.sum() * (edges.narrow(0, 1, n) - edges.narrow(0, 0, n)));
+  return {hist, edges.clone()};
+}
+
+std::tuple<Tensor, Tensor> histogram(const Tensor& t, int64_t bins, std::optional<ArrayRef<double>> range,
+                                     const std::optional<Tensor>& weight, bool density) {
+  FW_CHECK(bins > 0, "[histogram] bins must be > 0, got ", bins);
+  FW_CHECK(t.dtype() == kFloat || t.dtype() == kDouble, "[histogram] input must be float or double, got ",
+           dtype_str(t.dtype()));
+  double lo = 0, hi = 0;
+  if (range) {
+    FW_CHECK(range->size() == 2, "[histogram] range must be (min, max), got ", range->size(), " values");
+    lo = (*range)[0], hi = (*range)[1];
+  } else if (t.numel() > 0) {
+    lo = t.min().item<double>(), hi = t.max().item<double>();
+  }
+  FW_CHECK(std::isfinite(lo) && std::isfinite(hi), "[histogram] range [", lo, ", ", hi, "] is not finite");
+  FW_CHECK(lo <= hi, "[histogram] expected the upper edge ", hi, " to be >= the lower edge ", lo);
+  if (lo == hi) lo -= 0.5, hi += 0.5;
+  return histogram(t, linspace(lo, hi, bins + 1, TensorOptions(t.dtype())), weight, density);
+}
+
+std::tuple<Tensor, Tensor> Tensor::histogram(int64_t bins, std::optional<ArrayRef<double>> range,
+                                             const std::optional<Tensor>& weight, bool density) const {
+  return fw::histogram(*this, bins, range, weight, density);
+}
+std::tuple<Tensor, Tensor> Tensor::histogram(const Tensor& bins, const std::optional<Tensor>& weight, bool density) const {
+  return fw::histogram(*this, bins, weight, density);
+}
+
 namespace {
 
 // Rows (slices along dim 0 of a (n, m) matrix) compared lexicographically, NaN unequal to all.

@@ -7,6 +7,7 @@
 // host kernel that picks indices, followed by a gather), so autograd and fw::compile only see
 // existing primitives. In-place forms write the out-of-place result with copy_, after checking
 // that its dtype casts to this tensor's under PyTorch's rules.
+#include <iostream>
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -515,6 +516,22 @@ Tensor& Tensor::addmm_(const Tensor& m1, const Tensor& m2, const Scalar& beta, c
 Tensor Tensor::baddbmm(const Tensor& b1, const Tensor& b2, const Scalar& beta, const Scalar& alpha) const {
   return fw::baddbmm(*this, b1, b2, beta, alpha);
 }
+Tensor& Tensor::baddbmm_(const Tensor& b1, const Tensor& b2, const Scalar& beta, const Scalar& alpha) {
+  return write_inplace(*this, fw::baddbmm(*this, b1, b2, beta, alpha), "baddbmm_");
+}
+Tensor Tensor::addbmm(const Tensor& b1, const Tensor& b2, const Scalar& beta, const Scalar& alpha) const {
+  return fw::addbmm(*this, b1, b2, beta, alpha);
+}
+Tensor& Tensor::addbmm_(const Tensor& b1, const Tensor& b2, const Scalar& beta, const Scalar& alpha) {
+  return write_inplace(*this, fw::addbmm(*this, b1, b2, beta, alpha), "addbmm_");
+}
+Tensor& Tensor::addmv_(const Tensor& mat, const Tensor& vec, const Scalar& beta, const Scalar& alpha) {
+  return write_inplace(*this, fw::addmv(*this, mat, vec, beta, alpha), "addmv_");
+}
+Tensor& Tensor::addr_(const Tensor& v1, const Tensor& v2, const Scalar& beta, const Scalar& alpha) {
+  return write_inplace(*this, fw::addr(*this, v1, v2, beta, alpha), "addr_");
+}
+Tensor& Tensor::conj_physical_() { return write_inplace(*this, fw::conj(*this), "conj_physical_"); }
 Tensor Tensor::addmv(const Tensor& mat, const Tensor& vec, const Scalar& beta, const Scalar& alpha) const {
   return fw::addmv(*this, mat, vec, beta, alpha);
 }
@@ -693,7 +710,7 @@ void Tensor::print() const {
       if (t == dtype()) type = n;
     os << "[" << (is_cuda() ? "CUDA" : "CPU") << type << "Type " << sizes() << "]";
   }
-  std::printf("%s\n", os.str().c_str());
+  std::cerr << os.str() << std::endl;  // libtorch's TensorBase::print writes to stderr
 }
 
 Tensor& Tensor::resize_(IntArrayRef size) {

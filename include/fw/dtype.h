@@ -201,7 +201,9 @@ class TypeMeta {
  private:
   ScalarType t_;
 };
-std::ostream& operator<<(std::ostream& os, TypeMeta t);
+std::ostream& operator<<(std::ostream& os, TypeMeta t);  // the C++ name ("float"), as libtorch's
+// In fw's error messages a TypeMeta reads as its ScalarType ("Float"; error.h).
+void error_put(std::ostream& os, TypeMeta t);
 inline ScalarType typeMetaToScalarType(TypeMeta t) { return t.toScalarType(); }
 // The dtype new floating tensors get (float32 unless changed), as a TypeMeta like libtorch's
 // (`get_default_dtype().name()`); it converts to ScalarType where one is expected.

@@ -23,18 +23,26 @@ class TypeError : public Error { public: using Error::Error; };
 class NotImplementedError : public Error { public: using Error::Error; };
 class LinAlgError : public Error { public: using Error::Error; };
 
+// One piece of an error message: what operator<< writes, except where an overload in namespace fw
+// says otherwise (a TypeMeta reads "Float" in messages, as a ScalarType; streamed, it is "float",
+// as libtorch's; see dtype.h).
+template <class T>
+void error_put(std::ostream& os, const T& v) {
+  os << v;
+}
+
 namespace detail {
 template <class... Args>
 [[noreturn]] __attribute__((noinline, cold)) void throw_error(const Args&... args) {
   std::ostringstream os;
-  (os << ... << args);
+  (error_put(os, args), ...);
   throw Error(os.str());
 }
 // throw_error with one of the typed errors above (E derives from Error).
 template <class E, class... Args>
 [[noreturn]] __attribute__((noinline, cold)) void throw_error_as(const Args&... args) {
   std::ostringstream os;
-  (os << ... << args);
+  (error_put(os, args), ...);
   throw E(os.str());
 }
 [[noreturn]] void assert_fail(const char* cond, const char* file, int line);

@@ -231,6 +231,16 @@ Tensor trace(const Tensor& t);
 Tensor repeat_interleave(const Tensor& t, int64_t repeats, std::optional<int64_t> dim = std::nullopt);
 Tensor clamp_min(const Tensor& t, const Scalar& m);
 Tensor clamp_max(const Tensor& t, const Scalar& m);
+Tensor clamp_min(const Tensor& t, const Tensor& m);
+Tensor clamp_max(const Tensor& t, const Tensor& m);
+inline Tensor& clamp_(Tensor& t, std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) { return t.clamp_(min, max); }
+inline Tensor& clamp_(Tensor& t, const std::optional<Tensor>& min, const std::optional<Tensor>& max = std::nullopt) {
+  return t.clamp_(min, max);
+}
+inline Tensor& clamp_min_(Tensor& t, const Scalar& m) { return t.clamp_min_(m); }
+inline Tensor& clamp_max_(Tensor& t, const Scalar& m) { return t.clamp_max_(m); }
+inline Tensor& clamp_min_(Tensor& t, const Tensor& m) { return t.clamp_min_(m); }
+inline Tensor& clamp_max_(Tensor& t, const Tensor& m) { return t.clamp_max_(m); }
 Tensor clip(const Tensor& t, std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
 Tensor masked_fill(const Tensor& t, const Tensor& mask, const Scalar& v);
 Tensor masked_fill(const Tensor& t, const Tensor& mask, const Tensor& v);
@@ -259,6 +269,9 @@ Tensor isneginf(const Tensor& t);
 Tensor nan_to_num(const Tensor& t, std::optional<double> nan = std::nullopt,
                   std::optional<double> posinf = std::nullopt, std::optional<double> neginf = std::nullopt);
 Tensor conj(const Tensor& t);
+// conj materialised (fw's conj always is: there is no lazy conjugate bit).
+inline Tensor conj_physical(const Tensor& t) { return conj(t); }
+inline Tensor& conj_physical_(Tensor& t) { return t.conj_physical_(); }
 Tensor angle(const Tensor& t);
 // Activations exposed at top level as in libtorch.
 Tensor gelu(const Tensor& t, const std::string& approximate = "none");

@@ -59,6 +59,15 @@ Tensor bucketize(const Scalar& input, const Tensor& boundaries, bool out_int32 =
 Tensor bincount(const Tensor& t, const std::optional<Tensor>& weights = std::nullopt, int64_t minlength = 0);
 // Histogram with `bins` equal bins over [min, max] (the data's range when min == max).
 Tensor histc(const Tensor& t, int64_t bins = 100, const Scalar& min = 0, const Scalar& max = 0);
+// numpy-style histogram of all elements: (hist, bin_edges). `bins` equal bins over range (the
+// data's min and max when absent; an empty range widens by 0.5 each way), or the given
+// increasing edges; each bin holds [edge_i, edge_i+1), the last also its right edge; elements
+// outside are ignored. weight: per-element weights (the input's shape and dtype) summed instead
+// of counts; density: divided by the total and the bin widths.
+std::tuple<Tensor, Tensor> histogram(const Tensor& t, int64_t bins = 100, std::optional<ArrayRef<double>> range = std::nullopt,
+                                     const std::optional<Tensor>& weight = std::nullopt, bool density = false);
+std::tuple<Tensor, Tensor> histogram(const Tensor& t, const Tensor& bins, const std::optional<Tensor>& weight = std::nullopt,
+                                     bool density = false);
 // Distinct elements (flattened): (values, inverse indices); _unique2 also returns counts. NaNs
 // are distinct from each other, as in PyTorch.
 std::tuple<Tensor, Tensor> _unique(const Tensor& t, bool sorted = true, bool return_inverse = false);
@@ -403,7 +412,6 @@ namespace autograd {
 using fw::AutoGradMode;
 using fw::GradMode;
 }  // namespace autograd
-inline void print(const Tensor& t) { t.print(); }
 inline Tensor mvlgamma(const Tensor& t, int64_t p) { return special::multigammaln(t, p); }
 
 }  // namespace fw

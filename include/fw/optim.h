@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "fw/guts.h"
 #include "fw/nn/options.h"
 #include "fw/ops.h"
 
@@ -110,9 +111,11 @@ class Optimizer {
   const OptimizerOptions& defaults() const noexcept { return *defaults_; }
   std::vector<OptimizerParamGroup>& param_groups() noexcept { return param_groups_; }
   const std::vector<OptimizerParamGroup>& param_groups() const noexcept { return param_groups_; }
-  // Per-parameter state keyed by the parameter's TensorImpl.
-  std::unordered_map<const void*, std::unique_ptr<OptimizerParamState>>& state() noexcept { return state_; }
-  const std::unordered_map<const void*, std::unique_ptr<OptimizerParamState>>& state() const noexcept { return state_; }
+  // Per-parameter state keyed as libtorch keys it: guts::to_string(p.unsafeGetTensorImpl())
+  // (c10::guts::to_string in libtorch spelling).
+  using StateMap = std::unordered_map<std::string, std::unique_ptr<OptimizerParamState>>;
+  StateMap& state() noexcept { return state_; }
+  const StateMap& state() const noexcept { return state_; }
 
   // The whole state as named tensors: "state.<i>.<name>" for the i-th parameter over all groups
   // (in group order) and "param_groups.<g>.lr" as 0-dim float64 tensors.
@@ -131,7 +134,7 @@ class Optimizer {
   // Creates the state of a parameter on first use.
   template <class S>
   S& state_for(const Tensor& p) {
-    auto& slot = state_[p.unsafeGetTensorImpl()];
+    auto& slot = state_[guts::to_string(p.unsafeGetTensorImpl())];
     if (!slot) slot = std::make_unique<S>();
     return static_cast<S&>(*slot);
   }
@@ -143,7 +146,7 @@ class Optimizer {
 
   std::vector<OptimizerParamGroup> param_groups_;
   std::unique_ptr<OptimizerOptions> defaults_;
-  std::unordered_map<const void*, std::unique_ptr<OptimizerParamState>> state_;
+  StateMap state_;
 };
 
 // ---- SGD

@@ -33,6 +33,14 @@ using TensorList = ArrayRef<Tensor>;
 namespace autograd { struct Node; }
 namespace indexing { struct TensorIndex; }
 
+// libtorch's tensor layouts. fw tensors are strided; TensorOptions rejects any other layout.
+enum class Layout : int8_t { Strided, Sparse, SparseCsr, Mkldnn, SparseCsc, SparseBsr, SparseBsc };
+constexpr Layout kStrided = Layout::Strided;
+constexpr Layout kSparse = Layout::Sparse;
+constexpr Layout kSparseCsr = Layout::SparseCsr;
+constexpr Layout kMkldnn = Layout::Mkldnn;
+std::ostream& operator<<(std::ostream& os, Layout l);  // "Strided", "Sparse", ...
+
 // How to create a tensor: dtype, device, requires_grad, memory format. Converts from a ScalarType,
 // Device or MemoryFormat. empty/zeros/ones/full (and their _like forms) lay a 4-D (5-D) tensor out
 // channels-last when memory_format says so; without one (or with MemoryFormat::Preserve) the _like
@@ -45,32 +53,50 @@ struct TensorOptions {
   bool requires_grad_ = false;
   bool pinned_memory_ = false;
   std::optional<MemoryFormat> memory_format_;
+  // Which fields were set (libtorch's has_device() etc.; printing marks the others "(default)").
+  bool has_device_ = false, has_requires_grad_ = false, has_pinned_memory_ = false, has_layout_ = false;
   TensorOptions() = default;
   TensorOptions(MemoryFormat f) : memory_format_(f) {}
   TensorOptions(ScalarType t) : dtype_(t) {}
-  TensorOptions(Device d) : device_(d) {}
-  TensorOptions(DeviceType d) : device_(d) {}
+  TensorOptions(Device d) : device_(d), has_device_(true) {}
+  TensorOptions(DeviceType d) : device_(d), has_device_(true) {}
   TensorOptions(TypeMeta t) : dtype_(t.toScalarType()) {}
+  TensorOptions(Layout l) { *this = layout(l); }
   TensorOptions dtype(ScalarType t) const { auto o = *this; o.dtype_ = t; return o; }
   TensorOptions dtype(std::optional<ScalarType> t) const { auto o = *this; o.dtype_ = t; return o; }
   TensorOptions dtype(TypeMeta t) const { return dtype(t.toScalarType()); }
   template <class T> TensorOptions dtype() const { return dtype(CppToType<T>::value); }
-  TensorOptions device(Device d) const { auto o = *this; o.device_ = d; return o; }
-  TensorOptions requires_grad(bool r) const { auto o = *this; o.requires_grad_ = r; return o; }
-  TensorOptions layout(int) const { return *this; }  // strided only; accepted for libtorch code
+  TensorOptions device(Device d) const { auto o = *this; o.device_ = d; o.has_device_ = true; return o; }
+  TensorOptions requires_grad(bool r) const { auto o = *this; o.requires_grad_ = r; o.has_requires_grad_ = true; return o; }
+  TensorOptions requires_grad(std::optional<bool> r) const {
+    auto o = *this;
+    o.requires_grad_ = r.value_or(false);
+    o.has_requires_grad_ = r.has_value();
+    return o;
+  }
+  // Strided only: any other layout is an error.
+  TensorOptions layout(Layout l) const;
+  TensorOptions layout(std::optional<Layout> l) const { return l ? layout(*l) : *this; }
   TensorOptions memory_format(std::optional<MemoryFormat> f) const { auto o = *this; o.memory_format_ = f; return o; }
-  TensorOptions pinned_memory(std::optional<bool> p) const { auto o = *this; o.pinned_memory_ = p.value_or(false); return o; }
+  TensorOptions pinned_memory(std::optional<bool> p) const {
+    auto o = *this;
+    o.pinned_memory_ = p.value_or(false);
+    o.has_pinned_memory_ = p.has_value();
+    return o;
+  }
   std::optional<MemoryFormat> memory_format_opt() const { return memory_format_; }
   std::optional<TypeMeta> dtype_opt() const { return dtype_ ? std::optional<TypeMeta>(TypeMeta(*dtype_)) : std::nullopt; }
   std::optional<Device> device_opt() const { return device_; }
-  std::optional<bool> requires_grad_opt() const { return requires_grad_; }
-  std::optional<bool> pinned_memory_opt() const { return pinned_memory_; }
-  std::optional<int> layout_opt() const { return kStridedLayout; }
-  static constexpr int kStridedLayout = 0;
+  std::optional<bool> requires_grad_opt() const { return has_requires_grad_ ? std::optional<bool>(requires_grad_) : std::nullopt; }
+  std::optional<bool> pinned_memory_opt() const { return has_pinned_memory_ ? std::optional<bool>(pinned_memory_) : std::nullopt; }
+  std::optional<Layout> layout_opt() const { return has_layout_ ? std::optional<Layout>(kStrided) : std::nullopt; }
   bool pinned_memory() const { return pinned_memory_; }
-  bool has_device() const { return true; }
-  bool has_requires_grad() const { return requires_grad_; }
-  int layout() const { return 0; }
+  bool has_device() const { return has_device_; }
+  bool has_requires_grad() const { return has_requires_grad_; }
+  bool has_pinned_memory() const { return has_pinned_memory_; }
+  bool has_layout() const { return has_layout_; }
+  bool has_memory_format() const { return memory_format_.has_value(); }
+  Layout layout() const { return kStrided; }
   // A TypeMeta, as libtorch's (it converts to ScalarType; .name(), .itemsize()).
   TypeMeta dtype() const { return TypeMeta(dtype_ ? *dtype_ : get_default_dtype()); }
   bool has_dtype() const { return dtype_.has_value(); }
@@ -81,7 +107,7 @@ inline TensorOptions dtype(ScalarType t) { return TensorOptions(t); }
 template <class T> TensorOptions dtype() { return TensorOptions(CppToType<T>::value); }
 inline TensorOptions device(Device d) { return TensorOptions(d); }
 inline TensorOptions requires_grad(bool r = true) { return TensorOptions().requires_grad(r); }
-constexpr int kStrided = 0;
+inline TensorOptions layout(Layout l) { return TensorOptions().layout(l); }
 
 // libtorch's legacy type object (Tensor::type()): a device type and a dtype.
 class DeprecatedTypeProperties {
@@ -448,6 +474,12 @@ class Tensor {
   Tensor clamp_max(const Scalar& m) const;
   Tensor& clamp_min_(const Scalar& m);
   Tensor& clamp_max_(const Scalar& m);
+  // Tensor bounds (broadcast against self).
+  Tensor& clamp_(const std::optional<Tensor>& min, const std::optional<Tensor>& max = std::nullopt);
+  Tensor clamp_min(const Tensor& m) const;
+  Tensor clamp_max(const Tensor& m) const;
+  Tensor& clamp_min_(const Tensor& m);
+  Tensor& clamp_max_(const Tensor& m);
   // self + value * a * b and self + value * a / b, in place (hand-written optimizers use them).
   Tensor addcmul(const Tensor& a, const Tensor& b, const Scalar& value = 1) const;
   Tensor& addcmul_(const Tensor& a, const Tensor& b, const Scalar& value = 1);
@@ -613,7 +645,7 @@ class Tensor {
   // ---- and still more (core/ops/extra_more.cpp)
   // A detached alias sharing storage (libtorch's .data()).
   Tensor data() const { return detach(); }
-  int layout() const { return kStrided; }
+  Layout layout() const { return kStrided; }
   bool is_sparse() const { return false; }
   bool is_pinned() const { return false; }
   // fw's conj() writes the conjugate (no lazy conjugate bit), so nothing is left to resolve.
@@ -622,6 +654,7 @@ class Tensor {
   Tensor resolve_conj() const { return *this; }
   Tensor resolve_neg() const { return *this; }
   Tensor conj_physical() const { return conj(); }
+  Tensor& conj_physical_();
   // libtorch's device index: -1 for CPU tensors.
   int64_t get_device() const { return device().is_cpu() ? -1 : device().index(); }
   // Makes this handle undefined (libtorch's reset()).
@@ -659,6 +692,16 @@ class Tensor {
   Tensor baddbmm(const Tensor& b1, const Tensor& b2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
   Tensor addmv(const Tensor& mat, const Tensor& vec, const Scalar& beta = 1, const Scalar& alpha = 1) const;
   Tensor addr(const Tensor& v1, const Tensor& v2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
+  Tensor addbmm(const Tensor& b1, const Tensor& b2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
+  Tensor& baddbmm_(const Tensor& b1, const Tensor& b2, const Scalar& beta = 1, const Scalar& alpha = 1);
+  Tensor& addbmm_(const Tensor& b1, const Tensor& b2, const Scalar& beta = 1, const Scalar& alpha = 1);
+  Tensor& addmv_(const Tensor& mat, const Tensor& vec, const Scalar& beta = 1, const Scalar& alpha = 1);
+  Tensor& addr_(const Tensor& v1, const Tensor& v2, const Scalar& beta = 1, const Scalar& alpha = 1);
+  // fw::histogram (include/fw/ops_extra.h).
+  std::tuple<Tensor, Tensor> histogram(int64_t bins = 100, std::optional<ArrayRef<double>> range = std::nullopt,
+                                       const std::optional<Tensor>& weight = std::nullopt, bool density = false) const;
+  std::tuple<Tensor, Tensor> histogram(const Tensor& bins, const std::optional<Tensor>& weight = std::nullopt,
+                                       bool density = false) const;
   Tensor count_nonzero(std::optional<int64_t> dim = std::nullopt) const;
   Tensor count_nonzero(int64_t dim) const { return count_nonzero(std::optional<int64_t>(dim)); }
   Tensor count_nonzero(IntArrayRef dims) const;
@@ -894,6 +937,10 @@ TensorAccessor<T, N> Tensor::accessor() const {
 }
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t);
+// libtorch's print: the tensor as operator<< writes it, matrices wrapped at linesize columns; the
+// second form writes to std::cout and ends the line.
+std::ostream& print(std::ostream& os, const Tensor& t, int64_t linesize);
+void print(const Tensor& t, int64_t linesize = 80);
 
 // ---- operators (libtorch's set)
 Tensor operator-(const Tensor& a);

@@ -160,11 +160,16 @@ inline std::ostream& operator<<(std::ostream& os, MemoryFormat f) {
   return os << "MemoryFormat(" << int(f) << ")";
 }
 
+// libtorch's form: each field, "(default)" after those not set.
 inline std::ostream& operator<<(std::ostream& os, const TensorOptions& o) {
-  os << "TensorOptions(dtype=" << dtype_str(o.dtype()) << (o.has_dtype() ? "" : " (default)")
-     << ", device=" << o.device() << ", layout=Strided, requires_grad=" << (o.requires_grad() ? "true" : "false")
-     << ")";
-  return os;
+  auto d = [](bool set) { return set ? "" : " (default)"; };
+  os << std::boolalpha << "TensorOptions(dtype=" << o.dtype() << d(o.has_dtype()) << ", device=" << o.device()
+     << d(o.has_device()) << ", layout=" << o.layout() << d(o.has_layout()) << ", requires_grad=" << o.requires_grad()
+     << d(o.has_requires_grad()) << ", pinned_memory=" << o.pinned_memory() << d(o.has_pinned_memory())
+     << ", memory_format=";
+  if (o.has_memory_format()) os << *o.memory_format_opt();
+  else os << "(nullopt)";
+  return os << ")";
 }
 
 // libtorch's process-wide context (at::globalContext()): the switches programs set at start-up.
