@@ -1197,6 +1197,10 @@ TEST(TorchCompat, ApiHuntPrintHistogramClampTensorBounds) {
   EXPECT_EQ(o2.str(), "TensorOptions(dtype=float (default), device=cpu (default), layout=Strided, requires_grad=true, "
                       "pinned_memory=false (default), memory_format=Contiguous)");
   EXPECT_ERROR(torch::TensorOptions().layout(torch::kSparse), "[TensorOptions] fw tensors are strided; layout Sparse is not supported");
+  std::ostringstream o3;
+  o3 << torch::ones({1}, torch::kLong).options();
+  EXPECT_EQ(o3.str(), "TensorOptions(dtype=long int, device=cpu, layout=Strided, requires_grad=false (default), "
+                      "pinned_memory=false (default), memory_format=(nullopt))");
 }
 
 // Optimizer state is keyed as libtorch keys it, c10::guts::to_string of the parameter's TensorImpl.

@@ -233,7 +233,12 @@ class Tensor {
   Device device() const { return impl_->storage->device; }
   bool is_cuda() const { return device().is_cuda(); }
   bool is_cpu() const { return device().is_cpu(); }
-  TensorOptions options() const { return TensorOptions(dtype()).device(device()); }
+  // dtype, device and layout set (printed without "(default)", as libtorch's).
+  TensorOptions options() const {
+    TensorOptions o = TensorOptions(dtype()).device(device());
+    o.has_layout_ = true;
+    return o;
+  }
   bool is_contiguous() const { return impl_->contiguous; }
   bool is_floating_point() const { return fw::is_floating_point(dtype()); }
   bool is_complex() const { return fw::is_complex(dtype()); }
