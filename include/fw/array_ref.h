@@ -36,7 +36,10 @@ class ArrayRef {
   const T& back() const { return data_[size_ - 1]; }
   std::vector<T> vec() const { return std::vector<T>(begin(), end()); }
   bool equals(ArrayRef o) const { return size_ == o.size_ && std::equal(begin(), end(), o.begin()); }
-  bool operator==(ArrayRef o) const { return equals(o); }
+  // Hidden friends, so that a std::vector or braced shape converts on either side and != exists in
+  // C++17 too (C++20 would rewrite it from ==).
+  friend bool operator==(ArrayRef a, ArrayRef b) { return a.equals(b); }
+  friend bool operator!=(ArrayRef a, ArrayRef b) { return !a.equals(b); }
   ArrayRef slice(size_t start, size_t n) const { return ArrayRef(data_ + start, n); }
 
  private:
@@ -112,6 +115,7 @@ class SmallVec {
   bool operator==(const SmallVec& o) const {
     return size_ == o.size_ && std::equal(begin(), end(), o.begin());
   }
+  bool operator!=(const SmallVec& o) const { return !(*this == o); }
 
  private:
   T inline_[N];

@@ -35,6 +35,7 @@ class intrusive_ptr {
   int use_count() const { return p_ ? p_->refcount_.load() : 0; }
   void reset() { release(); }
   bool operator==(const intrusive_ptr& o) const { return p_ == o.p_; }
+  bool operator!=(const intrusive_ptr& o) const { return p_ != o.p_; }
 
  private:
   void release() {

@@ -315,18 +315,17 @@ class CompiledModule {
   Compiled<Fwd> fwd_;
 };
 
-template <class F>
-  requires(!std::is_base_of_v<nn::Module, std::decay_t<F>> && !std::is_base_of_v<nn::detail::ModuleHolderIndicator, std::decay_t<F>>)
+template <class F, std::enable_if_t<!std::is_base_of_v<nn::Module, std::decay_t<F>> &&
+                                        !std::is_base_of_v<nn::detail::ModuleHolderIndicator, std::decay_t<F>>,
+                                    int> = 0>
 Compiled<std::decay_t<F>> compile(F&& fn, CompileOptions o = CompileOptions()) {
   return Compiled<std::decay_t<F>>(std::forward<F>(fn), std::move(o));
 }
-template <class M>
-  requires std::is_base_of_v<nn::Module, M>
+template <class M, std::enable_if_t<std::is_base_of_v<nn::Module, M>, int> = 0>
 CompiledModule<M> compile(std::shared_ptr<M> m, CompileOptions o = CompileOptions()) {
   return CompiledModule<M>(std::move(m), std::move(o));
 }
-template <class H>
-  requires std::is_base_of_v<nn::detail::ModuleHolderIndicator, std::decay_t<H>>
+template <class H, std::enable_if_t<std::is_base_of_v<nn::detail::ModuleHolderIndicator, std::decay_t<H>>, int> = 0>
 auto compile(const H& holder, CompileOptions o = CompileOptions()) {
   return compile(holder.ptr(), std::move(o));
 }

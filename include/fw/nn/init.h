@@ -16,6 +16,7 @@ namespace enumtype {
   struct Name {                                         \
     static constexpr const char* name() { return str; } \
     bool operator==(const Name&) const { return true; } \
+    bool operator!=(const Name&) const { return false; } \
   };
 FW_INIT_TAG(kConv1D, "conv1d")
 FW_INIT_TAG(kConv2D, "conv2d")

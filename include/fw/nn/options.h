@@ -51,6 +51,7 @@ class ExpandingArray {
   operator ArrayRef<T>() const { return ArrayRef<T>(values_.data(), D); }
   size_t size() const noexcept { return D; }
   bool operator==(const ExpandingArray& o) const { return values_ == o.values_; }
+  bool operator!=(const ExpandingArray& o) const { return values_ != o.values_; }
 
  private:
   std::array<T, D> values_;
@@ -90,6 +91,7 @@ namespace enumtype {
   struct Name {                                                       \
     static constexpr const char* name() { return str; }               \
     bool operator==(const Name&) const { return true; }               \
+    bool operator!=(const Name&) const { return false; }              \
   };
 FW_ENUM_TAG(kNearest, "nearest")
 FW_ENUM_TAG(kNearestExact, "nearest-exact")

@@ -51,6 +51,19 @@ FW_MEMBER_FN_TRAITS(const& noexcept)
 template <class F>
 using member_fn_traits = typename member_fn_traits_impl<F>::type;
 
+// Detection in C++17 spelling (the public headers compile as C++17, the standard of most libtorch
+// programs and g++'s default): whether M has one non-template member forward whose type the
+// traits above read, whether forward(const Tensor&) converts to a Tensor.
+template <class M, class = void>
+struct has_plain_forward : std::false_type {};
+template <class M>
+struct has_plain_forward<M, std::void_t<typename member_fn_traits<decltype(&M::forward)>::result>> : std::true_type {};
+template <class M, class = void>
+struct forward_takes_tensor : std::false_type {};
+template <class M>
+struct forward_takes_tensor<M, std::void_t<decltype(std::declval<M&>().forward(std::declval<const Tensor&>()))>>
+    : std::is_convertible<decltype(std::declval<M&>().forward(std::declval<const Tensor&>())), Tensor> {};
+
 }  // namespace detail
 
 // A value of any copyable type for AnyModule's type-erased calls (libtorch's AnyValue); the
@@ -81,9 +94,14 @@ class AnyValue {
 namespace detail {
 // Reads the defaults a module declared with FORWARD_HAS_DEFAULT_ARGS (a friend of the module).
 struct ForwardDefaults {
+  // A nested probe, so that it shares the friendship (the defaults are usually declared protected).
+  template <class M, class = void>
+  struct probe : std::false_type {};
+  template <class M>
+  struct probe<M, std::void_t<decltype(M::_fw_forward_default_args())>> : std::true_type {};
   template <class M>
   static constexpr bool has() {
-    return requires { M::_fw_forward_default_args(); };
+    return probe<M>::value;
   }
   template <class M>
   static std::vector<std::pair<unsigned, AnyValue>> get() {
@@ -191,9 +209,7 @@ class AnyModule {
       FW_CHECK(typed != nullptr, "Cannot store an empty (nullptr) module in an AnyModule");
     }
     Tensor forward(const Tensor& x) const override {
-      if constexpr (requires(M& m, const Tensor& t) {
-                      { m.forward(t) } -> std::convertible_to<Tensor>;
-                    }) {
+      if constexpr (detail::forward_takes_tensor<M>::value) {
         return typed->forward(x);
       } else if constexpr (detail::ForwardDefaults::has<M>() && callable_through_any()) {
         std::vector<std::any> args{std::any(x)};  // the declared defaults fill the rest
@@ -220,7 +236,7 @@ class AnyModule {
       }
     }
     static constexpr bool callable_through_any() {
-      if constexpr (requires { typename detail::member_fn_traits<decltype(&M::forward)>; }) {
+      if constexpr (detail::has_plain_forward<M>::value) {
         using R = typename detail::member_fn_traits<decltype(&M::forward)>::result;
         return std::is_void_v<R> || std::is_copy_constructible_v<std::decay_t<R>>;
       } else {

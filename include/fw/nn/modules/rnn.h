@@ -27,6 +27,7 @@ namespace enumtype {
   struct Name {                                         \
     static constexpr const char* name() { return str; } \
     bool operator==(const Name&) const { return true; } \
+    bool operator!=(const Name&) const { return false; } \
   };
 FW_RNN_TAG(kLSTM, "LSTM")
 FW_RNN_TAG(kGRU, "GRU")

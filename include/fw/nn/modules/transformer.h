@@ -21,6 +21,7 @@ namespace enumtype {
 struct kGELU {
   static constexpr const char* name() { return "gelu"; }
   bool operator==(const kGELU&) const { return true; }
+  bool operator!=(const kGELU&) const { return false; }
 };
 }  // namespace enumtype
 inline constexpr enumtype::kGELU kGELU{};
