@@ -414,3 +414,129 @@ TEST(DecompMore, Errors) {
                "[frobenius_norm] Expected at most 2 dimensions, but got 3 dimensions instead.");
   EXPECT_ERROR(fw::cross(fw::ones({4, 2}, fw::kDouble), fw::ones({4, 2}, fw::kDouble)), "[cross] no dimension of size 3 in input");
 }
+
+// The *_ex forms: values, gradients and info codes against PyTorch; a failed matrix neither raises
+// nor disturbs its batch neighbours; check_errors = true raises as the plain forms.
+TEST(DecompMore, ExFormsReturnInfoCodes) {
+  for (const auto& c : load("inv_ex"))
+    check_case(c, [&](const Ins& in) {
+      auto [y, info] = LA::inv_ex(in.at("A"));
+      EXPECT_EQ(info.dtype(), fw::kInt);
+      if (c.name == "singular") return Outs{{"info", info}};
+      return Outs{{"y", y}, {"info", info}};
+    });
+  for (const auto& c : load("cholesky_ex"))
+    check_case(c, [&](const Ins& in) {
+      auto [L, info] = LA::cholesky_ex(in.at("A"), c.flag("upper"));
+      EXPECT_EQ(info.dtype(), fw::kInt);
+      if (c.name == "not_pd") return Outs{{"info", info}};
+      return Outs{{"L", L}, {"info", info}};
+    });
+  for (const auto& c : load("solve_ex"))
+    check_case(c, [&](const Ins& in) {
+      auto [X, info] = LA::solve_ex(in.at("A"), in.at("B"), c.flag("left"));
+      if (c.name == "singular") return Outs{{"info", info}};
+      return Outs{{"X", X}, {"info", info}};
+    });
+  for (const auto& c : load("lu_factor_ex"))
+    check_case(c, [&](const Ins& in) {
+      auto [LU, piv, info] = fw::linalg_lu_factor_ex(in.at("A"));
+      EXPECT_EQ(piv.dtype(), fw::kInt);
+      return Outs{{"LU", LU}, {"piv", piv}, {"info", info}};
+    });
+  // the good matrix of a failing batch is still inverted / solved
+  Tensor A = fw::stack({well(3), fw::zeros({3, 3}, fw::kDouble)});
+  auto [Ai, info] = fw::linalg_inv_ex(A);
+  FW_EXPECT_CLOSE(Ai.select(0, 0), LA::inv(A.select(0, 0)), 1e-12, 1e-12);
+  EXPECT_EQ(info.sizes(), fw::IntArrayRef({2}));
+  Tensor B = D({2, 3, 2});
+  auto [X, sinfo] = fw::linalg_solve_ex(A, B);
+  FW_EXPECT_CLOSE(X.select(0, 0), LA::solve(A.select(0, 0), B.select(0, 0)), 1e-12, 1e-12);
+  EXPECT_EQ(sinfo.select(0, 1).item<int>(), 1);
+  auto [L, cinfo] = fw::linalg_cholesky_ex(fw::stack({spd(3), -fw::eye(3, fw::kDouble)}));
+  EXPECT_EQ(cinfo.select(0, 0).item<int>(), 0);
+  EXPECT_EQ(cinfo.select(0, 1).item<int>(), 1);
+  FW_EXPECT_CLOSE(L.select(0, 0), LA::cholesky(L.select(0, 0).matmul(L.select(0, 0).mT())), 1e-12, 1e-12);
+  // check_errors
+  Tensor z = fw::zeros({3, 3}, fw::kDouble);
+  EXPECT_ERROR(LA::inv_ex(z, true), "[linalg.inv] The diagonal element 1 is zero");
+  EXPECT_ERROR(LA::solve_ex(z, D({3, 1}), true, true), "[linalg.solve] The diagonal element 1 is zero");
+  EXPECT_ERROR(LA::cholesky_ex(z, false, true), "[linalg.cholesky] The factorization could not be completed");
+  EXPECT_ERROR(LA::lu_factor_ex(z, true, true), "[torch.linalg.lu_factor] U[1,1] is zero");
+  EXPECT_ERROR(LA::inv_ex(D({2, 3})), "[linalg.inv_ex] A must be batches of square matrices, but they are 2 by 3");
+  EXPECT_ERROR(LA::cholesky_ex(fw::ones({3, 3}, fw::kInt)), "[linalg.cholesky_ex] Expected a float32 or float64 tensor");
+  EXPECT_ERROR(LA::lu_factor_ex(D({3, 3}), false), "[linalg.lu_factor_ex] LU without pivoting is not implemented");
+  // gradients flow through the ex forms' results (not their info codes)
+  using V = std::vector<Tensor>;
+  grad_checks("inv_ex", [](const V& v) { return std::get<0>(LA::inv_ex(v[0])); }, {well(3)});
+  grad_checks("solve_ex", [](const V& v) { return std::get<0>(LA::solve_ex(v[0], v[1], false)); }, {well(3), D({2, 3})});
+  grad_checks("cholesky_ex", [](const V& v) { return std::get<0>(LA::cholesky_ex(v[0].matmul(v[0].mT()) + 3 * fw::eye(3, fw::kDouble), true)); },
+              {D({3, 3})});
+  grad_checks("lu_factor_ex", [](const V& v) { return std::get<0>(LA::lu_factor_ex(v[0])); }, {D({4, 3})});
+  EXPECT_FALSE(std::get<1>(LA::inv_ex(well(3).requires_grad_(true))).requires_grad());
+}
+
+TEST(DecompMore, HouseholderProduct) {
+  for (const auto& c : load("householder_product"))
+    check_case(c, [&](const Ins& in) {
+      if (c.name == "arbitrary_orgqr") return Outs{{"Q", fw::orgqr(in.at("A"), in.at("tau"))}};
+      return Outs{{"Q", fw::linalg_householder_product(in.at("A"), in.at("tau"))}};
+    });
+  using V = std::vector<Tensor>;
+  grad_checks("householder_product", [](const V& v) { return LA::householder_product(v[0], v[1]); }, {D({2, 5, 3}), D({2, 2})});
+  EXPECT_ERROR(LA::householder_product(D({3, 4}), D({2})),
+               "[linalg.householder_product] input.shape[-2] must be greater than or equal to input.shape[-1], but got input of shape [3, 4]");
+  EXPECT_ERROR(LA::householder_product(D({4, 3}), D({4})),
+               "[linalg.householder_product] input.shape[-1] must be greater than or equal to tau.shape[-1]");
+  EXPECT_ERROR(LA::householder_product(D({2, 4, 3}), D({2})),
+               "[linalg.householder_product] input.dim() must be greater than tau.dim() by 1");
+  EXPECT_ERROR(LA::householder_product(D({2, 4, 3}), D({3, 2})),
+               "[linalg.householder_product] Expected batch dimensions of tau to be equal to input.shape[:-2]");
+  EXPECT_ERROR(LA::householder_product(D({4, 3}), fw::ones({2}, fw::kFloat)),
+               "[linalg.householder_product] Expected input and tau to have the same dtype");
+}
+
+// LDL^T: sytrf's packed factors and pivots (1x1 and 2x2 blocks, interchanges, a 40x40 matrix with
+// many 2x2 blocks), info codes for singular D, sytrs's solve, validation of caller-made pivots.
+TEST(DecompMore, LdlFactorAndSolve) {
+  for (const auto& c : load("ldl_factor"))
+    check_case(c, [&](const Ins& in) {
+      auto [LD, piv, info] = fw::linalg_ldl_factor_ex(in.at("A"));
+      EXPECT_EQ(piv.dtype(), fw::kInt);
+      EXPECT_EQ(info.dtype(), fw::kInt);
+      return Outs{{"LD", LD}, {"piv", piv}, {"info", info}};
+    });
+  for (const auto& c : load("ldl_solve"))
+    check_case(c, [&](const Ins& in) {
+      return Outs{{"X", fw::linalg_ldl_solve(in.at("LD"), in.at("piv").to(fw::kInt), in.at("B"))}};
+    });
+  // the solve inverts what the factorisation read: A X = B for a symmetric indefinite A
+  Tensor S = D({6, 6});
+  S = S + S.mT();
+  auto [LD, piv] = LA::ldl_factor(S, true);
+  Tensor B = D({6, 3});
+  FW_EXPECT_CLOSE(fw::matmul(S, LA::ldl_solve(LD, piv, B)), B, 1e-10, 1e-10);
+  Tensor Z = fw::stack({S, fw::zeros({6, 6}, fw::kDouble)});
+  EXPECT_ERROR(LA::ldl_factor(Z), "[linalg.ldl_factor] (Batch element 1): The factorization could not be completed: D[0,0] is exactly zero");
+  EXPECT_ERROR(LA::ldl_factor_ex(Z, false, true), "[linalg.ldl_factor_ex] (Batch element 1): The factorization");
+  EXPECT_EQ(std::get<2>(LA::ldl_factor_ex(Z)).select(0, 1).item<int>(), 1);
+  EXPECT_ERROR(LA::ldl_factor(D({2, 3})), "[linalg.ldl_factor] A must be batches of square matrices, but they are 2 by 3");
+  EXPECT_ERROR(LA::ldl_solve(LD, piv.narrow(0, 0, 5), B), "[linalg.ldl_solve] Expected LD.shape[:-1] and pivots.shape to be the same");
+  EXPECT_ERROR(LA::ldl_solve(LD, piv, D({5, 1})), "[linalg.ldl_solve] Incompatible matrix sizes: each LD matrix is 6 by 6 but each B matrix is 5 by 1");
+  EXPECT_ERROR(LA::ldl_solve(LD, piv, B.to(fw::kFloat)), "[linalg.ldl_solve] Expected LD and B to have the same dtype");
+  EXPECT_ERROR(LA::ldl_solve(LD, piv.to(fw::kFloat), B), "[linalg.ldl_solve] pivots should be an int32 (or int64) tensor");
+  EXPECT_ERROR(LA::ldl_solve(LD, fw::full({6}, 7, fw::kInt), B), "[linalg.ldl_solve] pivots must be in [-6, -1] or [1, 6]");
+  EXPECT_ERROR(LA::ldl_solve(LD, fw::zeros({6}, fw::kInt), B), "[linalg.ldl_solve] pivots must be in");
+  Tensor lone = fw::tensor({1, 2, 3, 4, 5, -6}, fw::kInt);
+  EXPECT_ERROR(LA::ldl_solve(LD, lone, B), "[linalg.ldl_solve] a negative pivot (-6) must be repeated on the next row");
+  // no derivative (as PyTorch): a backward through them raises instead of giving zeros
+  Tensor Sg = S.clone().requires_grad_(true);
+  EXPECT_ERROR(std::get<0>(LA::ldl_factor(Sg)).sum().backward(), "[linalg.ldl_factor_ex] the derivative is not implemented");
+  Tensor Bg = B.clone().requires_grad_(true);
+  EXPECT_ERROR(LA::ldl_solve(LD, piv, Bg).sum().backward(), "[linalg.ldl_solve] the derivative is not implemented");
+  // empty batches and 0 x 0 matrices
+  auto [LD0, piv0, info0] = LA::ldl_factor_ex(fw::zeros({2, 0, 0}, fw::kDouble));
+  EXPECT_EQ(piv0.sizes(), fw::IntArrayRef({2, 0}));
+  EXPECT_EQ(info0.sizes(), fw::IntArrayRef({2}));
+  EXPECT_EQ(LA::ldl_solve(LD, piv, fw::zeros({4, 6, 0}, fw::kDouble)).sizes(), fw::IntArrayRef({4, 6, 0}));
+}

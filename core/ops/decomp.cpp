@@ -63,21 +63,36 @@ Tensor expand_scalar(const Tensor& s) { return s.unsqueeze(-1).unsqueeze(-1); }
 
 // ---- forwards (no autograd): batches of contiguous row-major matrices
 
-Tensor inv_impl(const Tensor& A0) {
+// The info codes of a batch as the *_ex functions return them: int32, shaped like the batch.
+Tensor info_tensor(const std::vector<int64_t>& info, const Shape& batch) {
+  Tensor t = fw::zeros(batch, TensorOptions(kInt));
+  int32_t* p = t.data_ptr<int32_t>();
+  for (size_t i = 0; i < info.size(); i++) p[i] = int32_t(info[i]);
+  return t;
+}
+
+// The impls below raise for a failed matrix, or (info_out given: the *_ex functions) record its
+// code there and leave its result as computed (inf / NaN, unspecified as in PyTorch).
+Tensor inv_impl(const Tensor& A0, std::vector<int64_t>* info_out = nullptr) {
   Tensor A = A0.contiguous();
   int64_t n = A.size(-1), batch = batch_count(A);
   Tensor out = fw::empty(A.sizes(), A.options());
-  if (n == 0 || batch == 0) return out;
   std::vector<int64_t> info(size_t(batch), 0);
+  if (info_out) *info_out = info;
+  if (n == 0 || batch == 0) return out;
   visit_real(A.dtype(), [&]<class T>() {
     const T* pa = A.data_ptr<T>();
     T* po = out.data_ptr<T>();
     for_each_matrix(batch, n, [&](int64_t i) {
       Eigen::PartialPivLU<ColMat<T>> lu(CMap<T>(pa + i * n * n, n, n));
       info[size_t(i)] = zero_pivot(lu);
-      if (info[size_t(i)] == 0) MMap<T>(po + i * n * n, n, n) = lu.inverse();
+      if (info[size_t(i)] == 0 || info_out) MMap<T>(po + i * n * n, n, n) = lu.inverse();
     });
   });
+  if (info_out) {
+    *info_out = std::move(info);
+    return out;
+  }
   raise_info("linalg.inv", info, A.dim() > 2, [](int64_t k) {
     return "The diagonal element " + std::to_string(k) +
            " is zero, the inversion could not be completed because the input matrix is singular.";
@@ -126,12 +141,13 @@ void lu_det_impl(const Tensor& A0, bool slog, Tensor* sign, Tensor* logabs) {
 }
 
 // X with A X = B for A (*, n, n), B (*, n, k) of the same batch shape.
-Tensor solve_impl(const Tensor& A0, const Tensor& B0) {
+Tensor solve_impl(const Tensor& A0, const Tensor& B0, std::vector<int64_t>* info_out = nullptr) {
   Tensor A = A0.contiguous(), B = B0.contiguous();
   int64_t n = A.size(-1), k = B.size(-1), batch = batch_count(A);
   Tensor out = fw::empty(B.sizes(), B.options());
-  if (batch == 0 || n == 0 || k == 0) return out.zero_();
   std::vector<int64_t> info(size_t(batch), 0);
+  if (info_out) *info_out = info;
+  if (batch == 0 || n == 0) return out.zero_();
   visit_real(A.dtype(), [&]<class T>() {
     const T* pa = A.data_ptr<T>();
     const T* pb = B.data_ptr<T>();
@@ -139,9 +155,14 @@ Tensor solve_impl(const Tensor& A0, const Tensor& B0) {
     for_each_matrix(batch, n, [&](int64_t i) {
       Eigen::PartialPivLU<ColMat<T>> lu(CMap<T>(pa + i * n * n, n, n));
       info[size_t(i)] = zero_pivot(lu);
-      if (info[size_t(i)] == 0) MMap<T>(po + i * n * k, n, k) = lu.solve(CMap<T>(pb + i * n * k, n, k));
+      if (k > 0 && (info[size_t(i)] == 0 || info_out))
+        MMap<T>(po + i * n * k, n, k) = lu.solve(CMap<T>(pb + i * n * k, n, k));
     });
   });
+  if (info_out) {
+    *info_out = std::move(info);
+    return out;
+  }
   raise_info("linalg.solve", info, A.dim() > 2, [](int64_t k) {
     return "The diagonal element " + std::to_string(k) +
            " is zero, the solve could not be completed because the input matrix is singular.";
@@ -170,12 +191,13 @@ int64_t failing_minor(const ColMat<T>& a) {
 }
 
 // Lower Cholesky factor of each matrix from its lower triangle.
-Tensor cholesky_impl(const Tensor& A0) {
+Tensor cholesky_impl(const Tensor& A0, std::vector<int64_t>* info_out = nullptr) {
   Tensor A = A0.contiguous();
   int64_t n = A.size(-1), batch = batch_count(A);
   Tensor out = fw::zeros(A.sizes(), A.options());
-  if (n == 0 || batch == 0) return out;
   std::vector<int64_t> info(size_t(batch), 0);
+  if (info_out) *info_out = info;
+  if (n == 0 || batch == 0) return out;
   visit_real(A.dtype(), [&]<class T>() {
     const T* pa = A.data_ptr<T>();
     T* po = out.data_ptr<T>();
@@ -186,12 +208,16 @@ Tensor cholesky_impl(const Tensor& A0) {
       if (llt.info() != Eigen::Success || !l.allFinite()) {
         int64_t k = failing_minor<T>(a);
         info[size_t(i)] = k > 0 ? k : n;
-        return;
+        if (!info_out) return;
       }
       l.template triangularView<Eigen::StrictlyUpper>().setZero();
       MMap<T>(po + i * n * n, n, n) = l;
     });
   });
+  if (info_out) {
+    *info_out = std::move(info);
+    return out;
+  }
   raise_info("linalg.cholesky", info, A.dim() > 2, [](int64_t k) {
     return "The factorization could not be completed because the input is not positive-definite (the leading "
            "minor of order " + std::to_string(k) + " is not positive-definite).";
@@ -309,15 +335,20 @@ void svd_impl(const Tensor& A0, bool want_uv, bool full, Tensor* U, Tensor* S, T
 
 // ---- autograd functions
 
+// The factorisations' Fns take `ex`: record the info codes in a second, non-differentiable output
+// (the *_ex functions) instead of raising.
 struct InvFn : autograd::Function<InvFn> {
-  static Tensor forward(AutogradContext* ctx, const Tensor& A) {
-    Tensor X = inv_impl(A);
+  static variable_list forward(AutogradContext* ctx, const Tensor& A, bool ex) {
+    std::vector<int64_t> info;
+    Tensor X = inv_impl(A, ex ? &info : nullptr);
+    Tensor code = info_tensor(info, batch_shape(A));
+    ctx->mark_non_differentiable({code});
     ctx->save_for_backward({X});
-    return X;
+    return {X, code};
   }
   static variable_list backward(AutogradContext* ctx, variable_list g) {
     Tensor XT = mT(ctx->get_saved_variables()[0]);
-    return {-fw::matmul(XT, fw::matmul(g[0], XT))};
+    return {-fw::matmul(XT, fw::matmul(g[0], XT)), Tensor()};
   }
 };
 
@@ -356,17 +387,20 @@ struct SlogdetFn : autograd::Function<SlogdetFn> {
 };
 
 struct SolveFn : autograd::Function<SolveFn> {
-  static Tensor forward(AutogradContext* ctx, const Tensor& A, const Tensor& B) {
-    Tensor X = solve_impl(A, B);
+  static variable_list forward(AutogradContext* ctx, const Tensor& A, const Tensor& B, bool ex) {
+    std::vector<int64_t> info;
+    Tensor X = solve_impl(A, B, ex ? &info : nullptr);
+    Tensor code = info_tensor(info, batch_shape(A));
+    ctx->mark_non_differentiable({code});
     ctx->save_for_backward({A, X});
-    return X;
+    return {X, code};
   }
   static variable_list backward(AutogradContext* ctx, variable_list g) {
     auto s = ctx->get_saved_variables();
     const Tensor &A = s[0], &X = s[1];
     Tensor gB = linalg::solve(mT(A), g[0]);
     Tensor gA = ctx->needs_input_grad(0) ? -fw::matmul(gB, mT(X)) : Tensor();
-    return {gA, ctx->needs_input_grad(1) ? gB : Tensor()};
+    return {gA, ctx->needs_input_grad(1) ? gB : Tensor(), Tensor()};
   }
 };
 
@@ -374,17 +408,20 @@ struct SolveFn : autograd::Function<SolveFn> {
 Tensor right_solve(const Tensor& X, const Tensor& L) { return mT(linalg::solve(mT(L), mT(X))); }
 
 struct CholeskyFn : autograd::Function<CholeskyFn> {
-  static Tensor forward(AutogradContext* ctx, const Tensor& A) {
-    Tensor L = cholesky_impl(A);
+  static variable_list forward(AutogradContext* ctx, const Tensor& A, bool ex) {
+    std::vector<int64_t> info;
+    Tensor L = cholesky_impl(A, ex ? &info : nullptr);
+    Tensor code = info_tensor(info, batch_shape(A));
+    ctx->mark_non_differentiable({code});
     ctx->save_for_backward({L});
-    return L;
+    return {L, code};
   }
   static variable_list backward(AutogradContext* ctx, variable_list g) {
     Tensor L = ctx->get_saved_variables()[0];
-    if (L.numel() == 0) return {fw::zeros_like(L)};
+    if (L.numel() == 0) return {fw::zeros_like(L), Tensor()};
     Tensor phi = fw::matmul(mT(L), g[0]).tril();
     phi = 0.5 * (phi + mT(phi.tril(-1)));
-    return {right_solve(linalg::solve(mT(L), phi), L)};
+    return {right_solve(linalg::solve(mT(L), phi), L), Tensor()};
   }
 };
 
@@ -589,7 +626,14 @@ namespace linalg {
 
 Tensor inv(const Tensor& A) {
   check_square("linalg.inv", A);
-  return InvFn::apply(A);
+  return InvFn::apply(A, false)[0];
+}
+
+std::tuple<Tensor, Tensor> inv_ex(const Tensor& A, bool check_errors) {
+  check_square("linalg.inv_ex", A);
+  if (check_errors) return {inv(A), fw::zeros(batch_shape(A), TensorOptions(kInt))};
+  auto r = InvFn::apply(A, true);
+  return {r[0], r[1]};
 }
 
 Tensor det(const Tensor& A) {
@@ -603,7 +647,9 @@ std::tuple<Tensor, Tensor> slogdet(const Tensor& A) {
   return {r[0], r[1]};
 }
 
-Tensor solve(const Tensor& A, const Tensor& B, bool left) {
+namespace {
+// linalg.solve and solve_ex: (X, info); ex: the info codes instead of raising.
+std::tuple<Tensor, Tensor> solve_common(const Tensor& A, const Tensor& B, bool left, bool ex) {
   check_square("linalg.solve", A);
   FW_CHECK(B.defined() && B.dim() >= 1, "[linalg.solve] The input tensor B must have at least 1 dimension");
   FW_CHECK(B.dtype() == A.dtype(), "[linalg.solve] Expected A and B to have the same dtype, but found A of type ",
@@ -619,15 +665,29 @@ Tensor solve(const Tensor& A, const Tensor& B, bool left) {
   Shape bs = broadcast_batch("linalg.solve", batch_shape(Am), batch_shape(Bm));
   Tensor Ae = Am.expand(with_tail(bs, {n, n}));
   Tensor Be = Bm.expand(with_tail(bs, {n, Bm.size(-1)}));
-  Tensor X = SolveFn::apply(Ae, Be);
-  if (!left) X = mT(X);
-  return vector_case ? X.squeeze(-1) : X;
+  auto r = SolveFn::apply(Ae, Be, ex);
+  Tensor X = left ? r[0] : mT(r[0]);
+  // info describes A: A's batch shape, not the broadcast one (as PyTorch)
+  return {vector_case ? X.squeeze(-1) : X, batch_of(r[1], batch_shape(A), bs)};
+}
+}  // namespace
+
+Tensor solve(const Tensor& A, const Tensor& B, bool left) { return std::get<0>(solve_common(A, B, left, false)); }
+
+std::tuple<Tensor, Tensor> solve_ex(const Tensor& A, const Tensor& B, bool left, bool check_errors) {
+  return solve_common(A, B, left, !check_errors);
 }
 
 Tensor cholesky(const Tensor& A, bool upper) {
   check_square("linalg.cholesky", A);
-  if (upper) return mT(CholeskyFn::apply(mT(A)));  // U = chol(A^T)^T reads the upper triangle
-  return CholeskyFn::apply(A);
+  if (upper) return mT(CholeskyFn::apply(mT(A), false)[0]);  // U = chol(A^T)^T reads the upper triangle
+  return CholeskyFn::apply(A, false)[0];
+}
+
+std::tuple<Tensor, Tensor> cholesky_ex(const Tensor& A, bool upper, bool check_errors) {
+  check_square("linalg.cholesky_ex", A);
+  auto r = CholeskyFn::apply(upper ? mT(A) : A, !check_errors);
+  return {upper ? mT(r[0]) : r[0], r[1]};
 }
 
 std::tuple<Tensor, Tensor> qr(const Tensor& A, const std::string& mode) {

@@ -79,6 +79,17 @@ void raise_info(const char* op, const std::vector<int64_t>& info, bool batched, 
 
 inline Tensor mT(const Tensor& t) { return t.transpose(-2, -1); }
 
+// The part of t (shape bs + trailing dims) that belongs to a batch of shape `own`, which
+// broadcast to bs: dims `own` lacks are dropped (index 0), dims where it has 1 are narrowed to 1.
+inline Tensor batch_of(const Tensor& t, const Shape& own, const Shape& bs) {
+  Tensor r = t;
+  size_t extra = bs.size() - own.size();
+  for (size_t i = 0; i < extra; i++) r = r.select(0, 0);
+  for (size_t i = 0; i < own.size(); i++)
+    if (own[i] == 1 && bs[extra + i] != 1) r = r.narrow(int64_t(i), 0, 1);
+  return r.contiguous();
+}
+
 // Broadcast of two batch shapes, as PyTorch.
 inline Shape broadcast_batch(const char* op, const Shape& a, const Shape& b, const char* na = "A",
                              const char* nb = "B") {

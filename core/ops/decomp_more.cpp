@@ -263,9 +263,12 @@ struct LuFactorFn : autograd::Function<LuFactorFn> {
     Tensor LU, piv;
     std::vector<int64_t> info;
     lu_factor_impl(A, &LU, &piv, &info);
-    ctx->mark_non_differentiable({piv});
+    Tensor code = fw::zeros(batch_shape(A), TensorOptions(kInt));
+    int32_t* pc = code.data_ptr<int32_t>();
+    for (size_t i = 0; i < info.size(); i++) pc[i] = int32_t(info[i]);
+    ctx->mark_non_differentiable({piv, code});
     ctx->save_for_backward({LU, piv});
-    return {LU, piv};
+    return {LU, piv, code};
   }
   static variable_list backward(AutogradContext* ctx, variable_list g) {
     auto s = ctx->get_saved_variables();
@@ -279,6 +282,130 @@ struct LuFactorFn : autograd::Function<LuFactorFn> {
     return {lu_backward(gL, gU, P, L, U)};
   }
 };
+
+// ---- LDL^T (Bunch-Kaufman)
+
+// Note [LDL factorisation]
+// linalg.ldl_factor(_ex) returns LAPACK sytrf's packed lower form (PyTorch 1.13 factors the lower
+// triangle and zeroes the strict upper one): A = P L D L^T P^T with L unit lower and D symmetric
+// block diagonal of 1x1 and 2x2 blocks. The unblocked Bunch-Kaufman recurrence below makes the
+// pivot decisions of LAPACK's sytf2 (sytrf runs it for n up to its block size, 64; larger
+// matrices go through the blocked panel routine, which decides the same way): with
+// alpha = (1 + sqrt 17) / 8, column k keeps a 1x1 pivot when |a_kk| >= alpha * colmax, or when
+// |a_kk| >= alpha * colmax * (colmax / rowmax); else row/column imax (the first largest entry below
+// the diagonal) comes in as a 1x1 pivot when |a_imax,imax| >= alpha * rowmax, or as the second
+// row of a 2x2 block. pivots (1-based): k' for a 1x1 block whose row was swapped with k', -k' on
+// both rows of a 2x2 block whose second row was swapped with k'. info is the first k whose
+// column was exactly zero (D singular); the factorisation goes on past it as LAPACK's does.
+// ldl_solve is sytrs: the forward sweep through P, L and D's blocks, then back through L^T and P^T.
+template <class T>
+int64_t ldl_inplace(T* a, int64_t n, int32_t* piv) {
+  auto A = [&](int64_t i, int64_t j) -> T& { return a[i * n + j]; };  // lower triangle: i >= j
+  const T alpha = (T(1) + std::sqrt(T(17))) / T(8);
+  int64_t info = 0;
+  for (int64_t k = 0; k < n;) {
+    int64_t kstep = 1, kp = k, imax = k;
+    T absakk = std::abs(A(k, k)), colmax = 0;
+    for (int64_t i = k + 1; i < n; i++)
+      if (std::abs(A(i, k)) > colmax) colmax = std::abs(A(i, k)), imax = i;
+    if (std::max(absakk, colmax) == T(0) || std::isnan(absakk)) {
+      if (info == 0) info = k + 1;
+      piv[k] = int32_t(k + 1);
+      k++;
+      continue;
+    }
+    if (absakk < alpha * colmax) {
+      T rowmax = 0;
+      for (int64_t j = k; j < imax; j++) rowmax = std::max(rowmax, std::abs(A(imax, j)));
+      for (int64_t j = imax + 1; j < n; j++) rowmax = std::max(rowmax, std::abs(A(j, imax)));
+      if (absakk >= alpha * colmax * (colmax / rowmax)) {
+        kp = k;
+      } else if (std::abs(A(imax, imax)) >= alpha * rowmax) {
+        kp = imax;
+      } else {
+        kp = imax;
+        kstep = 2;
+      }
+    }
+    const int64_t kk = k + kstep - 1;
+    if (kp != kk) {  // symmetric interchange of rows/columns kk and kp of the trailing block
+      for (int64_t i = kp + 1; i < n; i++) std::swap(A(i, kk), A(i, kp));
+      for (int64_t j = kk + 1; j < kp; j++) std::swap(A(j, kk), A(kp, j));
+      std::swap(A(kk, kk), A(kp, kp));
+      if (kstep == 2) std::swap(A(k + 1, k), A(kp, k));
+    }
+    if (kstep == 1) {
+      if (k + 1 < n) {
+        const T r1 = T(1) / A(k, k);
+        for (int64_t j = k + 1; j < n; j++) {
+          const T x = r1 * A(j, k);
+          for (int64_t i = j; i < n; i++) A(i, j) -= A(i, k) * x;
+        }
+        for (int64_t i = k + 1; i < n; i++) A(i, k) *= r1;
+      }
+      piv[k] = int32_t(kp + 1);
+    } else {
+      if (k + 2 < n) {
+        T d21 = A(k + 1, k);
+        const T d11 = A(k + 1, k + 1) / d21, d22 = A(k, k) / d21;
+        const T t = T(1) / (d11 * d22 - T(1));
+        d21 = t / d21;
+        for (int64_t j = k + 2; j < n; j++) {
+          const T wk = d21 * (d11 * A(j, k) - A(j, k + 1));
+          const T wkp1 = d21 * (d22 * A(j, k + 1) - A(j, k));
+          for (int64_t i = j; i < n; i++) A(i, j) = A(i, j) - A(i, k) * wk - A(i, k + 1) * wkp1;
+          A(j, k) = wk;
+          A(j, k + 1) = wkp1;
+        }
+      }
+      piv[k] = piv[k + 1] = -int32_t(kp + 1);
+    }
+    k += kstep;
+  }
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t j = i + 1; j < n; j++) A(i, j) = 0;
+  return info;
+}
+
+// B (n x m, row-major) <- A^-1 B from ldl_inplace's LD and pivots.
+template <class T>
+void ldl_solve_inplace(const T* ld, const int32_t* piv, T* b, int64_t n, int64_t m) {
+  auto A = [&](int64_t i, int64_t j) { return ld[i * n + j]; };
+  auto row = [&](int64_t i) { return b + i * m; };
+  auto swap_rows = [&](int64_t i, int64_t j) {
+    if (i != j) std::swap_ranges(row(i), row(i) + m, row(j));
+  };
+  for (int64_t k = 0; k < n;) {  // L D Y = P^T B
+    if (piv[k] > 0) {
+      swap_rows(k, piv[k] - 1);
+      for (int64_t i = k + 1; i < n; i++)
+        for (int64_t c = 0; c < m; c++) row(i)[c] -= A(i, k) * row(k)[c];
+      const T r = T(1) / A(k, k);
+      for (int64_t c = 0; c < m; c++) row(k)[c] *= r;
+      k++;
+    } else {
+      swap_rows(k + 1, -piv[k] - 1);
+      for (int64_t i = k + 2; i < n; i++)
+        for (int64_t c = 0; c < m; c++) row(i)[c] = row(i)[c] - A(i, k) * row(k)[c] - A(i, k + 1) * row(k + 1)[c];
+      const T akm1k = A(k + 1, k), akm1 = A(k, k) / akm1k, ak = A(k + 1, k + 1) / akm1k;
+      const T denom = akm1 * ak - T(1);
+      for (int64_t c = 0; c < m; c++) {
+        const T bkm1 = row(k)[c] / akm1k, bk = row(k + 1)[c] / akm1k;
+        row(k)[c] = (ak * bkm1 - bk) / denom;
+        row(k + 1)[c] = (akm1 * bk - bkm1) / denom;
+      }
+      k += 2;
+    }
+  }
+  for (int64_t k = n - 1; k >= 0;) {  // L^T P^T X = Y
+    const bool two = piv[k] < 0;
+    for (int64_t q = two ? k - 1 : k; q <= k; q++)
+      for (int64_t i = k + 1; i < n; i++)
+        for (int64_t c = 0; c < m; c++) row(q)[c] -= A(i, q) * row(i)[c];
+    swap_rows(k, (two ? -piv[k] : piv[k]) - 1);
+    k -= two ? 2 : 1;
+  }
+}
 
 // ---- lstsq
 
@@ -411,17 +538,6 @@ void lstsq_impl(const Tensor& A0, const Tensor& B0, double rcond, Driver drv, Te
 }
 
 bool svd_driver(Driver d) { return d == Driver::gelsd || d == Driver::gelss; }
-
-// The part of t (shape bs + trailing dims) that belongs to a batch of shape `own`, which
-// broadcast to bs: dims `own` lacks are dropped (index 0), dims where it has 1 are narrowed to 1.
-Tensor batch_of(const Tensor& t, const Shape& own, const Shape& bs) {
-  Tensor r = t;
-  size_t extra = bs.size() - own.size();
-  for (size_t i = 0; i < extra; i++) r = r.select(0, 0);
-  for (size_t i = 0; i < own.size(); i++)
-    if (own[i] == 1 && bs[extra + i] != 1) r = r.narrow(int64_t(i), 0, 1);
-  return r.contiguous();
-}
 
 // Attaches PyTorch's pinv-based lstsq backward to a precomputed solution X.
 struct LstsqFn : autograd::Function<LstsqFn> {
@@ -643,29 +759,28 @@ std::tuple<Tensor, Tensor> lu_factor(const Tensor& A, bool pivot) {
   check_matrix(op, A);
   FW_CHECK(pivot, "[", op, "] LU without pivoting is not implemented on the CPU");
   auto r = LuFactorFn::apply(A);
-  {
-    // the info codes again, cheaply: the first exactly-zero diagonal entry of U
-    NoGradGuard ng;
-    Tensor d = r[0].detach().diagonal(0, -2, -1);
-    if (d.numel() > 0 && (d == 0).any().item<bool>()) {
-      Tensor z = (d == 0).reshape({-1, d.size(-1)}).to(kLong);
-      int64_t bsz = z.size(0), k = z.size(1);
-      const int64_t* pz = z.contiguous().data_ptr<int64_t>();
-      std::vector<int64_t> info(size_t(bsz), 0);
-      for (int64_t b = 0; b < bsz; b++)
-        for (int64_t j = 0; j < k; j++)
-          if (pz[b * k + j]) {
-            info[size_t(b)] = j + 1;
-            break;
-          }
-      raise_info("torch.linalg.lu_factor", info, A.dim() > 2, [](int64_t i) {
-        return "U[" + std::to_string(i) + "," + std::to_string(i) +
-               "] is zero and using it on lu_solve would result in a division by zero. If you still want to "
-               "perform the factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)";
-      });
-    }
+  if (r[2].numel() > 0 && r[2].ne(0).any().item<bool>()) {
+    Tensor codes = r[2].reshape({-1}).to(kLong).contiguous();
+    std::vector<int64_t> info(codes.data_ptr<int64_t>(), codes.data_ptr<int64_t>() + codes.numel());
+    raise_info("torch.linalg.lu_factor", info, A.dim() > 2, [](int64_t i) {
+      return "U[" + std::to_string(i) + "," + std::to_string(i) +
+             "] is zero and using it on lu_solve would result in a division by zero. If you still want to "
+             "perform the factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)";
+    });
   }
   return {r[0], r[1]};
+}
+
+std::tuple<Tensor, Tensor, Tensor> lu_factor_ex(const Tensor& A, bool pivot, bool check_errors) {
+  const char* op = "linalg.lu_factor_ex";
+  check_matrix(op, A);
+  FW_CHECK(pivot, "[", op, "] LU without pivoting is not implemented on the CPU");
+  if (check_errors) {
+    auto [LU, piv] = lu_factor(A, pivot);
+    return {LU, piv, fw::zeros(batch_shape(A), TensorOptions(kInt))};
+  }
+  auto r = LuFactorFn::apply(A);
+  return {r[0], r[1], r[2]};
 }
 
 std::tuple<Tensor, Tensor, Tensor> lu(const Tensor& A, bool pivot) {
@@ -708,6 +823,139 @@ Tensor lu_solve(const Tensor& LU, const Tensor& pivots, const Tensor& B, bool le
 Tensor matrix_exp(const Tensor& A) {
   check_square("linalg.matrix_exp", A);
   return MatrixExpFn::apply(A);
+}
+
+namespace {
+// Outputs of the LDL functions refuse a backward, as PyTorch's (no derivative is defined).
+struct NoDerivativeFn : autograd::Function<NoDerivativeFn> {
+  static Tensor forward(AutogradContext* ctx, const Tensor& out, const Tensor& in, const std::string& op) {
+    ctx->saved_data["op"] = op;
+    (void)in;
+    return out;
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list) {
+    detail::throw_error("[", ctx->saved_data["op"].toStringRef(), "] the derivative is not implemented");
+    return {};
+  }
+};
+Tensor refuse_backward(const Tensor& out, const Tensor& in, const char* op) {
+  if (!(GradMode::is_enabled() && in.requires_grad())) return out;
+  return NoDerivativeFn::apply(out, in, std::string(op));
+}
+}  // namespace
+
+std::tuple<Tensor, Tensor, Tensor> ldl_factor_ex(const Tensor& A, bool hermitian, bool check_errors) {
+  const char* op = "linalg.ldl_factor_ex";
+  check_square(op, A);
+  (void)hermitian;  // real matrices: the symmetric and Hermitian factorisations are the same
+  int64_t n = A.size(-1), batch = batch_count(A);
+  Tensor LD = A.detach().contiguous().clone();
+  Tensor piv = fw::empty(with_tail(batch_shape(A), {n}), TensorOptions(kInt));
+  std::vector<int64_t> info(size_t(batch), 0);
+  if (n > 0)
+    visit_real(A.dtype(), [&]<class T>() {
+      T* pa = LD.data_ptr<T>();
+      int32_t* pp = piv.data_ptr<int32_t>();
+      for_each_matrix(batch, n, [&](int64_t i) { info[size_t(i)] = ldl_inplace<T>(pa + i * n * n, n, pp + i * n); });
+    });
+  if (check_errors)
+    raise_info("linalg.ldl_factor_ex", info, A.dim() > 2, [](int64_t k) {
+      return "The factorization could not be completed: D[" + std::to_string(k - 1) + "," + std::to_string(k - 1) +
+             "] is exactly zero, the matrix is singular";
+    });
+  Tensor code = fw::zeros(batch_shape(A), TensorOptions(kInt));
+  for (size_t i = 0; i < info.size(); i++) code.data_ptr<int32_t>()[i] = int32_t(info[i]);
+  return {refuse_backward(LD, A, op), piv, code};
+}
+
+std::tuple<Tensor, Tensor> ldl_factor(const Tensor& A, bool hermitian) {
+  check_square("linalg.ldl_factor", A);
+  auto [LD, piv, info] = ldl_factor_ex(A, hermitian, false);
+  if (info.ne(0).any().item<bool>()) {
+    Tensor codes = info.reshape({-1}).to(kLong).contiguous();
+    std::vector<int64_t> v(codes.data_ptr<int64_t>(), codes.data_ptr<int64_t>() + codes.numel());
+    raise_info("linalg.ldl_factor", v, A.dim() > 2, [](int64_t k) {
+      return "The factorization could not be completed: D[" + std::to_string(k - 1) + "," + std::to_string(k - 1) +
+             "] is exactly zero, the matrix is singular. linalg.ldl_factor_ex returns the factors with the info code";
+    });
+  }
+  return {LD, piv};
+}
+
+Tensor ldl_solve(const Tensor& LD, const Tensor& pivots, const Tensor& B, bool hermitian) {
+  const char* op = "linalg.ldl_solve";
+  (void)hermitian;
+  check_square(op, LD, "LD");
+  FW_CHECK(B.defined() && B.dim() >= 2, "[", op, "] The input tensor B must have at least 2 dimensions, but it has shape ",
+           B.defined() ? B.sizes() : IntArrayRef());
+  check_same_dtype(op, LD, B, "LD", "B");
+  FW_CHECK(pivots.defined() && (pivots.dtype() == kInt || pivots.dtype() == kLong), "[", op,
+           "] pivots should be an int32 (or int64) tensor");
+  Shape ps(LD.sizes().begin(), LD.sizes().end() - 1);
+  FW_CHECK(pivots.sizes().equals(IntArrayRef(ps)), "[", op,
+           "] Expected LD.shape[:-1] and pivots.shape to be the same, but got pivots with shape ", pivots.sizes(),
+           " instead");
+  int64_t n = LD.size(-1), k = B.size(-1);
+  FW_CHECK(B.size(-2) == n, "[", op, "] Incompatible matrix sizes: each LD matrix is ", n, " by ", n,
+           " but each B matrix is ", B.size(-2), " by ", k);
+  Shape bs = broadcast_batch(op, batch_shape(LD), batch_shape(B), "LD", "B");
+  Tensor L = LD.detach().expand(with_tail(bs, {n, n})).contiguous();
+  Shape pbs = bs;
+  pbs.push_back(n);
+  Tensor P = pivots.to(kInt).expand(pbs).contiguous();
+  Tensor X = B.detach().expand(with_tail(bs, {n, k})).contiguous().clone();
+  int64_t batch = batch_count(L);
+  // pivots come from the caller: every entry must name a row, and -p entries must pair up
+  const int32_t* pp = P.data_ptr<int32_t>();
+  for (int64_t b = 0; b < batch; b++)
+    for (int64_t j = 0; j < n; j++) {
+      int32_t p = pp[b * n + j];
+      FW_CHECK(p != 0 && std::abs(int64_t(p)) <= n, "[", op, "] pivots must be in [-", n, ", -1] or [1, ", n,
+               "] (1-based, as LAPACK's sytrf), but got ", p);
+      if (p < 0) {
+        FW_CHECK(j + 1 < n && pp[b * n + j + 1] == p, "[", op, "] a negative pivot (", p,
+                 ") must be repeated on the next row, as sytrf's 2x2 blocks");
+        j++;
+      }
+    }
+  if (batch > 0 && n > 0 && k > 0)
+    visit_real(LD.dtype(), [&]<class T>() {
+      const T* pl = L.data_ptr<T>();
+      T* px = X.data_ptr<T>();
+      for_each_matrix(batch, n, [&](int64_t i) { ldl_solve_inplace<T>(pl + i * n * n, pp + i * n, px + i * n * k, n, k); });
+    });
+  return refuse_backward(refuse_backward(X, LD, op), B, op);
+}
+
+Tensor householder_product(const Tensor& A, const Tensor& tau) {
+  const char* op = "linalg.householder_product";
+  check_matrix(op, A, "input");
+  FW_CHECK(tau.defined(), "[", op, "] tau is an undefined tensor");
+  check_same_dtype(op, A, tau, "input", "tau");
+  int64_t m = A.size(-2), n = A.size(-1);
+  FW_CHECK(m >= n, "[", op, "] input.shape[-2] must be greater than or equal to input.shape[-1], but got input of shape ",
+           A.sizes());
+  FW_CHECK(tau.dim() == A.dim() - 1, "[", op, "] input.dim() must be greater than tau.dim() by 1, but got input of shape ",
+           A.sizes(), " and tau of shape ", tau.sizes());
+  int64_t k = tau.size(-1);
+  FW_CHECK(k <= n, "[", op, "] input.shape[-1] must be greater than or equal to tau.shape[-1], but got input of shape ",
+           A.sizes(), " and tau of shape ", tau.sizes());
+  FW_CHECK(IntArrayRef(batch_shape(A)).equals(tau.sizes().slice(0, tau.dim() - 1)), "[", op,
+           "] Expected batch dimensions of tau to be equal to input.shape[:-2], but got input of shape ", A.sizes(),
+           " and tau of shape ", tau.sizes());
+  // Q = H_1 (H_2 (... (H_k I[:, :n]))): each reflector costs one matrix-vector product and a
+  // rank-one update, in fw ops so that A and tau get gradients.
+  Tensor V = A.tril(-1) + fw::eye(m, n, A.options());  // v_i in column i
+  Tensor Q = fw::eye(m, n, A.options()).expand(A.sizes()).clone();
+  for (int64_t i = k - 1; i >= 0; i--) {
+    Tensor v = V.narrow(-1, i, 1);                      // (*, m, 1)
+    Tensor t = tau.narrow(-1, i, 1).unsqueeze(-1);     // (*, 1, 1)
+    Q = Q - fw::matmul(v * t, fw::matmul(mT(v), Q));
+  }
+  // no reflectors: Q is I[:, :n], still an output of A and tau for autograd (as PyTorch's, with
+  // zero gradients): add sums over empty slices, exact zeros whatever A holds
+  if (k == 0) Q = Q + A.narrow(-1, 0, 0).sum({-1}, true) + tau.sum({-1}, true).unsqueeze(-1);
+  return Q;
 }
 
 Tensor multi_dot(TensorList tensors) {
@@ -947,6 +1195,7 @@ std::tuple<Tensor, Tensor, Tensor> lu_unpack(const Tensor& LU_data, const Tensor
 }
 
 Tensor matrix_exp(const Tensor& A) { return linalg::matrix_exp(A); }
+Tensor orgqr(const Tensor& A, const Tensor& tau) { return linalg::householder_product(A, tau); }
 
 Tensor ger(const Tensor& a, const Tensor& b) {
   FW_CHECK(a.defined() && a.dim() == 1, "[ger] Expected 1-D argument self, but got ", a.defined() ? a.dim() : 0, "-D");

@@ -39,6 +39,14 @@ namespace fw {
 
 // torch::linalg_*
 FW_ATEN_NAME(linalg_cholesky, ::fw::linalg::cholesky)
+FW_ATEN_NAME(linalg_cholesky_ex, ::fw::linalg::cholesky_ex)
+FW_ATEN_NAME(linalg_householder_product, ::fw::linalg::householder_product)
+FW_ATEN_NAME(linalg_inv_ex, ::fw::linalg::inv_ex)
+FW_ATEN_NAME(linalg_ldl_factor, ::fw::linalg::ldl_factor)
+FW_ATEN_NAME(linalg_ldl_factor_ex, ::fw::linalg::ldl_factor_ex)
+FW_ATEN_NAME(linalg_ldl_solve, ::fw::linalg::ldl_solve)
+FW_ATEN_NAME(linalg_lu_factor_ex, ::fw::linalg::lu_factor_ex)
+FW_ATEN_NAME(linalg_solve_ex, ::fw::linalg::solve_ex)
 FW_ATEN_NAME(linalg_cond, ::fw::linalg::cond)
 FW_ATEN_NAME(linalg_cross, ::fw::linalg::cross)
 FW_ATEN_NAME(linalg_det, ::fw::linalg::det)

@@ -37,6 +37,14 @@ std::tuple<Tensor, Tensor> slogdet(const Tensor& A);
 Tensor solve(const Tensor& A, const Tensor& B, bool left = true);
 // Lower L with A = L L^T (upper: U with A = U^T U); reads only that triangle of A.
 Tensor cholesky(const Tensor& A, bool upper = false);
+// The *_ex forms return (result, info) and do not raise for a failed matrix (check_errors = false):
+// info (int32, shaped like the batch) is 0 where the matrix went through, else LAPACK's code: the
+// 1-based index of the first zero pivot of the LU (inv_ex, solve_ex) or the order of the first
+// leading minor that is not positive-definite (cholesky_ex); that matrix's result is unspecified
+// (inf / NaN). check_errors = true raises as inv / solve / cholesky do. Results are differentiable.
+std::tuple<Tensor, Tensor> inv_ex(const Tensor& A, bool check_errors = false);
+std::tuple<Tensor, Tensor> solve_ex(const Tensor& A, const Tensor& B, bool left = true, bool check_errors = false);
+std::tuple<Tensor, Tensor> cholesky_ex(const Tensor& A, bool upper = false, bool check_errors = false);
 // (Q, R) with A = Q R; mode "reduced" (Q: m x k, R: k x n), "complete" (Q: m x m) or "r" (Q empty).
 std::tuple<Tensor, Tensor> qr(const Tensor& A, const std::string& mode = "reduced");
 // (eigenvalues ascending, eigenvectors as columns) of each symmetric matrix, from its UPLO triangle.

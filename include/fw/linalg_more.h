@@ -40,10 +40,27 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> lstsq(const Tensor& A, const Tensor& 
 // (*, min(m, n)) int32, 1-based; row i was swapped with row pivots[i] - 1). Raises for an exactly
 // singular U (as PyTorch's lu_factor). pivot = false is not implemented on the CPU (as PyTorch).
 std::tuple<Tensor, Tensor> lu_factor(const Tensor& A, bool pivot = true);
+// (LU, pivots, info): lu_factor without raising (check_errors = false); info (int32, shaped like the
+// batch) is the 1-based index of the first zero diagonal entry of U, 0 when none.
+std::tuple<Tensor, Tensor, Tensor> lu_factor_ex(const Tensor& A, bool pivot = true, bool check_errors = false);
 // (P, L, U) with A = P L U, L (*, m, k) unit lower, U (*, k, n), k = min(m, n). Singular inputs are fine.
 std::tuple<Tensor, Tensor, Tensor> lu(const Tensor& A, bool pivot = true);
 // X with A X = B (adjoint: A^T X = B; left = false: X A = B / X A^T = B) from lu_factor's output.
 Tensor lu_solve(const Tensor& LU, const Tensor& pivots, const Tensor& B, bool left = true, bool adjoint = false);
+
+// LDL^T of each symmetric matrix with Bunch-Kaufman pivoting, in LAPACK sytrf's packed lower form
+// (Note [LDL factorisation] in core/ops/decomp_more.cpp): (LD (*, n, n), pivots (*, n) int32, info
+// (int32, the batch's shape): the first k with D[k-1, k-1] exactly zero, 0 when none). ldl_factor
+// raises where ldl_factor_ex reports; ldl_solve solves A X = B from them (B (*, n, k), batch dims
+// broadcast). Real matrices: hermitian changes nothing. Not differentiable (as PyTorch).
+std::tuple<Tensor, Tensor, Tensor> ldl_factor_ex(const Tensor& A, bool hermitian = false, bool check_errors = false);
+std::tuple<Tensor, Tensor> ldl_factor(const Tensor& A, bool hermitian = false);
+Tensor ldl_solve(const Tensor& LD, const Tensor& pivots, const Tensor& B, bool hermitian = false);
+
+// The first n columns of the product H_1 ... H_k of Householder reflectors H_i = I - tau_i v_i v_i^T,
+// v_i = (0, ..., 0, 1, A[i+1:, i]) (LAPACK's orgqr; geqrf's packed output gives the Q of QR). A
+// (*, m, n) with m >= n, tau (*, k) with k <= n and A's batch shape. Differentiable in A and tau.
+Tensor householder_product(const Tensor& A, const Tensor& tau);
 
 // exp of each square matrix (scaling and squaring with Pade approximants); backward through the
 // exponential of the block matrix [[A^T, G], [0, A^T]] (PyTorch's), so it is twice differentiable.
@@ -97,6 +114,8 @@ Tensor lu_solve(const Tensor& b, const Tensor& LU_data, const Tensor& LU_pivots)
 std::tuple<Tensor, Tensor, Tensor> lu_unpack(const Tensor& LU_data, const Tensor& LU_pivots, bool unpack_data = true,
                                              bool unpack_pivots = true);
 Tensor matrix_exp(const Tensor& A);
+// torch.orgqr(A, tau) = linalg::householder_product(A, tau).
+Tensor orgqr(const Tensor& A, const Tensor& tau);
 // outer(a, b) of 1-D tensors.
 Tensor ger(const Tensor& a, const Tensor& b);
 // sum(conj(a) * b) of 1-D tensors of one dtype.
