@@ -63,14 +63,6 @@ Tensor expand_scalar(const Tensor& s) { return s.unsqueeze(-1).unsqueeze(-1); }
 
 // ---- forwards (no autograd): batches of contiguous row-major matrices
 
-// The info codes of a batch as the *_ex functions return them: int32, shaped like the batch.
-Tensor info_tensor(const std::vector<int64_t>& info, const Shape& batch) {
-  Tensor t = fw::zeros(batch, TensorOptions(kInt));
-  int32_t* p = t.data_ptr<int32_t>();
-  for (size_t i = 0; i < info.size(); i++) p[i] = int32_t(info[i]);
-  return t;
-}
-
 // The impls below raise for a failed matrix, or (info_out given: the *_ex functions) record its
 // code there and leave its result as computed (inf / NaN, unspecified as in PyTorch).
 Tensor inv_impl(const Tensor& A0, std::vector<int64_t>* info_out = nullptr) {

@@ -10,6 +10,7 @@
 
 #include "core/parallel.h"
 #include "fw/error.h"
+#include "fw/ops.h"
 #include "fw/tensor.h"
 
 namespace fw::linalg_detail {
@@ -78,6 +79,19 @@ void raise_info(const char* op, const std::vector<int64_t>& info, bool batched, 
 }
 
 inline Tensor mT(const Tensor& t) { return t.transpose(-2, -1); }
+
+// LAPACK-style info codes (0: the matrix went through) as the *_ex functions return them: int32,
+// shaped like the batch; and back.
+inline Tensor info_tensor(const std::vector<int64_t>& info, const Shape& batch) {
+  Tensor t = fw::zeros(batch, TensorOptions(kInt));
+  int32_t* p = t.data_ptr<int32_t>();
+  for (size_t i = 0; i < info.size(); i++) p[i] = int32_t(info[i]);
+  return t;
+}
+inline std::vector<int64_t> info_codes(const Tensor& codes) {
+  Tensor c = codes.reshape({-1}).to(kLong).contiguous();
+  return std::vector<int64_t>(c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel());
+}
 
 // The part of t (shape bs + trailing dims) that belongs to a batch of shape `own`, which
 // broadcast to bs: dims `own` lacks are dropped (index 0), dims where it has 1 are narrowed to 1.

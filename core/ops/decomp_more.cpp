@@ -54,8 +54,6 @@ void check_same_dtype(const char* op, const Tensor& A, const Tensor& B, const ch
            " of type ", dtype_name(A.dtype()), " and ", b, " of type ", dtype_name(B.dtype()), " instead");
 }
 
-Tensor diag_embed(const Tensor& v) { return v.unsqueeze(-1) * fw::eye(v.size(-1), v.options()); }
-
 int64_t prod(IntArrayRef s) {
   int64_t p = 1;
   for (int64_t v : s) p *= v;
@@ -263,9 +261,7 @@ struct LuFactorFn : autograd::Function<LuFactorFn> {
     Tensor LU, piv;
     std::vector<int64_t> info;
     lu_factor_impl(A, &LU, &piv, &info);
-    Tensor code = fw::zeros(batch_shape(A), TensorOptions(kInt));
-    int32_t* pc = code.data_ptr<int32_t>();
-    for (size_t i = 0; i < info.size(); i++) pc[i] = int32_t(info[i]);
+    Tensor code = info_tensor(info, batch_shape(A));
     ctx->mark_non_differentiable({piv, code});
     ctx->save_for_backward({LU, piv});
     return {LU, piv, code};
@@ -759,15 +755,11 @@ std::tuple<Tensor, Tensor> lu_factor(const Tensor& A, bool pivot) {
   check_matrix(op, A);
   FW_CHECK(pivot, "[", op, "] LU without pivoting is not implemented on the CPU");
   auto r = LuFactorFn::apply(A);
-  if (r[2].numel() > 0 && r[2].ne(0).any().item<bool>()) {
-    Tensor codes = r[2].reshape({-1}).to(kLong).contiguous();
-    std::vector<int64_t> info(codes.data_ptr<int64_t>(), codes.data_ptr<int64_t>() + codes.numel());
-    raise_info("torch.linalg.lu_factor", info, A.dim() > 2, [](int64_t i) {
-      return "U[" + std::to_string(i) + "," + std::to_string(i) +
-             "] is zero and using it on lu_solve would result in a division by zero. If you still want to "
-             "perform the factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)";
-    });
-  }
+  raise_info("torch.linalg.lu_factor", info_codes(r[2]), A.dim() > 2, [](int64_t i) {
+    return "U[" + std::to_string(i) + "," + std::to_string(i) +
+           "] is zero and using it on lu_solve would result in a division by zero. If you still want to "
+           "perform the factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)";
+  });
   return {r[0], r[1]};
 }
 
@@ -842,12 +834,10 @@ Tensor refuse_backward(const Tensor& out, const Tensor& in, const char* op) {
   if (!(GradMode::is_enabled() && in.requires_grad())) return out;
   return NoDerivativeFn::apply(out, in, std::string(op));
 }
-}  // namespace
 
-std::tuple<Tensor, Tensor, Tensor> ldl_factor_ex(const Tensor& A, bool hermitian, bool check_errors) {
+// ldl_factor and ldl_factor_ex; raise_as: the op that raises for a singular D (none: report only).
+std::tuple<Tensor, Tensor, Tensor> ldl_common(const Tensor& A, const char* raise_as) {
   const char* op = "linalg.ldl_factor_ex";
-  check_square(op, A);
-  (void)hermitian;  // real matrices: the symmetric and Hermitian factorisations are the same
   int64_t n = A.size(-1), batch = batch_count(A);
   Tensor LD = A.detach().contiguous().clone();
   Tensor piv = fw::empty(with_tail(batch_shape(A), {n}), TensorOptions(kInt));
@@ -858,27 +848,24 @@ std::tuple<Tensor, Tensor, Tensor> ldl_factor_ex(const Tensor& A, bool hermitian
       int32_t* pp = piv.data_ptr<int32_t>();
       for_each_matrix(batch, n, [&](int64_t i) { info[size_t(i)] = ldl_inplace<T>(pa + i * n * n, n, pp + i * n); });
     });
-  if (check_errors)
-    raise_info("linalg.ldl_factor_ex", info, A.dim() > 2, [](int64_t k) {
+  if (raise_as)
+    raise_info(raise_as, info, A.dim() > 2, [](int64_t k) {
       return "The factorization could not be completed: D[" + std::to_string(k - 1) + "," + std::to_string(k - 1) +
-             "] is exactly zero, the matrix is singular";
+             "] is exactly zero, the matrix is singular (linalg.ldl_factor_ex reports it in info instead)";
     });
-  Tensor code = fw::zeros(batch_shape(A), TensorOptions(kInt));
-  for (size_t i = 0; i < info.size(); i++) code.data_ptr<int32_t>()[i] = int32_t(info[i]);
-  return {refuse_backward(LD, A, op), piv, code};
+  return {refuse_backward(LD, A, op), piv, info_tensor(info, batch_shape(A))};
+}
+}  // namespace
+
+// Real matrices: the symmetric and Hermitian factorisations are the same, so `hermitian` changes nothing.
+std::tuple<Tensor, Tensor, Tensor> ldl_factor_ex(const Tensor& A, bool, bool check_errors) {
+  check_square("linalg.ldl_factor_ex", A);
+  return ldl_common(A, check_errors ? "linalg.ldl_factor_ex" : nullptr);
 }
 
-std::tuple<Tensor, Tensor> ldl_factor(const Tensor& A, bool hermitian) {
+std::tuple<Tensor, Tensor> ldl_factor(const Tensor& A, bool) {
   check_square("linalg.ldl_factor", A);
-  auto [LD, piv, info] = ldl_factor_ex(A, hermitian, false);
-  if (info.ne(0).any().item<bool>()) {
-    Tensor codes = info.reshape({-1}).to(kLong).contiguous();
-    std::vector<int64_t> v(codes.data_ptr<int64_t>(), codes.data_ptr<int64_t>() + codes.numel());
-    raise_info("linalg.ldl_factor", v, A.dim() > 2, [](int64_t k) {
-      return "The factorization could not be completed: D[" + std::to_string(k - 1) + "," + std::to_string(k - 1) +
-             "] is exactly zero, the matrix is singular. linalg.ldl_factor_ex returns the factors with the info code";
-    });
-  }
+  auto [LD, piv, info] = ldl_common(A, "linalg.ldl_factor");
   return {LD, piv};
 }
 
