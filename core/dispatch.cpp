@@ -167,7 +167,7 @@ Tensor sum_to(const Tensor& g, IntArrayRef shape) {
 }
 
 void bump_version(const Tensor& t, const char* writer) {
-  t.impl()->storage->version.fetch_add(1, std::memory_order_relaxed);
+  t.impl()->version().fetch_add(1, std::memory_order_relaxed);
   if (writer) t.impl()->storage->last_writer = writer;
 }
 
@@ -335,6 +335,7 @@ Tensor make_tensor(IntArrayRef sizes, ScalarType dtype, Device dev) {
 Tensor make_view(const Tensor& t, IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
   auto impl = make_intrusive<TensorImpl>();
   impl->storage = t.impl()->storage;
+  impl->version_counter = t.impl()->version_counter;
   impl->sizes = DimVec(sizes);
   impl->strides = DimVec(strides);
   impl->offset = offset;

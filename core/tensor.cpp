@@ -97,6 +97,12 @@ Tensor Tensor::detach() const {
   return make_view(*this, sizes(), strides(), storage_offset());
 }
 
+Tensor Tensor::data() const {
+  Tensor r = detach();
+  r.impl()->version_counter = make_intrusive<VersionCounter>();
+  return r;
+}
+
 Tensor& Tensor::detach_() {
   FW_CHECK(!impl_->view_base, "[detach_] Can't detach views in-place (a view of shape ", sizes(),
            "). Use detach() instead.");

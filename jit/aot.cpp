@@ -126,10 +126,10 @@ variable_list CompiledBackward::apply(variable_list&& grads, bool create_graph) 
            "supported; compile with CompileOptions().backend(\"eager\") for higher-order gradients");
   const AotShared& p = *plan;
   for (size_t i = 0; i < saved.size(); i++)
-    FW_CHECK(saved[i].impl()->storage->version.load() == versions[i],
+    FW_CHECK(saved[i].impl()->version().load() == versions[i],
              "[autograd] one of the variables needed for gradient computation has been modified by an inplace "
              "operation: a value saved by a compiled function (CompiledFunctionBackward) is at version ",
-             saved[i].impl()->storage->version.load(), "; expected version ", versions[i], " instead");
+             saved[i].impl()->version().load(), "; expected version ", versions[i], " instead");
   std::vector<char> present(grads.size());
   bool any = false, all = true;
   for (size_t k = 0; k < grads.size(); k++) {
@@ -189,7 +189,7 @@ struct AotProgram : Program {
     node->seq_ = ad::next_sequence_number();
     for (size_t i = s->n_out; i < all.size(); i++) {
       Tensor t = all[i].detach();  // no grad_fn: no reference cycle through the node
-      node->versions.push_back(t.impl()->storage->version.load());
+      node->versions.push_back(t.impl()->version().load());
       node->saved.push_back(std::move(t));
     }
     // Captured tensors the backward reads count too (eager saves a weight it multiplies by);

@@ -1239,3 +1239,149 @@ TEST(TorchCompat, ModulePrintsAsLibtorch) {
   EXPECT_EQ(printed(nn::Unflatten(nn::UnflattenOptions(1, {2, 2}))), "fw::nn::Unflatten(dim=1, unflattened_size={2, 2})");
   EXPECT_EQ(printed(nn::GELU(nn::GELUOptions().approximate("tanh"))), "fw::nn::GELU()");
 }
+
+// c10's ScalarType enumerator names, its CppTypeToScalarType and Device::has_index.
+TEST(TorchCompat, ScalarTypeEnumeratorNamesAndDeviceIndex) {
+  auto t = torch::ones({2}, torch::kLong);
+  EXPECT_EQ(t.scalar_type(), at::ScalarType::Long);
+  EXPECT_EQ(c10::ScalarType::Byte, torch::kUInt8);
+  EXPECT_EQ(c10::ScalarType::Char, torch::kInt8);
+  EXPECT_EQ(c10::ScalarType::Short, torch::kInt16);
+  EXPECT_EQ(c10::ScalarType::Int, torch::kInt32);
+  EXPECT_EQ(torch::TypeMeta().toScalarType(), c10::ScalarType::Undefined);
+  EXPECT_STREQ(c10::toString(c10::ScalarType::Undefined), "Undefined");
+  auto name = [](const torch::Tensor& x) {
+    switch (x.scalar_type()) {
+      case at::ScalarType::Long: return "long";
+      case at::ScalarType::Float: return "float";
+      default: return "other";
+    }
+  };
+  EXPECT_STREQ(name(t), "long");
+  EXPECT_STREQ(name(t.to(torch::kFloat)), "float");
+  static_assert(c10::CppTypeToScalarType<float>::value == torch::kFloat);
+  static_assert(c10::CppTypeToScalarType<int64_t>::value == at::ScalarType::Long);
+  torch::Device cpu("cpu"), cpu0(torch::kCPU, 0);
+  EXPECT_FALSE(cpu.has_index());
+  EXPECT_TRUE(cpu0.has_index());
+  cpu.set_index(0);
+  EXPECT_EQ(cpu, cpu0);
+}
+
+TEST(TorchCompat, SmallVectorAndDimVector) {
+  c10::SmallVector<int64_t, 2> v;
+  v.push_back(3);
+  v.emplace_back(4);
+  v.emplace_back(5);  // past the inline capacity
+  std::vector<int64_t> more{6, 7};
+  v.append(more.begin(), more.end());
+  EXPECT_EQ(v.size(), 5u);
+  EXPECT_EQ(v.front(), 3);
+  EXPECT_EQ(v.back(), 7);
+  at::DimVector shape(v.begin(), v.begin() + 3);
+  EXPECT_EQ(torch::zeros(shape).sizes(), torch::IntArrayRef({3, 4, 5}));
+  int64_t sum = 0;
+  for (int64_t x : v) sum += x;
+  EXPECT_EQ(sum, 25);
+}
+
+// Tensor::storage(): libtorch's handle on the shared memory.
+TEST(TorchCompat, StorageHandle) {
+  auto z = torch::arange(6, torch::kFloat);
+  auto view = z.narrow(0, 2, 3);
+  auto st = view.storage();
+  EXPECT_TRUE(bool(st));
+  EXPECT_EQ(st.nbytes(), 24u);
+  EXPECT_EQ(st.data_ptr().get(), z.data_ptr());
+  EXPECT_EQ(st.data<float>() + view.storage_offset(), view.data_ptr<float>());
+  EXPECT_TRUE(st.device().is_cpu());
+  EXPECT_TRUE(st.is_alias_of(z.storage()));
+  EXPECT_FALSE(st.is_alias_of(z.clone().storage()));
+  EXPECT_EQ(st.use_count(), 3u);  // z, view and st
+  EXPECT_TRUE(z.has_storage());
+}
+
+// Tensor::data() (libtorch's variable_data): shares memory, not the version counter, so an
+// in-place write through it is not an error for a value autograd saved; detach() shares both.
+// Expected values from libtorch 1.13.
+TEST(TorchCompat, DataHasItsOwnVersionCounter) {
+  auto w = torch::ones({3}, torch::requires_grad());
+  auto y = (w * w).sum();
+  auto d = w.data();
+  EXPECT_FALSE(d.requires_grad());
+  EXPECT_TRUE(d.is_alias_of(w));
+  d.mul_(2);
+  EXPECT_EQ(w._version(), 0u);
+  EXPECT_EQ(d._version(), 1u);
+  d.select(0, 0).fill_(5);  // a view of d counts on d's counter
+  EXPECT_EQ(w._version(), 0u);
+  EXPECT_EQ(d._version(), 2u);
+  y.backward();  // the saved w is read as it is now: 2 * [5, 2, 2]
+  EXPECT_TRUE(torch::equal(w.grad(), torch::tensor({10.0f, 4.0f, 4.0f})));
+
+  auto w2 = torch::ones({3}, torch::requires_grad());
+  auto y2 = (w2 * w2).sum();
+  w2.detach().mul_(2);
+  EXPECT_EQ(w2._version(), 1u);
+  EXPECT_ERROR(y2.backward(), "modified by an in-place operation");
+
+  auto z = torch::zeros({2});
+  z.add_(1);
+  z.add_(1);
+  auto zd = z.variable_data();
+  EXPECT_EQ(z._version(), 2u);
+  EXPECT_EQ(zd._version(), 0u);
+  EXPECT_EQ(zd.detach()._version(), 0u);
+  zd.add_(1);
+  z.add_(1);
+  EXPECT_EQ(z._version(), 3u);
+  EXPECT_EQ(zd._version(), 1u);
+  EXPECT_TRUE(torch::equal(z, torch::full({2}, 4.0f)));
+}
+
+namespace {
+template <class T, class = void>
+struct AccessorCallable : std::false_type {};
+template <class T>
+struct AccessorCallable<T, std::void_t<decltype(std::declval<T>().template accessor<float, 1>())>> : std::true_type {};
+template <class T, class = void>
+struct PackedAccessorCallable : std::false_type {};
+template <class T>
+struct PackedAccessorCallable<T, std::void_t<decltype(std::declval<T>().template packed_accessor32<float, 1>())>>
+    : std::true_type {};
+}  // namespace
+
+// Packed accessors own their sizes and strides (in int32 for packed_accessor32) and take
+// libtorch's PtrTraits; no accessor can be taken from a temporary tensor.
+TEST(TorchCompat, PackedAccessorsOwnTheirGeometry) {
+  static_assert(AccessorCallable<torch::Tensor&>::value && !AccessorCallable<torch::Tensor>::value);
+  static_assert(PackedAccessorCallable<const torch::Tensor&>::value && !PackedAccessorCallable<torch::Tensor>::value);
+  auto base = torch::arange(12, torch::kFloat).reshape({3, 4});
+  torch::PackedTensorAccessor32<float, 2, at::RestrictPtrTraits> a32 = [&] {
+    auto t = base.t();  // the handle dies with the lambda; the accessor keeps its own geometry
+    return t.packed_accessor32<float, 2, at::RestrictPtrTraits>();
+  }();
+  static_assert(std::is_same_v<decltype(a32.size(0)), int32_t>);
+  EXPECT_EQ(a32.size(0), 4);
+  EXPECT_EQ(a32.size(1), 3);
+  EXPECT_EQ(a32.stride(0), 1);
+  EXPECT_EQ(a32[1][2], 9.0f);  // base[2][1]
+  auto row = a32[3];
+  EXPECT_EQ(row.size(0), 3);
+  EXPECT_EQ(row[0], 3.0f);
+  auto back = a32.transpose(0, 1);
+  EXPECT_EQ(back[2][1], 9.0f);
+  torch::PackedTensorAccessor64<float, 2> a64 = base.packed_accessor64<float, 2>();
+  a64[0][3] = -1.0f;
+  EXPECT_EQ(base[0][3].item<float>(), -1.0f);
+  auto g = base.generic_packed_accessor<float, 2, at::DefaultPtrTraits, int64_t>();
+  EXPECT_EQ(g[2][3], 11.0f);
+  auto acc = base.accessor<float, 2>();
+  EXPECT_EQ(acc.sizes(), torch::IntArrayRef({3, 4}));
+  EXPECT_EQ(acc.strides()[0], 4);
+  auto huge = torch::zeros({1}).expand({int64_t(1) << 16, int64_t(1) << 16});
+  EXPECT_ERROR((huge.packed_accessor32<float, 2>()), "[packed_accessor32] numel needs to be smaller than 2^31");
+  EXPECT_EQ((huge.packed_accessor64<float, 2>().size(1)), int64_t(1) << 16);
+  EXPECT_ERROR((base.packed_accessor64<float, 3>()), "expected 3 dims");
+  EXPECT_ERROR((base.packed_accessor64<double, 2>()), "expected scalar type Double");
+}

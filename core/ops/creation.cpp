@@ -272,6 +272,9 @@ OpAttrs shape_attrs(IntArrayRef size, const TensorOptions& o) {
 
 Tensor finish(Tensor t, const TensorOptions& o) {
   FW_CHECK(o.device().is_cpu(), "[factory] device ", o.device(), " is not available in this build of fw");
+  // The fill or draw that made t was an in-place write, but a new tensor starts at version 0 in
+  // libtorch (x._version() counts writes after creation).
+  t.impl()->version().store(0, std::memory_order_relaxed);
   if (o.requires_grad()) t.requires_grad_(true);
   return t;
 }

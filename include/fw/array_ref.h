@@ -5,6 +5,8 @@
 #include <cstring>
 #include <initializer_list>
 #include <ostream>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "fw/error.h"
@@ -53,7 +55,15 @@ using IntArrayRef = ArrayRef<int64_t>;
 template <class T, unsigned N>
 class SmallVec {
  public:
+  using value_type = T;
+  using size_type = size_t;
+  using iterator = T*;
+  using const_iterator = const T*;
   SmallVec() = default;
+  template <class It, class = std::enable_if_t<!std::is_integral_v<It>>>
+  SmallVec(It b, It e) {
+    for (; b != e; ++b) push_back(T(*b));
+  }
   SmallVec(size_t n, T v = T()) { resize(n, v); }
   SmallVec(ArrayRef<T> a) { assign(a.begin(), a.end()); }
   SmallVec(std::initializer_list<T> l) { assign(l.begin(), l.end()); }
@@ -86,6 +96,15 @@ class SmallVec {
     if (size_ == cap_) reserve(cap_ * 2);
     data_[size_++] = v;
   }
+  template <class... Args>
+  T& emplace_back(Args&&... args) {
+    push_back(T(std::forward<Args>(args)...));
+    return back();
+  }
+  template <class It>
+  void append(It b, It e) {
+    for (; b != e; ++b) push_back(T(*b));
+  }
   void insert(size_t pos, T v) {
     push_back(v);
     for (size_t i = size_ - 1; i > pos; i--) data_[i] = data_[i - 1];
@@ -107,6 +126,8 @@ class SmallVec {
   bool empty() const { return size_ == 0; }
   T& operator[](size_t i) { return data_[i]; }
   const T& operator[](size_t i) const { return data_[i]; }
+  T& front() { return data_[0]; }
+  const T& front() const { return data_[0]; }
   T& back() { return data_[size_ - 1]; }
   const T& back() const { return data_[size_ - 1]; }
   operator ArrayRef<T>() const { return ArrayRef<T>(data_, size_); }

@@ -19,6 +19,8 @@ struct Device {
   Device(const std::string& s);
   DeviceType type() const { return type_; }
   int index() const { return index_; }
+  bool has_index() const { return index_ != -1; }
+  void set_index(int index) { index_ = int8_t(index); }
   bool is_cpu() const { return type_ == kCPU; }
   bool is_cuda() const { return type_ == kCUDA; }
   bool operator==(const Device& o) const { return type_ == o.type_ && index_ == o.index_; }

@@ -100,7 +100,10 @@ using complex128 = std::complex<double>;
 // The order is part of the promotion table in dtype.cpp.
 enum class ScalarType : int8_t {
   Bool, UInt8, Int8, Int16, Int32, Int64, Half, BFloat16, Float, Double, ComplexFloat, ComplexDouble,
-  NumTypes
+  NumTypes,
+  // c10's enumerator names for the same types (at::ScalarType::Long, c10::ScalarType::Byte), and
+  // its Undefined, which is fw's "no type" value (a default TypeMeta).
+  Byte = UInt8, Char = Int8, Short = Int16, Int = Int32, Long = Int64, Undefined = NumTypes
 };
 using Dtype = ScalarType;
 
@@ -169,6 +172,8 @@ template <> struct CppToType<float> { static constexpr ScalarType value = kFloat
 template <> struct CppToType<double> { static constexpr ScalarType value = kDouble; };
 template <> struct CppToType<complex64> { static constexpr ScalarType value = kComplexFloat; };
 template <> struct CppToType<complex128> { static constexpr ScalarType value = kComplexDouble; };
+// c10's name for the same map (c10::CppTypeToScalarType<float>::value).
+template <class T> using CppTypeToScalarType = CppToType<T>;
 
 
 // What Tensor::dtype() returns: a ScalarType with libtorch's caffe2::TypeMeta interface (name(),

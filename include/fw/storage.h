@@ -33,6 +33,46 @@ struct StorageImpl : RefCounted {
   ~StorageImpl() override;
 };
 
+// An autograd version counter of its own, for tensors that share memory but not history checks
+// with their source (Tensor::data(), as libtorch's variable_data()); views inherit it. Tensors
+// without one count on their storage's.
+struct VersionCounter : RefCounted {
+  std::atomic<uint32_t> version{0};
+};
+
+// libtorch's c10::Storage, as Tensor::storage() returns it: a handle on the memory a tensor and its
+// views share. data_ptr() gives an object with get() and device(), as at::DataPtr.
+class Storage {
+ public:
+  struct DataPtr {
+    void* ptr;
+    Device dev;
+    void* get() const { return ptr; }
+    Device device() const { return dev; }
+    explicit operator bool() const { return ptr != nullptr; }
+  };
+  Storage() = default;
+  explicit Storage(intrusive_ptr<StorageImpl> impl) : impl_(std::move(impl)) {}
+  size_t nbytes() const { return impl_ ? impl_->nbytes : 0; }
+  void* data() const { return impl_ ? impl_->data : nullptr; }
+  void* mutable_data() const { return data(); }
+  template <class T>
+  T* data() const { return static_cast<T*>(data()); }
+  DataPtr data_ptr() const { return DataPtr{data(), device()}; }
+  Device device() const { return impl_ ? impl_->device : Device(); }
+  DeviceType device_type() const { return device().type(); }
+  bool resizable() const { return false; }
+  // Handles on the storage, counting each tensor and view that holds it.
+  size_t use_count() const { return size_t(impl_.use_count()); }
+  bool unique() const { return use_count() == 1; }
+  bool is_alias_of(const Storage& o) const { return impl_ && impl_ == o.impl_; }
+  StorageImpl* unsafeGetStorageImpl() const { return impl_.get(); }
+  explicit operator bool() const { return bool(impl_); }
+
+ private:
+  intrusive_ptr<StorageImpl> impl_;
+};
+
 namespace detail {
 // Number of fw::compile traces running in the process, and the clock that stamps StorageImpl::birth
 // while there are any.

@@ -147,6 +147,9 @@ bool traced_nonleaf(const struct TensorImpl* t);
 
 struct TensorImpl : RefCounted {
   intrusive_ptr<StorageImpl> storage;
+  // Null: in-place writes count on storage->version (shared by every view of the memory). Set by
+  // Tensor::data() to a counter of its own, which views of that tensor inherit (make_view).
+  intrusive_ptr<VersionCounter> version_counter;
   DimVec sizes, strides;
   int64_t offset = 0;  // in elements
   int64_t numel = 0;
@@ -158,6 +161,9 @@ struct TensorImpl : RefCounted {
   intrusive_ptr<TensorImpl> view_base;
   // Recomputes numel and the contiguity flag after sizes/strides change.
   void refresh();
+  std::atomic<uint32_t>& version() const {
+    return version_counter ? version_counter->version : storage->version;
+  }
   void* data() const {
     if (FW_UNLIKELY(storage->placeholder || detail::g_traces_active.load(std::memory_order_relaxed) != 0))
       detail::placeholder_data_access(this);
@@ -165,28 +171,82 @@ struct TensorImpl : RefCounted {
   }
 };
 
-// Strided view of a tensor's data for element access, as libtorch's TensorAccessor.
-template <class T, size_t N>
+// Pointer kinds of the accessors' data, as libtorch's (RestrictPtrTraits marks it __restrict__).
+template <class T>
+struct DefaultPtrTraits {
+  using PtrType = T*;
+};
+template <class T>
+struct RestrictPtrTraits {
+  using PtrType = T* __restrict__;
+};
+
+// Strided view of a tensor's data for element access, as libtorch's TensorAccessor. It points at
+// sizes and strides it does not own (the tensor's, or a packed accessor's), so it lives no longer
+// than they do.
+template <class T, size_t N, template <class> class PtrTraits = DefaultPtrTraits, class index_t = int64_t>
 class TensorAccessor {
+  static_assert(N > 0, "TensorAccessor needs at least one dimension");
+
  public:
-  TensorAccessor(T* d, const int64_t* sizes, const int64_t* strides) : d_(d), sz_(sizes), st_(strides) {}
-  decltype(auto) operator[](int64_t i) const {
+  using PtrType = typename PtrTraits<T>::PtrType;
+  TensorAccessor(PtrType d, const index_t* sizes, const index_t* strides) : d_(d), sz_(sizes), st_(strides) {}
+  decltype(auto) operator[](index_t i) const {
     if constexpr (N == 1) return static_cast<T&>(d_[i * st_[0]]);
-    else return TensorAccessor<T, N - 1>(d_ + i * st_[0], sz_ + 1, st_ + 1);
+    else return TensorAccessor<T, N - 1, PtrTraits, index_t>(d_ + i * st_[0], sz_ + 1, st_ + 1);
   }
-  int64_t size(int64_t i) const { return sz_[i]; }
-  int64_t stride(int64_t i) const { return st_[i]; }
-  T* data() const { return d_; }
+  index_t size(index_t i) const { return sz_[i]; }
+  index_t stride(index_t i) const { return st_[i]; }
+  ArrayRef<index_t> sizes() const { return ArrayRef<index_t>(sz_, N); }
+  ArrayRef<index_t> strides() const { return ArrayRef<index_t>(st_, N); }
+  PtrType data() const { return d_; }
 
  private:
-  T* d_;
-  const int64_t* sz_;
-  const int64_t* st_;
+  PtrType d_;
+  const index_t* sz_;
+  const index_t* st_;
 };
-// libtorch's packed accessors are the same view here (CPU kernels index through it).
-template <class T, size_t N> using PackedTensorAccessor64 = TensorAccessor<T, N>;
-template <class T, size_t N> using PackedTensorAccessor32 = TensorAccessor<T, N>;
-template <class T, size_t N> using GenericPackedTensorAccessor = TensorAccessor<T, N>;
+
+// libtorch's packed accessor: the data pointer with its own copy of the sizes and strides in
+// index_t (int32_t for packed_accessor32), so it can be passed by value and outlive the Tensor
+// handle it came from (not the memory). Indexing yields TensorAccessors into that copy.
+template <class T, size_t N, template <class> class PtrTraits = DefaultPtrTraits, class index_t = int64_t>
+class GenericPackedTensorAccessor {
+  static_assert(N > 0, "GenericPackedTensorAccessor needs at least one dimension");
+
+ public:
+  using PtrType = typename PtrTraits<T>::PtrType;
+  template <class source_index_t>
+  GenericPackedTensorAccessor(PtrType d, const source_index_t* sizes, const source_index_t* strides) : d_(d) {
+    for (size_t i = 0; i < N; i++) {
+      sz_[i] = index_t(sizes[i]);
+      st_[i] = index_t(strides[i]);
+    }
+  }
+  decltype(auto) operator[](index_t i) const {
+    if constexpr (N == 1) return static_cast<T&>(d_[i * st_[0]]);
+    else return TensorAccessor<T, N - 1, PtrTraits, index_t>(d_ + i * st_[0], sz_ + 1, st_ + 1);
+  }
+  index_t size(index_t i) const { return sz_[i]; }
+  index_t stride(index_t i) const { return st_[i]; }
+  PtrType data() const { return d_; }
+  // The same data with dims i and j swapped.
+  GenericPackedTensorAccessor transpose(index_t i, index_t j) const {
+    GenericPackedTensorAccessor r = *this;
+    std::swap(r.sz_[i], r.sz_[j]);
+    std::swap(r.st_[i], r.st_[j]);
+    return r;
+  }
+
+ private:
+  PtrType d_;
+  index_t sz_[N];
+  index_t st_[N];
+};
+template <class T, size_t N, template <class> class PtrTraits = DefaultPtrTraits>
+using PackedTensorAccessor32 = GenericPackedTensorAccessor<T, N, PtrTraits, int32_t>;
+template <class T, size_t N, template <class> class PtrTraits = DefaultPtrTraits>
+using PackedTensorAccessor64 = GenericPackedTensorAccessor<T, N, PtrTraits, int64_t>;
 
 class Tensor {
  public:
@@ -249,7 +309,10 @@ class Tensor {
   bool is_same(const Tensor& o) const { return impl_ == o.impl_; }
   bool is_alias_of(const Tensor& o) const { return impl_->storage == o.impl_->storage; }
   int use_count() const { return impl_.use_count(); }
-  uint32_t _version() const { return impl_->storage->version.load(std::memory_order_relaxed); }
+  uint32_t _version() const { return impl_->version().load(std::memory_order_relaxed); }
+  // libtorch's c10::Storage handle on the memory this tensor views.
+  Storage storage() const { return Storage(impl_->storage); }
+  bool has_storage() const { return defined(); }
   std::string toString() const;
 
   // ---- data access
@@ -260,7 +323,25 @@ class Tensor {
   template <class T> const T* const_data_ptr() const { return data_ptr<T>(); }
   template <class T> T item() const;
   Scalar item() const;
-  template <class T, size_t N> TensorAccessor<T, N> accessor() const;
+  // Accessors point into this tensor (accessor: also at its sizes and strides), so, as in
+  // libtorch, they cannot be taken from a temporary.
+  template <class T, size_t N> TensorAccessor<T, N> accessor() const&;
+  template <class T, size_t N> TensorAccessor<T, N> accessor() && = delete;
+  template <class T, size_t N, template <class> class PtrTraits = DefaultPtrTraits, class index_t = int64_t>
+  GenericPackedTensorAccessor<T, N, PtrTraits, index_t> generic_packed_accessor() const&;
+  template <class T, size_t N, template <class> class PtrTraits = DefaultPtrTraits, class index_t = int64_t>
+  GenericPackedTensorAccessor<T, N, PtrTraits, index_t> generic_packed_accessor() && = delete;
+  // packed_accessor32 raises when an offset could overflow 32 bits (numel of 2^31 or more).
+  template <class T, size_t N, template <class> class PtrTraits = DefaultPtrTraits>
+  PackedTensorAccessor32<T, N, PtrTraits> packed_accessor32() const&;
+  template <class T, size_t N, template <class> class PtrTraits = DefaultPtrTraits>
+  PackedTensorAccessor32<T, N, PtrTraits> packed_accessor32() && = delete;
+  template <class T, size_t N, template <class> class PtrTraits = DefaultPtrTraits>
+  PackedTensorAccessor64<T, N, PtrTraits> packed_accessor64() const& {
+    return generic_packed_accessor<T, N, PtrTraits, int64_t>();
+  }
+  template <class T, size_t N, template <class> class PtrTraits = DefaultPtrTraits>
+  PackedTensorAccessor64<T, N, PtrTraits> packed_accessor64() && = delete;
 
   // ---- autograd fields (the engine comes with the autograd work)
   bool requires_grad() const;
@@ -648,8 +729,11 @@ class Tensor {
   bool is_non_overlapping_and_dense() const;
 
   // ---- and still more (core/ops/extra_more.cpp)
-  // A detached alias sharing storage (libtorch's .data()).
-  Tensor data() const { return detach(); }
+  // A detached alias sharing storage but not the version counter (libtorch's .data() and
+  // variable_data()): in-place writes through it are invisible to autograd's saved-tensor checks,
+  // and its own _version() starts at 0. detach() shares the counter.
+  Tensor data() const;
+  Tensor variable_data() const { return data(); }
   Layout layout() const { return kStrided; }
   bool is_sparse() const { return false; }
   bool is_pinned() const { return false; }
@@ -677,9 +761,6 @@ class Tensor {
   // ATen's underscore forms (half_to_float: a float16 input gives a float32 result).
   Tensor _log_softmax(int64_t dim, bool half_to_float) const;
   Tensor _softmax(int64_t dim, bool half_to_float) const;
-  template <class T, size_t N> TensorAccessor<T, N> packed_accessor64() const { return accessor<T, N>(); }
-  template <class T, size_t N> TensorAccessor<T, N> packed_accessor32() const { return accessor<T, N>(); }
-  template <class T, size_t N> TensorAccessor<T, N> generic_packed_accessor() const { return accessor<T, N>(); }
   bool has_names() const { return false; }
   bool is_signed() const;
   // The value of a one-element tensor as a bool (raises for any other size).
@@ -936,9 +1017,20 @@ template <class T>
 T Tensor::item() const { return item().to_checked<T>("item"); }
 
 template <class T, size_t N>
-TensorAccessor<T, N> Tensor::accessor() const {
+TensorAccessor<T, N> Tensor::accessor() const& {
   FW_CHECK(dim() == int64_t(N), "[accessor] TensorAccessor expected ", N, " dims but tensor has ", dim());
   return TensorAccessor<T, N>(data_ptr<T>(), sizes().data(), strides().data());
+}
+template <class T, size_t N, template <class> class PtrTraits, class index_t>
+GenericPackedTensorAccessor<T, N, PtrTraits, index_t> Tensor::generic_packed_accessor() const& {
+  FW_CHECK(dim() == int64_t(N), "[packed_accessor] TensorAccessor expected ", N, " dims but tensor has ", dim());
+  return GenericPackedTensorAccessor<T, N, PtrTraits, index_t>(data_ptr<T>(), sizes().data(), strides().data());
+}
+template <class T, size_t N, template <class> class PtrTraits>
+PackedTensorAccessor32<T, N, PtrTraits> Tensor::packed_accessor32() const& {
+  FW_CHECK(numel() <= int64_t(INT32_MAX), "[packed_accessor32] numel needs to be smaller than 2^31 for 32-bit "
+           "indexing (shape ", sizes(), ", numel ", numel(), "); use packed_accessor64");
+  return generic_packed_accessor<T, N, PtrTraits, int32_t>();
 }
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t);

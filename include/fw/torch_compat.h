@@ -50,6 +50,11 @@ inline ScalarType promoteTypes(ScalarType a, ScalarType b) { return promote_type
 inline ScalarType toRealValueType(ScalarType t) { return to_real_value_type(t); }
 inline ScalarType toComplexType(ScalarType t) { return to_complex_type(t); }
 using IntList = IntArrayRef;  // ATen's old name
+// c10's small-buffer vector and ATen's vector of sizes, as fw's SmallVec (the common subset of
+// their interface: push_back/emplace_back, append, iteration, indexing, ArrayRef conversion).
+template <class T, unsigned N = 4>
+using SmallVector = SmallVec<T, N>;
+using DimVector = DimVec;
 
 // ATen's argument checks for hand-written ops (at::checkDim, ...): a tensor with its name and
 // position, and checks that raise with libtorch's wording.
