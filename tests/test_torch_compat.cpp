@@ -1385,3 +1385,192 @@ TEST(TorchCompat, PackedAccessorsOwnTheirGeometry) {
   EXPECT_ERROR((base.packed_accessor64<float, 3>()), "expected 3 dims");
   EXPECT_ERROR((base.packed_accessor64<double, 2>()), "expected scalar type Double");
 }
+
+// The comparison spellings, in-place comparisons and in-place forms libtorch has as methods.
+TEST(TorchCompat, ComparisonSpellingsAndInPlaceForms) {
+  auto a = torch::tensor({1.0f, 2.0f, 3.0f}), b = torch::tensor({3.0f, 2.0f, 1.0f});
+  EXPECT_TRUE(torch::equal(torch::greater(a, b), a.gt(b)));
+  EXPECT_TRUE(torch::equal(a.greater_equal(2), a.ge(2)));
+  EXPECT_TRUE(torch::equal(torch::less_equal(a, b), a.le(b)));
+  EXPECT_TRUE(torch::equal(a.not_equal(b), torch::tensor({true, false, true})));
+  auto c = a.clone();
+  c.lt_(b);  // 0/1 in float
+  EXPECT_EQ(c.scalar_type(), torch::kFloat);
+  EXPECT_TRUE(torch::equal(c, torch::tensor({1.0f, 0.0f, 0.0f})));
+  auto i = torch::tensor({1, 5, 3});
+  i.greater_equal_(3);
+  EXPECT_TRUE(torch::equal(i, torch::tensor({0, 1, 1})));
+  auto d = torch::tensor({0.0f, 90.0f, 180.0f});
+  d.deg2rad_();
+  EXPECT_NEAR(d[2].item<float>(), float(M_PI), 1e-6);
+  auto h = torch::tensor({3.0, 5.0});
+  h.hypot_(torch::tensor({4.0, 12.0}));
+  EXPECT_TRUE(torch::equal(h, torch::tensor({5.0, 13.0})));
+  auto s = torch::tensor({-2.0f, 0.0f, 0.5f});
+  s.sinc_();
+  EXPECT_TRUE(torch::allclose(s, torch::tensor({2.7828e-08f, 1.0f, 0.63661977f}), 1e-6, 1e-7));
+  auto g = torch::tensor({12, 18});
+  g.gcd_(torch::tensor({8, 12}));
+  EXPECT_TRUE(torch::equal(g, torch::tensor({4, 6})));
+  auto x = torch::tensor({0.0, 1.0, 2.0});
+  x.xlogy_(3.0);
+  EXPECT_TRUE(torch::allclose(x, torch::tensor({0.0, std::log(3.0), 2 * std::log(3.0)})));
+  auto ints = torch::tensor({1, 2});
+  EXPECT_ERROR(ints.sinc_(), "[sinc_] result type float32 can't be cast to the desired output type int64");
+  auto m = torch::ones({2, 3});
+  m.swapaxes_(0, 1);
+  EXPECT_EQ(m.sizes(), torch::IntArrayRef({3, 2}));
+  auto w = torch::ones({2}, torch::requires_grad());
+  auto y = w * 2;
+  y.arctan_();  // in place on a non-leaf records the op for backward
+  y.sum().backward();
+  EXPECT_TRUE(torch::allclose(w.grad(), torch::full({2}, 2.0f / 5.0f)));
+}
+
+// index_put out of place, alias, set_, is_set_to, expect_contiguous and other method forms.
+TEST(TorchCompat, IndexPutAliasSetAndFriends) {
+  auto b = torch::zeros({3, 2});
+  auto r = b.index_put({torch::tensor({0, 2})}, torch::tensor(5.0f));
+  EXPECT_TRUE(torch::equal(b, torch::zeros({3, 2})));
+  EXPECT_TRUE(torch::equal(r.select(1, 0), torch::tensor({5.0f, 0.0f, 5.0f})));
+  auto acc = b.index_put({torch::tensor({1, 1})}, torch::ones({2, 2}), /*accumulate=*/true);
+  EXPECT_TRUE(torch::equal(acc[1], torch::full({2}, 2.0f)));
+
+  auto w = torch::arange(4, torch::kFloat).requires_grad_();
+  auto al = w.alias();
+  EXPECT_TRUE(al.is_alias_of(w));
+  (al * al).sum().backward();
+  EXPECT_TRUE(torch::equal(w.grad(), torch::arange(4, torch::kFloat) * 2));
+
+  auto src = torch::arange(6, torch::kFloat).reshape({2, 3});
+  auto dst = torch::zeros({5});
+  auto handle = dst;  // shares dst's impl, so sees set_ too
+  EXPECT_FALSE(dst.is_set_to(src));
+  auto v0 = dst._version();
+  dst.set_(src);
+  EXPECT_TRUE(dst.is_set_to(src));
+  EXPECT_EQ(handle.sizes(), torch::IntArrayRef({2, 3}));
+  EXPECT_GT(dst._version(), v0);
+  EXPECT_FALSE(src.t().is_set_to(src));
+  EXPECT_ERROR(dst.set_(torch::zeros({2}, torch::kDouble)), "[set_] Expected source to have the same dtype");
+  EXPECT_ERROR(w.set_(torch::zeros({4})), "[set_] not supported for a tensor that requires grad");
+
+  auto nc = src.t();
+  auto c1 = src.expect_contiguous();
+  auto c2 = nc.expect_contiguous();
+  EXPECT_EQ(c1->data_ptr(), src.data_ptr());
+  EXPECT_TRUE(c2->is_contiguous());
+  EXPECT_TRUE(torch::equal(*c2, nc));
+
+  auto nz = torch::tensor({{0, 1}, {2, 0}}).nonzero_numpy();
+  ASSERT_EQ(nz.size(), 2u);
+  EXPECT_TRUE(torch::equal(nz[0], torch::tensor({0, 1})));
+  EXPECT_TRUE(torch::equal(nz[1], torch::tensor({1, 0})));
+  EXPECT_TRUE(torch::equal(torch::tensor({1, 2}).diagflat(1), torch::tensor({{0, 1, 0}, {0, 0, 2}, {0, 0, 0}})));
+  auto es = src.new_empty_strided({2, 2}, {1, 2});
+  EXPECT_EQ(es.strides(), torch::IntArrayRef({1, 2}));
+  EXPECT_EQ(es.scalar_type(), torch::kFloat);
+  EXPECT_TRUE(torch::equal(torch::tensor({-1.0f, 2.0f}).prelu(torch::tensor({0.25f})), torch::tensor({-0.25f, 2.0f})));
+  EXPECT_TRUE(torch::allclose(torch::tensor({2.5}).mvlgamma(2), torch::special::multigammaln(torch::tensor({2.5}), 2)));
+  auto pa = src.packed_accessor<float, 2>();
+  EXPECT_EQ(pa[1][2], 5.0f);
+}
+
+// Free functions naming ATen kernels: values against the fw functions they forward to, and
+// libtorch 1.13's results where the mapping is not an identity (expected values from it).
+TEST(TorchCompat, AtenKernelFreeFunctions) {
+  namespace F = torch::nn::functional;
+  auto x = torch::arange(2 * 3 * 4 * 5, torch::kFloat).reshape({2, 3, 4, 5}).mul(0.1).sin();
+  EXPECT_TRUE(torch::equal(torch::reflection_pad2d(x, {1, 2, 2, 1}),
+                           F::pad(x, F::PadFuncOptions({1, 2, 2, 1}).mode(torch::kReflect))));
+  EXPECT_TRUE(torch::equal(torch::replication_pad1d(x[0], {3, 0}),
+                           F::pad(x[0], F::PadFuncOptions({3, 0}).mode(torch::kReplicate))));
+  EXPECT_ERROR(torch::reflection_pad2d(x, {1, 2}), "[reflection_pad2d] padding must have 4 elements");
+  EXPECT_TRUE(torch::equal(torch::upsample_bicubic2d(x, {7, 3}, true),
+                           F::interpolate(x, F::InterpolateFuncOptions()
+                                                 .size(std::vector<int64_t>{7, 3})
+                                                 .mode(torch::kBicubic)
+                                                 .align_corners(true))));
+  auto v = x.unsqueeze(2).expand({2, 3, 2, 4, 5}).contiguous();
+  EXPECT_TRUE(torch::allclose(torch::upsample_trilinear3d(v, {3, 6, 7}, false),
+                              F::interpolate(v, F::InterpolateFuncOptions()
+                                                    .size(std::vector<int64_t>{3, 6, 7})
+                                                    .mode(torch::kTrilinear)
+                                                    .align_corners(false))));
+  EXPECT_EQ(torch::upsample_nearest3d(v, {4, 8, 10}).sizes(), torch::IntArrayRef({2, 3, 4, 8, 10}));
+  auto cols = torch::im2col(x, {2, 3}, {1, 1}, {1, 0}, {2, 1});
+  EXPECT_TRUE(torch::equal(cols, F::unfold(x, F::UnfoldFuncOptions({2, 3}).padding({1, 0}).stride({2, 1}))));
+  EXPECT_TRUE(torch::equal(torch::col2im(cols, {4, 5}, {2, 3}, {1, 1}, {1, 0}, {2, 1}),
+                           F::fold(cols, F::FoldFuncOptions({4, 5}, {2, 3}).padding({1, 0}).stride({2, 1}))));
+  auto w = torch::arange(3 * 3 * 2 * 2, torch::kFloat).reshape({3, 3, 2, 2}).cos();
+  auto bias = torch::tensor({0.5f, -1.0f, 0.0f});
+  EXPECT_TRUE(torch::equal(torch::convolution(x, w, bias, {1, 2}, {1, 0}, {1, 1}, false, {0, 0}, 1),
+                           torch::conv2d(x, w, bias, {1, 2}, {1, 0})));
+  EXPECT_TRUE(torch::equal(torch::convolution(x, w, std::nullopt, {2, 2}, {0, 0}, {1, 1}, true, {1, 0}, 1),
+                           torch::conv_transpose2d(x, w, {}, {2, 2}, {0, 0}, {1, 0})));
+  auto w1 = torch::ones({2, 3, 3});
+  auto x1 = x[0].transpose(0, 1).contiguous();  // (4, 3, 5)
+  EXPECT_TRUE(torch::equal(torch::convolution(x1, w1, {}, {1}, {1}, {1}, false, {0}, 1),
+                           torch::conv1d(x1, w1, {}, {1}, {1})));
+  auto theta = torch::tensor({0.8f, 0.1f, 0.05f, -0.2f, 0.9f, 0.1f}).reshape({1, 2, 3}).repeat({2, 1, 1});
+  auto grid = torch::affine_grid_generator(theta, {2, 3, 3, 4}, false);
+  EXPECT_TRUE(torch::equal(grid, F::affine_grid(theta, {2, 3, 3, 4}, false)));
+  EXPECT_TRUE(torch::equal(torch::grid_sampler(x, grid * 1.3, 1, 2, true),
+                           F::grid_sample(x, grid * 1.3,
+                                          F::GridSampleFuncOptions()
+                                              .mode(torch::kNearest)
+                                              .padding_mode(torch::kReflection)
+                                              .align_corners(true))));
+  EXPECT_ERROR(torch::grid_sampler(x, grid, 3, 0, false), "[grid_sampler] interpolation_mode must be 0");
+
+  // libtorch 1.13: torch::norm_except_dim(v, 2, 0) and (v, 2, 1) on v = arange(6).reshape({2, 3}).
+  auto nv = torch::arange(6, torch::kDouble).reshape({2, 3});
+  EXPECT_TRUE(torch::allclose(torch::norm_except_dim(nv, 2, 0), torch::tensor({{std::sqrt(5.0)}, {std::sqrt(50.0)}}, torch::kDouble)));
+  EXPECT_TRUE(torch::allclose(torch::norm_except_dim(nv, 2, 1),
+                              torch::tensor({{3.0, std::sqrt(17.0), std::sqrt(29.0)}}, torch::kDouble)));
+  EXPECT_TRUE(torch::allclose(torch::norm_except_dim(nv, 2, -1), torch::tensor(std::sqrt(55.0), torch::kDouble)));
+
+  torch::manual_seed(3);
+  auto fd = torch::feature_dropout(torch::ones({4, 6, 5}), 0.5, true);
+  for (int64_t n = 0; n < 4; n++)
+    for (int64_t c = 0; c < 6; c++) {
+      const float v0 = fd[n][c][0].item<float>();
+      EXPECT_TRUE(v0 == 0.0f || v0 == 2.0f);
+      EXPECT_TRUE(torch::equal(fd[n][c], torch::full({5}, v0)));  // whole channels
+    }
+  EXPECT_TRUE(torch::equal(torch::feature_dropout(x, 0.5, false), x));
+  EXPECT_TRUE(torch::equal(torch::alpha_dropout(x, 0.3, false), x));
+
+  auto sym = torch::tensor({{2.0, 1.0}, {1.0, 3.0}});
+  auto [e, vec] = torch::symeig(sym, true);
+  EXPECT_TRUE(torch::allclose(std::get<0>(torch::linalg::eigh(sym)), e));
+  EXPECT_EQ(std::get<1>(torch::symeig(sym)).numel(), 0);
+
+  // libtorch 1.13: torch::as_strided_scatter(zeros(6), ones(2), {2}, {2}, 1).
+  EXPECT_TRUE(torch::equal(torch::as_strided_scatter(torch::zeros({6}), torch::ones({2}), {2}, {2}, 1),
+                           torch::tensor({0.0f, 1.0f, 0.0f, 1.0f, 0.0f, 0.0f})));
+  std::vector<torch::Tensor> parts{torch::ones({2, 2}), torch::arange(3, torch::kFloat)};
+  auto flat = torch::flatten_dense_tensors(parts);
+  EXPECT_TRUE(torch::equal(flat, torch::tensor({1.0f, 1.0f, 1.0f, 1.0f, 0.0f, 1.0f, 2.0f})));
+  auto back = torch::unflatten_dense_tensors(flat, parts);
+  EXPECT_TRUE(torch::equal(back[0], parts[0]) && torch::equal(back[1], parts[1]));
+  EXPECT_TRUE(torch::equal(torch::concatenate({parts[1], parts[1]}), torch::cat({parts[1], parts[1]})));
+  EXPECT_EQ(torch::split_with_sizes(torch::arange(5), {2, 3})[1].numel(), 3);
+  EXPECT_TRUE(torch::is_same_size(parts[0], torch::zeros({2, 2})));
+  EXPECT_EQ(torch::size(x, -1), 5);
+  EXPECT_EQ(torch::stride(x, 0), 60);
+  EXPECT_TRUE(torch::equal(torch::slice(torch::arange(6), 0, 1, 5, 2), torch::tensor({1, 3})));
+  EXPECT_TRUE(torch::equal(torch::fill(parts[1], 7), torch::full({3}, 7.0f)));
+  auto ps = torch::pad_sequence({torch::ones({2}), torch::ones({3})}, true, -1);
+  EXPECT_TRUE(torch::equal(ps, torch::tensor({{1.0f, 1.0f, -1.0f}, {1.0f, 1.0f, 1.0f}})));
+  auto m = torch::arange(4, torch::kFloat).reshape({2, 2});
+  EXPECT_TRUE(torch::equal(torch::linalg_multi_dot({m, m, m}), m.mm(m).mm(m)));
+  EXPECT_TRUE(torch::equal(torch::special_polygamma(1, torch::tensor({1.5})), torch::polygamma(1, torch::tensor({1.5}))));
+  auto logp = torch::arange(2 * 3 * 2 * 2, torch::kFloat).reshape({2, 3, 2, 2}).log_softmax(1);
+  auto tgt = torch::tensor({0, 1, 2, 1, 2, 2, 0, 0}).reshape({2, 2, 2});
+  EXPECT_TRUE(torch::equal(torch::nll_loss2d(logp, tgt), F::nll_loss(logp, tgt)));
+  EXPECT_ERROR(torch::nll_loss2d(logp[0], tgt[0]), "[nll_loss2d] expected a 4-D input");
+  auto [u, inv, cnt] = torch::unique_dim_consecutive(torch::tensor({{1, 1}, {1, 1}, {2, 3}}), 0, true, true);
+  EXPECT_TRUE(torch::equal(u, torch::tensor({{1, 1}, {2, 3}})));
+  EXPECT_TRUE(torch::equal(cnt, torch::tensor({2, 1})));
+}

@@ -108,6 +108,9 @@ TensorOptions like(const Tensor& t, const TensorOptions& o) { return o.has_dtype
 }  // namespace
 Tensor Tensor::new_empty(IntArrayRef size, const TensorOptions& o) const { return fw::empty(size, like(*this, o)); }
 Tensor Tensor::new_zeros(IntArrayRef size, const TensorOptions& o) const { return fw::zeros(size, like(*this, o)); }
+Tensor Tensor::new_empty_strided(IntArrayRef size, IntArrayRef stride, const TensorOptions& o) const {
+  return fw::empty_strided(size, stride, like(*this, o));
+}
 Tensor Tensor::new_ones(IntArrayRef size, const TensorOptions& o) const { return fw::ones(size, like(*this, o)); }
 Tensor Tensor::new_full(IntArrayRef size, const Scalar& v, const TensorOptions& o) const {
   return fw::full(size, v, like(*this, o));

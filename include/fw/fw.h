@@ -22,3 +22,4 @@
 #include "fw/parallel.h"
 #include "fw/torch_compat.h"
 #include "fw/aten_names.h"
+#include "fw/compat_fns.h"

@@ -248,6 +248,9 @@ using PackedTensorAccessor32 = GenericPackedTensorAccessor<T, N, PtrTraits, int3
 template <class T, size_t N, template <class> class PtrTraits = DefaultPtrTraits>
 using PackedTensorAccessor64 = GenericPackedTensorAccessor<T, N, PtrTraits, int64_t>;
 
+template <class T>
+class MaybeOwned;
+
 class Tensor {
  public:
   Tensor() = default;
@@ -980,8 +983,121 @@ class Tensor {
   Tensor var(OptionalIntArrayRef dim, std::optional<int64_t> correction, bool keepdim = false) const;
   Tensor std(OptionalIntArrayRef dim, std::optional<int64_t> correction, bool keepdim = false) const;
 
+  // The rest of libtorch's method spellings (core/ops/compat_more.cpp). Comparison aliases, and
+  // in-place comparisons writing 0/1 in this tensor's dtype:
+  Tensor greater(const Tensor& o) const { return gt(o); }
+  Tensor greater(const Scalar& o) const { return gt(o); }
+  Tensor greater_equal(const Tensor& o) const { return ge(o); }
+  Tensor greater_equal(const Scalar& o) const { return ge(o); }
+  Tensor less(const Tensor& o) const { return lt(o); }
+  Tensor less(const Scalar& o) const { return lt(o); }
+  Tensor less_equal(const Tensor& o) const { return le(o); }
+  Tensor less_equal(const Scalar& o) const { return le(o); }
+  Tensor not_equal(const Tensor& o) const { return ne(o); }
+  Tensor not_equal(const Scalar& o) const { return ne(o); }
+#define FW_CMP_INPLACE(name)       \
+  Tensor& name(const Tensor& o);   \
+  Tensor& name(const Scalar& o);
+  FW_CMP_INPLACE(eq_) FW_CMP_INPLACE(ne_) FW_CMP_INPLACE(lt_) FW_CMP_INPLACE(le_) FW_CMP_INPLACE(gt_)
+  FW_CMP_INPLACE(ge_) FW_CMP_INPLACE(greater_) FW_CMP_INPLACE(greater_equal_) FW_CMP_INPLACE(less_)
+  FW_CMP_INPLACE(less_equal_) FW_CMP_INPLACE(not_equal_)
+#undef FW_CMP_INPLACE
+  // In-place forms of functions above (the result must cast to this tensor's dtype).
+  Tensor& arccos_() { return acos_(); }
+  Tensor& arccosh_() { return acosh_(); }
+  Tensor& arcsin_() { return asin_(); }
+  Tensor& arcsinh_() { return asinh_(); }
+  Tensor& arctan_() { return atan_(); }
+  Tensor& arctanh_() { return atanh_(); }
+  Tensor& atan2_(const Tensor& o);
+  Tensor& arctan2_(const Tensor& o) { return atan2_(o); }
+  Tensor& clip_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) { return clamp_(min, max); }
+  Tensor& clip_(const std::optional<Tensor>& min, const std::optional<Tensor>& max = std::nullopt) {
+    return clamp_(min, max);
+  }
+  Tensor& copysign_(const Tensor& o);
+  Tensor& copysign_(const Scalar& o);
+  Tensor& deg2rad_();
+  Tensor& rad2deg_();
+  Tensor& divide_(const Tensor& o) { return div_(o); }
+  Tensor& divide_(const Scalar& o) { return div_(o); }
+  Tensor& divide_(const Tensor& o, std::optional<std::string> mode) { return div_(o, std::move(mode)); }
+  Tensor& true_divide_(const Tensor& o) { return div_(o); }
+  Tensor& true_divide_(const Scalar& o) { return div_(o); }
+  Tensor& multiply_(const Tensor& o) { return mul_(o); }
+  Tensor& multiply_(const Scalar& o) { return mul_(o); }
+  Tensor& subtract_(const Tensor& o, const Scalar& alpha = 1) { return sub_(o, alpha); }
+  Tensor& subtract_(const Scalar& o, const Scalar& alpha = 1) { return sub_(o, alpha); }
+  Tensor& negative_() { return neg_(); }
+  Tensor& fix_() { return trunc_(); }
+  Tensor& floor_divide_(const Tensor& o);
+  Tensor& floor_divide_(const Scalar& o);
+  Tensor& float_power_(const Tensor& e);
+  Tensor& float_power_(const Scalar& e);
+  Tensor& gcd_(const Tensor& o);
+  Tensor& lcm_(const Tensor& o);
+  Tensor& heaviside_(const Tensor& values);
+  Tensor& hypot_(const Tensor& o);
+  Tensor& igamma_(const Tensor& o);
+  Tensor& igammac_(const Tensor& o);
+  Tensor& ldexp_(const Tensor& o);
+  Tensor& logit_(std::optional<double> eps = std::nullopt);
+  Tensor mvlgamma(int64_t p) const;
+  Tensor& mvlgamma_(int64_t p);
+  Tensor& nextafter_(const Tensor& o);
+  Tensor& sgn_();
+  Tensor& sinc_();
+  Tensor& xlogy_(const Tensor& o);
+  Tensor& xlogy_(const Scalar& o);
+  Tensor& swapaxes_(int64_t d0, int64_t d1) { return transpose_(d0, d1); }
+  Tensor& swapdims_(int64_t d0, int64_t d1) { return transpose_(d0, d1); }
+  // Out of place index_put (libtorch's List<optional<Tensor>> form; nullopt is a full slice).
+  Tensor index_put(const std::vector<std::optional<Tensor>>& indices, const Tensor& values,
+                   bool accumulate = false) const;
+  // A differentiable view with this tensor's geometry.
+  Tensor alias() const;
+  // A detached alias that shares the version counter (libtorch's tensor_data(), unlike data()).
+  Tensor tensor_data() const { return detach(); }
+  // Same storage, offset, sizes and strides.
+  bool is_set_to(const Tensor& o) const;
+  // This tensor (and every handle sharing it) becomes a view of source's memory with source's
+  // geometry and dtype; an in-place write for autograd's version checks.
+  Tensor& set_(const Tensor& source);
+  // where(*this): one index tensor per dim (libtorch's nonzero_numpy).
+  std::vector<Tensor> nonzero_numpy() const;
+  Tensor diagflat(int64_t offset = 0) const;
+  Tensor orgqr(const Tensor& tau) const;
+  Tensor prelu(const Tensor& weight) const;
+  Tensor new_empty_strided(IntArrayRef size, IntArrayRef stride, const TensorOptions& options = {}) const;
+  // This tensor itself when contiguous, else a contiguous copy (libtorch's MaybeOwned).
+  MaybeOwned<Tensor> expect_contiguous() const&;
+  // libtorch's deprecated spelling of generic_packed_accessor.
+  template <class T, size_t N, template <class> class PtrTraits = DefaultPtrTraits, class index_t = int64_t>
+  GenericPackedTensorAccessor<T, N, PtrTraits, index_t> packed_accessor() const& {
+    return generic_packed_accessor<T, N, PtrTraits, index_t>();
+  }
+  template <class T, size_t N, template <class> class PtrTraits = DefaultPtrTraits, class index_t = int64_t>
+  GenericPackedTensorAccessor<T, N, PtrTraits, index_t> packed_accessor() && = delete;
+
  private:
   intrusive_ptr<TensorImpl> impl_;
+};
+
+// c10::MaybeOwned<T>: a borrowed or owned value behind * and ->. Tensor handles are refcounted,
+// so both kinds hold a handle here.
+template <class T>
+class MaybeOwned {
+ public:
+  static MaybeOwned borrowed(const T& v) { return MaybeOwned(v); }
+  static MaybeOwned owned(T&& v) { return MaybeOwned(std::move(v)); }
+  template <class... Args>
+  static MaybeOwned owned(std::in_place_t, Args&&... args) { return MaybeOwned(T(std::forward<Args>(args)...)); }
+  const T& operator*() const& { return v_; }
+  const T* operator->() const { return &v_; }
+
+ private:
+  explicit MaybeOwned(T v) : v_(std::move(v)) {}
+  T v_;
 };
 
 // Autograd fields, allocated only for tensors that take part in autograd.
