@@ -88,8 +88,12 @@ Tensor& Tensor::requires_grad_(bool r) {
   return *this;
 }
 
-Tensor Tensor::grad() const {
-  if (!impl_->autograd) return Tensor();
+Tensor& Tensor::grad() const {
+  if (!impl_->autograd) {
+    static thread_local Tensor undefined;
+    undefined = Tensor();  // whatever a caller assigned through an earlier reference is dropped
+    return undefined;
+  }
   return impl_->autograd->grad;
 }
 

@@ -1339,23 +1339,9 @@ TEST(TorchCompat, DataHasItsOwnVersionCounter) {
   EXPECT_TRUE(torch::equal(z, torch::full({2}, 4.0f)));
 }
 
-namespace {
-template <class T, class = void>
-struct AccessorCallable : std::false_type {};
-template <class T>
-struct AccessorCallable<T, std::void_t<decltype(std::declval<T>().template accessor<float, 1>())>> : std::true_type {};
-template <class T, class = void>
-struct PackedAccessorCallable : std::false_type {};
-template <class T>
-struct PackedAccessorCallable<T, std::void_t<decltype(std::declval<T>().template packed_accessor32<float, 1>())>>
-    : std::true_type {};
-}  // namespace
-
 // Packed accessors own their sizes and strides (in int32 for packed_accessor32) and take
-// libtorch's PtrTraits; no accessor can be taken from a temporary tensor.
+// libtorch's PtrTraits.
 TEST(TorchCompat, PackedAccessorsOwnTheirGeometry) {
-  static_assert(AccessorCallable<torch::Tensor&>::value && !AccessorCallable<torch::Tensor>::value);
-  static_assert(PackedAccessorCallable<const torch::Tensor&>::value && !PackedAccessorCallable<torch::Tensor>::value);
   auto base = torch::arange(12, torch::kFloat).reshape({3, 4});
   torch::PackedTensorAccessor32<float, 2, at::RestrictPtrTraits> a32 = [&] {
     auto t = base.t();  // the handle dies with the lambda; the accessor keeps its own geometry
@@ -1384,6 +1370,18 @@ TEST(TorchCompat, PackedAccessorsOwnTheirGeometry) {
   EXPECT_EQ((huge.packed_accessor64<float, 2>().size(1)), int64_t(1) << 16);
   EXPECT_ERROR((base.packed_accessor64<float, 3>()), "expected 3 dims");
   EXPECT_ERROR((base.packed_accessor64<double, 2>()), "expected scalar type Double");
+  // Valid libtorch: accessors of grad(), and a reference bound to it.
+  auto w = torch::ones({3}, torch::requires_grad());
+  EXPECT_FALSE(w.grad().defined());
+  (w * w).sum().backward();
+  EXPECT_EQ((w.grad().accessor<float, 1>()[2]), 2.0f);
+  auto& wg = w.grad();
+  EXPECT_EQ(wg.data_ptr(), w.grad().data_ptr());
+  EXPECT_EQ((wg.packed_accessor64<float, 1>()[0]), 2.0f);
+  w.grad().zero_();
+  EXPECT_TRUE(torch::equal(wg, torch::zeros({3})));
+  auto plain = torch::ones({2});
+  EXPECT_FALSE(plain.grad().defined());
 }
 
 // The comparison spellings, in-place comparisons and in-place forms libtorch has as methods.
@@ -1461,6 +1459,9 @@ TEST(TorchCompat, IndexPutAliasSetAndFriends) {
   EXPECT_EQ(c1->data_ptr(), src.data_ptr());
   EXPECT_TRUE(c2->is_contiguous());
   EXPECT_TRUE(torch::equal(*c2, nc));
+  auto cl = torch::ones({1, 2, 3, 3}).contiguous(torch::MemoryFormat::ChannelsLast);
+  EXPECT_EQ(cl.expect_contiguous(torch::MemoryFormat::ChannelsLast)->data_ptr(), cl.data_ptr());
+  EXPECT_TRUE(cl.expect_contiguous()->is_contiguous());
 
   auto nz = torch::tensor({{0, 1}, {2, 0}}).nonzero_numpy();
   ASSERT_EQ(nz.size(), 2u);

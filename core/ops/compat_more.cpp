@@ -82,8 +82,8 @@ std::vector<Tensor> Tensor::nonzero_numpy() const { return fw::where(*this); }
 Tensor Tensor::diagflat(int64_t offset) const { return fw::diagflat(*this, offset); }
 Tensor Tensor::orgqr(const Tensor& tau) const { return fw::orgqr(*this, tau); }
 Tensor Tensor::prelu(const Tensor& weight) const { return fw::prelu(*this, weight); }
-MaybeOwned<Tensor> Tensor::expect_contiguous() const& {
-  return is_contiguous() ? MaybeOwned<Tensor>::borrowed(*this) : MaybeOwned<Tensor>::owned(contiguous());
+MaybeOwned<Tensor> Tensor::expect_contiguous(MemoryFormat format) const {
+  return is_contiguous(format) ? MaybeOwned<Tensor>::borrowed(*this) : MaybeOwned<Tensor>::owned(contiguous(format));
 }
 
 // ---- free functions

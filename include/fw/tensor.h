@@ -326,32 +326,30 @@ class Tensor {
   template <class T> const T* const_data_ptr() const { return data_ptr<T>(); }
   template <class T> T item() const;
   Scalar item() const;
-  // Accessors point into this tensor (accessor: also at its sizes and strides), so, as in
-  // libtorch, they cannot be taken from a temporary.
-  template <class T, size_t N> TensorAccessor<T, N> accessor() const&;
-  template <class T, size_t N> TensorAccessor<T, N> accessor() && = delete;
+  // An accessor points into the tensor's memory (accessor(): also at its sizes and strides), so
+  // it is valid while some handle keeps the tensor alive. libtorch deletes these on rvalue
+  // tensors; fw allows them, so that every libtorch-valid call compiles even where an fw method
+  // returns a handle by value and libtorch's a reference.
+  template <class T, size_t N> TensorAccessor<T, N> accessor() const;
   template <class T, size_t N, template <class> class PtrTraits = DefaultPtrTraits, class index_t = int64_t>
-  GenericPackedTensorAccessor<T, N, PtrTraits, index_t> generic_packed_accessor() const&;
-  template <class T, size_t N, template <class> class PtrTraits = DefaultPtrTraits, class index_t = int64_t>
-  GenericPackedTensorAccessor<T, N, PtrTraits, index_t> generic_packed_accessor() && = delete;
+  GenericPackedTensorAccessor<T, N, PtrTraits, index_t> generic_packed_accessor() const;
   // packed_accessor32 raises when an offset could overflow 32 bits (numel of 2^31 or more).
   template <class T, size_t N, template <class> class PtrTraits = DefaultPtrTraits>
-  PackedTensorAccessor32<T, N, PtrTraits> packed_accessor32() const&;
+  PackedTensorAccessor32<T, N, PtrTraits> packed_accessor32() const;
   template <class T, size_t N, template <class> class PtrTraits = DefaultPtrTraits>
-  PackedTensorAccessor32<T, N, PtrTraits> packed_accessor32() && = delete;
-  template <class T, size_t N, template <class> class PtrTraits = DefaultPtrTraits>
-  PackedTensorAccessor64<T, N, PtrTraits> packed_accessor64() const& {
+  PackedTensorAccessor64<T, N, PtrTraits> packed_accessor64() const {
     return generic_packed_accessor<T, N, PtrTraits, int64_t>();
   }
-  template <class T, size_t N, template <class> class PtrTraits = DefaultPtrTraits>
-  PackedTensorAccessor64<T, N, PtrTraits> packed_accessor64() && = delete;
 
   // ---- autograd fields (the engine comes with the autograd work)
   bool requires_grad() const;
   Tensor& requires_grad_(bool r = true);
   Tensor& set_requires_grad(bool r) { return requires_grad_(r); }
-  // The accumulated gradient (undefined until a backward pass reaches this leaf).
-  Tensor grad() const;
+  // The accumulated gradient (undefined until a backward pass reaches this leaf). A reference, as
+  // libtorch's, so `auto& g = p.grad();` binds and `p.grad().zero_()` works (fw's in-place
+  // methods are not const, hence not const Tensor&). A tensor without autograd state gets a
+  // per-thread undefined tensor, reset on each call.
+  Tensor& grad() const;
   // Replaces the gradient (undefined clears it); its shape must match.
   void set_grad(const Tensor& g);
   // Assignable handle to the gradient, as libtorch's mutable_grad(): p.mutable_grad() = g
@@ -1069,15 +1067,13 @@ class Tensor {
   Tensor orgqr(const Tensor& tau) const;
   Tensor prelu(const Tensor& weight) const;
   Tensor new_empty_strided(IntArrayRef size, IntArrayRef stride, const TensorOptions& options = {}) const;
-  // This tensor itself when contiguous, else a contiguous copy (libtorch's MaybeOwned).
-  MaybeOwned<Tensor> expect_contiguous() const&;
+  // This tensor itself when contiguous in `format`, else a copy that is (libtorch's MaybeOwned).
+  MaybeOwned<Tensor> expect_contiguous(MemoryFormat format = MemoryFormat::Contiguous) const;
   // libtorch's deprecated spelling of generic_packed_accessor.
   template <class T, size_t N, template <class> class PtrTraits = DefaultPtrTraits, class index_t = int64_t>
-  GenericPackedTensorAccessor<T, N, PtrTraits, index_t> packed_accessor() const& {
+  GenericPackedTensorAccessor<T, N, PtrTraits, index_t> packed_accessor() const {
     return generic_packed_accessor<T, N, PtrTraits, index_t>();
   }
-  template <class T, size_t N, template <class> class PtrTraits = DefaultPtrTraits, class index_t = int64_t>
-  GenericPackedTensorAccessor<T, N, PtrTraits, index_t> packed_accessor() && = delete;
 
  private:
   intrusive_ptr<TensorImpl> impl_;
@@ -1133,17 +1129,17 @@ template <class T>
 T Tensor::item() const { return item().to_checked<T>("item"); }
 
 template <class T, size_t N>
-TensorAccessor<T, N> Tensor::accessor() const& {
+TensorAccessor<T, N> Tensor::accessor() const {
   FW_CHECK(dim() == int64_t(N), "[accessor] TensorAccessor expected ", N, " dims but tensor has ", dim());
   return TensorAccessor<T, N>(data_ptr<T>(), sizes().data(), strides().data());
 }
 template <class T, size_t N, template <class> class PtrTraits, class index_t>
-GenericPackedTensorAccessor<T, N, PtrTraits, index_t> Tensor::generic_packed_accessor() const& {
+GenericPackedTensorAccessor<T, N, PtrTraits, index_t> Tensor::generic_packed_accessor() const {
   FW_CHECK(dim() == int64_t(N), "[packed_accessor] TensorAccessor expected ", N, " dims but tensor has ", dim());
   return GenericPackedTensorAccessor<T, N, PtrTraits, index_t>(data_ptr<T>(), sizes().data(), strides().data());
 }
 template <class T, size_t N, template <class> class PtrTraits>
-PackedTensorAccessor32<T, N, PtrTraits> Tensor::packed_accessor32() const& {
+PackedTensorAccessor32<T, N, PtrTraits> Tensor::packed_accessor32() const {
   FW_CHECK(numel() <= int64_t(INT32_MAX), "[packed_accessor32] numel needs to be smaller than 2^31 for 32-bit "
            "indexing (shape ", sizes(), ", numel ", numel(), "); use packed_accessor64");
   return generic_packed_accessor<T, N, PtrTraits, int32_t>();
