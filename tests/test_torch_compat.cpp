@@ -1450,6 +1450,16 @@ TEST(TorchCompat, IndexPutAliasSetAndFriends) {
   EXPECT_EQ(handle.sizes(), torch::IntArrayRef({2, 3}));
   EXPECT_GT(dst._version(), v0);
   EXPECT_FALSE(src.t().is_set_to(src));
+  // libtorch 1.13: set_ bumps self's own counter, not source's, and a saved source stays valid.
+  auto leaf = torch::ones({3}, torch::requires_grad());
+  auto s2 = leaf * 1;
+  auto y2 = (s2 * s2).sum();
+  auto sv = s2._version();
+  auto d2 = torch::zeros({1});
+  d2.set_(s2.detach());
+  EXPECT_EQ(s2._version(), sv);
+  y2.backward();
+  EXPECT_TRUE(torch::equal(leaf.grad(), torch::full({3}, 2.0f)));
   EXPECT_ERROR(dst.set_(torch::zeros({2}, torch::kDouble)), "[set_] Expected source to have the same dtype");
   EXPECT_ERROR(w.set_(torch::zeros({4})), "[set_] not supported for a tensor that requires grad");
 

@@ -74,7 +74,12 @@ Tensor& Tensor::set_(const Tensor& source) {
            dtype_name(dtype()), "), got ", dtype_name(source.dtype()));
   FW_CHECK(!requires_grad(), "[set_] not supported for a tensor that requires grad (shape ", sizes(),
            "); use set_data() to swap a parameter's values");
+  // As libtorch, self keeps a version counter of its own (continuing its count): source's saved
+  // values must not see this write, nor later in-place writes through self.
+  const uint32_t v = _version();
   set_data(source);
+  impl()->version_counter = make_intrusive<VersionCounter>();
+  impl()->version_counter->version.store(v, std::memory_order_relaxed);
   detail::bump_version(*this, "set_");
   return *this;
 }
