@@ -222,7 +222,7 @@ const std::shared_ptr<autograd::Node>& Tensor::grad_fn() const {
   return impl_->autograd ? impl_->autograd->grad_fn : none;
 }
 
-void Tensor::set_grad(const Tensor& g) {
+void Tensor::set_grad(const Tensor& g) const {
   FW_CHECK(!g.defined() || g.sizes().equals(sizes()), "[set_grad] assigned grad has data of a different size: ",
            g.sizes(), " vs ", sizes());
   if (!impl_->autograd) impl_->autograd = std::make_unique<AutogradMeta>();

@@ -184,37 +184,37 @@ Tensor Tensor::index(ArrayRef<TensorIndex> list) const {
 Tensor Tensor::index(std::initializer_list<TensorIndex> list) const { return index(ArrayRef<TensorIndex>(list)); }
 Tensor Tensor::operator[](const Tensor& idx) const { return index({TensorIndex(idx)}); }
 
-Tensor& Tensor::index_put_(ArrayRef<TensorIndex> list, const Tensor& v) {
+Tensor& Tensor::index_put_(ArrayRef<TensorIndex> list, const Tensor& v) const {
   FW_CHECK(v.defined(), "[index_put_] value tensor is undefined");
   Lowered L = lower(*this, list);
   Tensor value = strip_leading_ones(v);
   if (L.idx.empty()) L.view.copy_(value);
   else put_lowered(L, value);
-  return *this;
+  return mut_self();
 }
-Tensor& Tensor::index_put_(ArrayRef<TensorIndex> list, const Scalar& v) {
+Tensor& Tensor::index_put_(ArrayRef<TensorIndex> list, const Scalar& v) const {
   Lowered L = lower(*this, list);
   if (L.idx.empty()) {
     L.view.fill_(v);
-    return *this;
+    return mut_self();
   }
   Tensor value = make_tensor({}, dtype());
   value.fill_(v);
   put_lowered(L, value);
-  return *this;
+  return mut_self();
 }
-Tensor& Tensor::index_put_(std::initializer_list<TensorIndex> list, const Tensor& v) {
+Tensor& Tensor::index_put_(std::initializer_list<TensorIndex> list, const Tensor& v) const {
   return index_put_(ArrayRef<TensorIndex>(list), v);
 }
-Tensor& Tensor::index_put_(std::initializer_list<TensorIndex> list, const Scalar& v) {
+Tensor& Tensor::index_put_(std::initializer_list<TensorIndex> list, const Scalar& v) const {
   return index_put_(ArrayRef<TensorIndex>(list), v);
 }
-Tensor& Tensor::index_put_(const std::vector<std::optional<Tensor>>& indices, const Tensor& v, bool accumulate) {
+Tensor& Tensor::index_put_(const std::vector<std::optional<Tensor>>& indices, const Tensor& v, bool accumulate) const {
   FW_CHECK(v.defined(), "[index_put_] value tensor is undefined");
   Lowered L = lower(*this, from_optional(indices));
   FW_CHECK(!L.idx.empty(), "[index_put_] expected at least one index tensor");
   put_lowered(L, v, accumulate);
-  return *this;
+  return mut_self();
 }
 
 }  // namespace fw

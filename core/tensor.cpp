@@ -73,19 +73,19 @@ Scalar Tensor::item() const {
   });
 }
 
-Tensor& Tensor::requires_grad_(bool r) {
+Tensor& Tensor::requires_grad_(bool r) const {
   FW_CHECK(!r || is_floating_point() || is_complex(),
            "[requires_grad_] only Tensors of floating point and complex dtype can require gradients, got ",
            dtype_str(dtype()));
   if (!impl_->autograd) {
-    if (!r) return *this;
+    if (!r) return mut_self();
     impl_->autograd = std::make_unique<AutogradMeta>();
   }
   FW_CHECK(r || is_leaf(),
            "[requires_grad_] you can only change requires_grad flags of leaf variables. If you want to use a "
            "computed variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().");
   impl_->autograd->requires_grad = r;
-  return *this;
+  return mut_self();
 }
 
 Tensor& Tensor::grad() const {
@@ -107,11 +107,11 @@ Tensor Tensor::data() const {
   return r;
 }
 
-Tensor& Tensor::detach_() {
+Tensor& Tensor::detach_() const {
   FW_CHECK(!impl_->view_base, "[detach_] Can't detach views in-place (a view of shape ", sizes(),
            "). Use detach() instead.");
   impl_->autograd.reset();
-  return *this;
+  return mut_self();
 }
 
 Tensor Tensor::to(ScalarType t, bool, bool copy) const {
@@ -127,7 +127,7 @@ Tensor Tensor::to(Device d, ScalarType t, bool nb, bool copy) const {
 }
 Tensor Tensor::broadcast_to(IntArrayRef size) const { return fw::broadcast_to(*this, size); }
 Tensor Tensor::absolute() const { return fw::absolute(*this); }
-Tensor& Tensor::absolute_() { return abs_(); }
+Tensor& Tensor::absolute_() const { return abs_(); }
 Tensor Tensor::to(Device d, bool nb, bool copy) const { return to(d, dtype(), nb, copy); }
 Tensor Tensor::to(const TensorOptions& o, bool nb, bool copy) const {
   return to(o.device(), o.has_dtype() ? o.dtype() : dtype(), nb, copy);
@@ -146,11 +146,11 @@ Tensor Tensor::clone() const {
   return dispatch1(OpId::copy, {*this}, a);
 }
 
-Tensor& Tensor::copy_(const Tensor& src, bool) {
+Tensor& Tensor::copy_(const Tensor& src, bool) const {
   FW_CHECK(src.defined(), "[copy_] source tensor is undefined");
   check_inference_write(*this, "copy_");
   check_no_internal_overlap(*this, "copy_");
-  if (is_same(src)) return *this;
+  if (is_same(src)) return mut_self();
   Tensor s = src;
   if (!s.sizes().equals(sizes())) {
     DimVec b = broadcast_shapes(sizes(), s.sizes(), "copy_");
@@ -162,7 +162,7 @@ Tensor& Tensor::copy_(const Tensor& src, bool) {
     OpAttrs a;
     a.dtype = dtype();
     dispatch_into(OpId::copy, {s}, a, *this);
-    return *this;
+    return mut_self();
   }
   if (FW_UNLIKELY(g_autograd != nullptr) && is_grad_enabled() &&
       (s.requires_grad() || requires_grad() || base_requires_grad(*this))) {
@@ -175,7 +175,7 @@ Tensor& Tensor::copy_(const Tensor& src, bool) {
     impl()->storage->last_writer = "copy_";
     if (impl()->view_base) g_autograd->rebase_view(*this, r);
     else rebind_grad(*this, r);
-    return *this;
+    return mut_self();
   }
   // Overlapping source and destination with different layouts: go through a temporary.
   if (s.is_alias_of(*this) && (s.storage_offset() != storage_offset() || !s.strides().equals(strides())))
@@ -187,10 +187,10 @@ Tensor& Tensor::copy_(const Tensor& src, bool) {
   OpCall c{op_def(OpId::copy), ArrayRef<Tensor>(&s, 1), a};
   op_def(OpId::copy).cpu(c, outs);
   bump_version(*this, "copy_");
-  return *this;
+  return mut_self();
 }
 
-Tensor& Tensor::fill_(const Scalar& v) {
+Tensor& Tensor::fill_(const Scalar& v) const {
   check_inference_write(*this, "fill_");
   if (FW_UNLIKELY(tls().tracer != nullptr)) {  // fw::compile: recorded like any in-place op
     OpAttrs a;
@@ -198,7 +198,7 @@ Tensor& Tensor::fill_(const Scalar& v) {
     a.ints = DimVec(sizes());
     a.dtype = dtype();
     dispatch_into(OpId::fill, {}, a, *this);
-    return *this;
+    return mut_self();
   }
   if (FW_UNLIKELY(g_autograd != nullptr) && is_grad_enabled() && requires_grad()) {
     g_autograd->check_inplace(op_def(OpId::fill), *this);
@@ -212,16 +212,16 @@ Tensor& Tensor::fill_(const Scalar& v) {
   OpCall c{op_def(OpId::fill), {}, a};
   op_def(OpId::fill).cpu(c, outs);
   bump_version(*this, "fill_");
-  return *this;
+  return mut_self();
 }
 
-Tensor& Tensor::fill_(const Tensor& v) {
+Tensor& Tensor::fill_(const Tensor& v) const {
   FW_CHECK(v.dim() == 0, "[fill_] only supports 0-dimension value tensor but got tensor with ", v.dim(),
            " dimensions");
   return fill_(v.item());
 }
 
-Tensor& Tensor::zero_() { return fill_(Scalar(0)); }
+Tensor& Tensor::zero_() const { return fill_(Scalar(0)); }
 
 // ---- operators
 Tensor operator-(const Tensor& a) { return a.neg(); }

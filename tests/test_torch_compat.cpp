@@ -14,6 +14,8 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <unistd.h>
@@ -1584,4 +1586,44 @@ TEST(TorchCompat, AtenKernelFreeFunctions) {
   auto [u, inv, cnt] = torch::unique_dim_consecutive(torch::tensor({{1, 1}, {1, 1}, {2, 3}}), 0, true, true);
   EXPECT_TRUE(torch::equal(u, torch::tensor({{1, 1}, {2, 3}})));
   EXPECT_TRUE(torch::equal(cnt, torch::tensor({2, 1})));
+}
+
+// libtorch's in-place methods are const members (a Tensor is a handle; they write what it points
+// at), so they apply through `const Tensor&` parameters and loops over `const auto&`.
+namespace {
+void sgd_step(const std::vector<torch::Tensor>& params, double lr) {
+  torch::NoGradGuard ng;
+  for (const auto& p : params) p.sub_(p.grad(), lr);
+}
+const torch::Tensor& scale_in_place(const torch::Tensor& w, double s) { return w.mul_(s).add_(1); }
+}  // namespace
+
+TEST(TorchCompat, InPlaceMethodsApplyThroughConstHandles) {
+  static_assert(std::is_same_v<decltype(std::declval<const torch::Tensor&>().add_(1)), torch::Tensor&>);
+  static_assert(std::is_same_v<decltype(std::declval<const torch::Tensor&>().exp_()), torch::Tensor&>);
+  static_assert(std::is_same_v<decltype(std::declval<const torch::Tensor&>().eq_(1)), torch::Tensor&>);
+
+  auto w = torch::tensor({1.0f, 2.0f}).requires_grad_();
+  (w * w).sum().backward();
+  sgd_step({w}, 0.5);  // w - 0.5 * 2w = 0
+  EXPECT_TRUE(torch::equal(w.detach(), torch::zeros({2})));
+
+  auto a = torch::tensor({1.0f, 2.0f});
+  const auto& r = scale_in_place(a, 3);
+  EXPECT_TRUE(r.is_same(a));
+  EXPECT_TRUE(torch::equal(a, torch::tensor({4.0f, 7.0f})));
+
+  const torch::Tensor c = torch::zeros({2, 3});
+  c.fill_(2).index_put_({0, 1}, 5);
+  c.masked_fill_(c.gt(4), -1).clamp_(-1, 1.5);
+  EXPECT_TRUE(torch::equal(c, torch::tensor({{1.5f, -1.0f, 1.5f}, {1.5f, 1.5f, 1.5f}})));
+  c.unsqueeze_(0).transpose_(1, 2);  // the metadata is the shared impl's, so every handle sees it
+  EXPECT_EQ(c.sizes(), torch::IntArrayRef({1, 3, 2}));
+  const torch::Tensor h = torch::ones({2});
+  h.set_data(torch::full({3}, 4.0));
+  h.requires_grad_();
+  EXPECT_TRUE(h.requires_grad() && h.numel() == 3 && h[2].item<double>() == 4.0);
+  const torch::Tensor k = torch::arange(4);
+  k.bitwise_xor_(1).__ilshift__(1);
+  EXPECT_TRUE(torch::equal(k, torch::tensor({2, 0, 6, 4})));
 }

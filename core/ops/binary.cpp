@@ -508,9 +508,9 @@ Tensor pow(const Scalar& a, const Tensor& b) {
 Tensor remainder(const Scalar& a, const Tensor& b) { return remainder(wrapped_scalar(a, b), b); }
 Tensor Tensor::pow(const Tensor& e) const { return fw::pow(*this, e); }
 Tensor Tensor::pow(const Scalar& e) const { return fw::pow(*this, e); }
-Tensor& Tensor::pow_(const Scalar& e) {
+Tensor& Tensor::pow_(const Scalar& e) const {
   dispatch_into(OpId::pow, {*this}, scalar_rhs(e), *this);
-  return *this;
+  return mut_self();
 }
 
 #define FW_BINARY_TENSOR_ONLY(name) \
@@ -541,41 +541,41 @@ Tensor Tensor::mul(const Scalar& o) const { return fw::mul(*this, o); }
 Tensor Tensor::div(const Tensor& o) const { return fw::div(*this, o); }
 Tensor Tensor::div(const Scalar& o) const { return fw::div(*this, o); }
 Tensor Tensor::div(const Tensor& o, std::optional<std::string> mode) const { return fw::div(*this, o, mode); }
-Tensor& Tensor::add_(const Tensor& o, const Scalar& alpha) {
+Tensor& Tensor::add_(const Tensor& o, const Scalar& alpha) const {
   dispatch_into(OpId::add, {*this, o}, alpha_attrs(alpha), *this);
-  return *this;
+  return mut_self();
 }
-Tensor& Tensor::add_(const Scalar& o, const Scalar& alpha) {
+Tensor& Tensor::add_(const Scalar& o, const Scalar& alpha) const {
   OpAttrs at = scalar_rhs(o);
   at.s1 = alpha;
   dispatch_into(OpId::add, {*this}, at, *this);
-  return *this;
+  return mut_self();
 }
-Tensor& Tensor::sub_(const Tensor& o, const Scalar& alpha) {
+Tensor& Tensor::sub_(const Tensor& o, const Scalar& alpha) const {
   dispatch_into(OpId::sub, {*this, o}, alpha_attrs(-alpha), *this);
-  return *this;
+  return mut_self();
 }
-Tensor& Tensor::sub_(const Scalar& o, const Scalar& alpha) {
+Tensor& Tensor::sub_(const Scalar& o, const Scalar& alpha) const {
   OpAttrs at = scalar_rhs(o);
   at.s1 = -alpha;
   dispatch_into(OpId::sub, {*this}, at, *this);
-  return *this;
+  return mut_self();
 }
-Tensor& Tensor::mul_(const Tensor& o) {
+Tensor& Tensor::mul_(const Tensor& o) const {
   dispatch_into(OpId::mul, {*this, o}, OpAttrs(), *this);
-  return *this;
+  return mut_self();
 }
-Tensor& Tensor::mul_(const Scalar& o) {
+Tensor& Tensor::mul_(const Scalar& o) const {
   dispatch_into(OpId::mul, {*this}, scalar_rhs(o), *this);
-  return *this;
+  return mut_self();
 }
-Tensor& Tensor::div_(const Tensor& o) {
+Tensor& Tensor::div_(const Tensor& o) const {
   dispatch_into(OpId::div, {*this, o}, OpAttrs(), *this);
-  return *this;
+  return mut_self();
 }
-Tensor& Tensor::div_(const Scalar& o) {
+Tensor& Tensor::div_(const Scalar& o) const {
   dispatch_into(OpId::div, {*this}, scalar_rhs(o), *this);
-  return *this;
+  return mut_self();
 }
 
 namespace {
@@ -626,8 +626,8 @@ Tensor masked_fill(const Tensor& t, const Tensor& mask0, const Tensor& v) {
 }
 Tensor Tensor::masked_fill(const Tensor& mask, const Scalar& v) const { return fw::masked_fill(*this, mask, v); }
 Tensor Tensor::masked_fill(const Tensor& mask, const Tensor& v) const { return fw::masked_fill(*this, mask, v); }
-Tensor& Tensor::masked_fill_(const Tensor& mask, const Scalar& v) { return copy_(fw::masked_fill(*this, mask, v)); }
-Tensor& Tensor::masked_fill_(const Tensor& mask, const Tensor& v) { return copy_(fw::masked_fill(*this, mask, v)); }
+Tensor& Tensor::masked_fill_(const Tensor& mask, const Scalar& v) const { return copy_(fw::masked_fill(*this, mask, v)); }
+Tensor& Tensor::masked_fill_(const Tensor& mask, const Tensor& v) const { return copy_(fw::masked_fill(*this, mask, v)); }
 
 Tensor lerp(const Tensor& a, const Tensor& b, const Scalar& w) {
   OpAttrs at;
@@ -676,10 +676,10 @@ Tensor& clamp_tensor_inplace(Tensor& t, const std::optional<Tensor>& lo, const s
   return write_inplace(t, fw::clamp(keep ? t.clone() : t, lo, hi), op);
 }
 }  // namespace
-Tensor& Tensor::clamp_(const std::optional<Tensor>& lo, const std::optional<Tensor>& hi) {
-  return clamp_tensor_inplace(*this, lo, hi, "clamp_");
+Tensor& Tensor::clamp_(const std::optional<Tensor>& lo, const std::optional<Tensor>& hi) const {
+  return clamp_tensor_inplace(mut_self(), lo, hi, "clamp_");
 }
-Tensor& Tensor::clamp_min_(const Tensor& m) { return clamp_tensor_inplace(*this, m, std::nullopt, "clamp_min_"); }
-Tensor& Tensor::clamp_max_(const Tensor& m) { return clamp_tensor_inplace(*this, std::nullopt, m, "clamp_max_"); }
+Tensor& Tensor::clamp_min_(const Tensor& m) const { return clamp_tensor_inplace(mut_self(), m, std::nullopt, "clamp_min_"); }
+Tensor& Tensor::clamp_max_(const Tensor& m) const { return clamp_tensor_inplace(mut_self(), std::nullopt, m, "clamp_max_"); }
 
 }  // namespace fw

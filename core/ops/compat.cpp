@@ -85,22 +85,22 @@ Tensor Tensor::repeat_interleave(int64_t repeats, std::optional<int64_t> dim) co
 Tensor Tensor::max(const Tensor& other) const { return fw::maximum(*this, other); }
 Tensor Tensor::min(const Tensor& other) const { return fw::minimum(*this, other); }
 
-Tensor& Tensor::clamp_min_(const Scalar& m) { return clamp_(m, std::nullopt); }
-Tensor& Tensor::clamp_max_(const Scalar& m) { return clamp_(std::nullopt, m); }
+Tensor& Tensor::clamp_min_(const Scalar& m) const { return clamp_(m, std::nullopt); }
+Tensor& Tensor::clamp_max_(const Scalar& m) const { return clamp_(std::nullopt, m); }
 
 Tensor Tensor::addcmul(const Tensor& a, const Tensor& b, const Scalar& v) const { return fw::addcmul(*this, a, b, v); }
 Tensor Tensor::addcdiv(const Tensor& a, const Tensor& b, const Scalar& v) const { return fw::addcdiv(*this, a, b, v); }
-Tensor& Tensor::addcmul_(const Tensor& a, const Tensor& b, const Scalar& v) {
+Tensor& Tensor::addcmul_(const Tensor& a, const Tensor& b, const Scalar& v) const {
   OpAttrs at;
   at.f0 = v.toDouble();
   dispatch_into(OpId::addcmul, {*this, a, b}, at, *this);
-  return *this;
+  return mut_self();
 }
-Tensor& Tensor::addcdiv_(const Tensor& a, const Tensor& b, const Scalar& v) {
+Tensor& Tensor::addcdiv_(const Tensor& a, const Tensor& b, const Scalar& v) const {
   OpAttrs at;
   at.f0 = v.toDouble();
   dispatch_into(OpId::addcdiv, {*this, a, b}, at, *this);
-  return *this;
+  return mut_self();
 }
 
 namespace {

@@ -15,8 +15,8 @@ namespace fw {
 
 // ---- in-place comparisons: 0/1 in this tensor's dtype (a bool result casts to any dtype)
 #define FW_CMP_INPLACE(name, fn)                                              \
-  Tensor& Tensor::name(const Tensor& o) { return copy_(fn(o)); }            \
-  Tensor& Tensor::name(const Scalar& o) { return copy_(fn(o)); }
+  Tensor& Tensor::name(const Tensor& o) const { return copy_(fn(o)); }            \
+  Tensor& Tensor::name(const Scalar& o) const { return copy_(fn(o)); }
 FW_CMP_INPLACE(eq_, eq)
 FW_CMP_INPLACE(ne_, ne)
 FW_CMP_INPLACE(lt_, lt)
@@ -32,30 +32,30 @@ FW_CMP_INPLACE(not_equal_, ne)
 
 // ---- in-place forms: the out-of-place result, which must cast to this tensor's dtype
 using detail::write_inplace;
-Tensor& Tensor::atan2_(const Tensor& o) { return write_inplace(*this, atan2(o), "atan2_"); }
-Tensor& Tensor::copysign_(const Tensor& o) { return write_inplace(*this, copysign(o), "copysign_"); }
-Tensor& Tensor::copysign_(const Scalar& o) { return write_inplace(*this, copysign(o), "copysign_"); }
-Tensor& Tensor::deg2rad_() { return write_inplace(*this, deg2rad(), "deg2rad_"); }
-Tensor& Tensor::rad2deg_() { return write_inplace(*this, rad2deg(), "rad2deg_"); }
-Tensor& Tensor::floor_divide_(const Tensor& o) { return write_inplace(*this, floor_divide(o), "floor_divide_"); }
-Tensor& Tensor::floor_divide_(const Scalar& o) { return write_inplace(*this, floor_divide(o), "floor_divide_"); }
-Tensor& Tensor::float_power_(const Tensor& e) { return write_inplace(*this, float_power(e), "float_power_"); }
-Tensor& Tensor::float_power_(const Scalar& e) { return write_inplace(*this, float_power(e), "float_power_"); }
-Tensor& Tensor::gcd_(const Tensor& o) { return write_inplace(*this, gcd(o), "gcd_"); }
-Tensor& Tensor::lcm_(const Tensor& o) { return write_inplace(*this, lcm(o), "lcm_"); }
-Tensor& Tensor::heaviside_(const Tensor& v) { return write_inplace(*this, heaviside(v), "heaviside_"); }
-Tensor& Tensor::hypot_(const Tensor& o) { return write_inplace(*this, hypot(o), "hypot_"); }
-Tensor& Tensor::igamma_(const Tensor& o) { return write_inplace(*this, igamma(o), "igamma_"); }
-Tensor& Tensor::igammac_(const Tensor& o) { return write_inplace(*this, igammac(o), "igammac_"); }
-Tensor& Tensor::ldexp_(const Tensor& o) { return write_inplace(*this, ldexp(o), "ldexp_"); }
-Tensor& Tensor::logit_(std::optional<double> eps) { return write_inplace(*this, logit(eps), "logit_"); }
+Tensor& Tensor::atan2_(const Tensor& o) const { return write_inplace(mut_self(), atan2(o), "atan2_"); }
+Tensor& Tensor::copysign_(const Tensor& o) const { return write_inplace(mut_self(), copysign(o), "copysign_"); }
+Tensor& Tensor::copysign_(const Scalar& o) const { return write_inplace(mut_self(), copysign(o), "copysign_"); }
+Tensor& Tensor::deg2rad_() const { return write_inplace(mut_self(), deg2rad(), "deg2rad_"); }
+Tensor& Tensor::rad2deg_() const { return write_inplace(mut_self(), rad2deg(), "rad2deg_"); }
+Tensor& Tensor::floor_divide_(const Tensor& o) const { return write_inplace(mut_self(), floor_divide(o), "floor_divide_"); }
+Tensor& Tensor::floor_divide_(const Scalar& o) const { return write_inplace(mut_self(), floor_divide(o), "floor_divide_"); }
+Tensor& Tensor::float_power_(const Tensor& e) const { return write_inplace(mut_self(), float_power(e), "float_power_"); }
+Tensor& Tensor::float_power_(const Scalar& e) const { return write_inplace(mut_self(), float_power(e), "float_power_"); }
+Tensor& Tensor::gcd_(const Tensor& o) const { return write_inplace(mut_self(), gcd(o), "gcd_"); }
+Tensor& Tensor::lcm_(const Tensor& o) const { return write_inplace(mut_self(), lcm(o), "lcm_"); }
+Tensor& Tensor::heaviside_(const Tensor& v) const { return write_inplace(mut_self(), heaviside(v), "heaviside_"); }
+Tensor& Tensor::hypot_(const Tensor& o) const { return write_inplace(mut_self(), hypot(o), "hypot_"); }
+Tensor& Tensor::igamma_(const Tensor& o) const { return write_inplace(mut_self(), igamma(o), "igamma_"); }
+Tensor& Tensor::igammac_(const Tensor& o) const { return write_inplace(mut_self(), igammac(o), "igammac_"); }
+Tensor& Tensor::ldexp_(const Tensor& o) const { return write_inplace(mut_self(), ldexp(o), "ldexp_"); }
+Tensor& Tensor::logit_(std::optional<double> eps) const { return write_inplace(mut_self(), logit(eps), "logit_"); }
 Tensor Tensor::mvlgamma(int64_t p) const { return fw::mvlgamma(*this, p); }
-Tensor& Tensor::mvlgamma_(int64_t p) { return write_inplace(*this, mvlgamma(p), "mvlgamma_"); }
-Tensor& Tensor::nextafter_(const Tensor& o) { return write_inplace(*this, nextafter(o), "nextafter_"); }
-Tensor& Tensor::sgn_() { return write_inplace(*this, sgn(), "sgn_"); }
-Tensor& Tensor::sinc_() { return write_inplace(*this, sinc(), "sinc_"); }
-Tensor& Tensor::xlogy_(const Tensor& o) { return write_inplace(*this, xlogy(o), "xlogy_"); }
-Tensor& Tensor::xlogy_(const Scalar& o) { return write_inplace(*this, special::xlogy(*this, o), "xlogy_"); }
+Tensor& Tensor::mvlgamma_(int64_t p) const { return write_inplace(mut_self(), mvlgamma(p), "mvlgamma_"); }
+Tensor& Tensor::nextafter_(const Tensor& o) const { return write_inplace(mut_self(), nextafter(o), "nextafter_"); }
+Tensor& Tensor::sgn_() const { return write_inplace(mut_self(), sgn(), "sgn_"); }
+Tensor& Tensor::sinc_() const { return write_inplace(mut_self(), sinc(), "sinc_"); }
+Tensor& Tensor::xlogy_(const Tensor& o) const { return write_inplace(mut_self(), xlogy(o), "xlogy_"); }
+Tensor& Tensor::xlogy_(const Scalar& o) const { return write_inplace(mut_self(), special::xlogy(*this, o), "xlogy_"); }
 
 // ---- aliasing and storage
 Tensor Tensor::index_put(const std::vector<std::optional<Tensor>>& indices, const Tensor& values,
@@ -68,7 +68,7 @@ bool Tensor::is_set_to(const Tensor& o) const {
   return impl()->storage == o.impl()->storage && storage_offset() == o.storage_offset() &&
          sizes().equals(o.sizes()) && strides().equals(o.strides());
 }
-Tensor& Tensor::set_(const Tensor& source) {
+Tensor& Tensor::set_(const Tensor& source) const {
   FW_CHECK(defined() && source.defined(), "[set_] both tensors must be defined");
   FW_CHECK(source.dtype() == dtype(), "[set_] Expected source to have the same dtype as self (",
            dtype_name(dtype()), "), got ", dtype_name(source.dtype()));
@@ -81,7 +81,7 @@ Tensor& Tensor::set_(const Tensor& source) {
   impl()->version_counter = make_intrusive<VersionCounter>();
   impl()->version_counter->version.store(v, std::memory_order_relaxed);
   detail::bump_version(*this, "set_");
-  return *this;
+  return mut_self();
 }
 std::vector<Tensor> Tensor::nonzero_numpy() const { return fw::where(*this); }
 Tensor Tensor::diagflat(int64_t offset) const { return fw::diagflat(*this, offset); }

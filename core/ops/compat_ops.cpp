@@ -39,11 +39,11 @@ Tensor Tensor::scatter(int64_t dim, const Tensor& index, const Tensor& src, cons
 Tensor Tensor::scatter(int64_t dim, const Tensor& index, const Scalar& value, const std::string& reduce) const {
   return fw::scatter(*this, dim, index, value, reduce);
 }
-Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce) {
-  return write_inplace(*this, fw::scatter(*this, dim, index, src, reduce), "scatter_");
+Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce) const {
+  return write_inplace(mut_self(), fw::scatter(*this, dim, index, src, reduce), "scatter_");
 }
-Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Scalar& value, const std::string& reduce) {
-  return write_inplace(*this, fw::scatter(*this, dim, index, value, reduce), "scatter_");
+Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Scalar& value, const std::string& reduce) const {
+  return write_inplace(mut_self(), fw::scatter(*this, dim, index, value, reduce), "scatter_");
 }
 
 // ---- index_reduce: a scatter_reduce whose index is index[i] along dim for all of source's slice i
@@ -79,8 +79,8 @@ Tensor Tensor::index_reduce(int64_t dim, const Tensor& index, const Tensor& sour
   return fw::index_reduce(*this, dim, index, source, reduce, include_self);
 }
 Tensor& Tensor::index_reduce_(int64_t dim, const Tensor& index, const Tensor& source, const std::string& reduce,
-                              bool include_self) {
-  return write_inplace(*this, fw::index_reduce(*this, dim, index, source, reduce, include_self), "index_reduce_");
+                              bool include_self) const {
+  return write_inplace(mut_self(), fw::index_reduce(*this, dim, index, source, reduce, include_self), "index_reduce_");
 }
 
 // ---- var / std with a correction

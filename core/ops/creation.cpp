@@ -651,14 +651,14 @@ Tensor bernoulli(const Tensor& t, double p) {
   return dispatch1(OpId::bernoulli, {}, a);
 }
 
-Tensor& Tensor::uniform_(double from, double to) {
+Tensor& Tensor::uniform_(double from, double to) const {
   FW_CHECK(from <= to, "[uniform_] expects to return a [from, to) range, but found from=", from, " > to=", to);
   // complex: both parts in [from, to), as torch
   copy_(rand(sizes(), dtype()).mul(to - from).add(is_complex() ? Scalar(std::complex<double>(from, from)) : Scalar(from)));
-  return *this;
+  return mut_self();
 }
-Tensor& Tensor::normal_(double mean, double std) { return copy_(normal(mean, std, sizes(), dtype())); }
-Tensor& Tensor::bernoulli_(double p) { return copy_(fw::bernoulli(*this, p)); }
-Tensor& Tensor::random_(int64_t from, int64_t to) { return copy_(randint(from, to, sizes(), dtype())); }
+Tensor& Tensor::normal_(double mean, double std) const { return copy_(normal(mean, std, sizes(), dtype())); }
+Tensor& Tensor::bernoulli_(double p) const { return copy_(fw::bernoulli(*this, p)); }
+Tensor& Tensor::random_(int64_t from, int64_t to) const { return copy_(randint(from, to, sizes(), dtype())); }
 
 }  // namespace fw

@@ -1363,22 +1363,22 @@ Tensor poisson(const Tensor& rates) {
   return r.to(rates.device(), rates.dtype());
 }
 
-Tensor& Tensor::exponential_(double lambd) {
+Tensor& Tensor::exponential_(double lambd) const {
   FW_CHECK(lambd > 0, "[exponential_] expects lambda > 0.0, but found lambda=", lambd);
   Tensor u = fw::rand(sizes(), TensorOptions(kDouble)).clamp(std::numeric_limits<double>::min(), 1.0);
   return copy_(-fw::log(u) / lambd);
 }
-Tensor& Tensor::geometric_(double p) {
+Tensor& Tensor::geometric_(double p) const {
   FW_CHECK(p > 0 && p < 1, "[geometric_] expects p to be in (0, 1), but got p=", p);
   Tensor u = fw::rand(sizes(), TensorOptions(kDouble)).clamp(std::numeric_limits<double>::min(), 1.0);
   return copy_(fw::ceil(fw::log(u) / std::log1p(-p)).clamp_min(1));
 }
-Tensor& Tensor::cauchy_(double median, double sigma) {
+Tensor& Tensor::cauchy_(double median, double sigma) const {
   FW_CHECK(sigma > 0, "[cauchy_] expects sigma > 0.0, but found sigma=", sigma);
   Tensor u = fw::rand(sizes(), TensorOptions(kDouble));
   return copy_(fw::tan((u - 0.5) * M_PI) * sigma + median);
 }
-Tensor& Tensor::log_normal_(double mean, double std) {
+Tensor& Tensor::log_normal_(double mean, double std) const {
   FW_CHECK(std > 0, "[log_normal_] expects std > 0.0, but found std=", std);
   return copy_(fw::exp(fw::randn(sizes(), TensorOptions(kDouble)) * std + mean));
 }

@@ -229,8 +229,8 @@ Tensor Tensor::__rshift__(const Scalar& o) const { return fw::bitwise_right_shif
 
 // In place: the out-of-place result written back (write_inplace refuses a type that does not cast).
 #define FW_INPLACE_BITWISE(name, fn)                                                                     \
-  Tensor& Tensor::name(const Tensor& o) { return write_inplace(*this, fw::fn(*this, o), #name); }       \
-  Tensor& Tensor::name(const Scalar& o) { return write_inplace(*this, fw::fn(*this, o), #name); }
+  Tensor& Tensor::name(const Tensor& o) const { return write_inplace(mut_self(), fw::fn(*this, o), #name); }       \
+  Tensor& Tensor::name(const Scalar& o) const { return write_inplace(mut_self(), fw::fn(*this, o), #name); }
 FW_INPLACE_BITWISE(bitwise_and_, bitwise_and)
 FW_INPLACE_BITWISE(bitwise_or_, bitwise_or)
 FW_INPLACE_BITWISE(bitwise_xor_, bitwise_xor)
@@ -239,7 +239,7 @@ FW_INPLACE_BITWISE(bitwise_right_shift_, bitwise_right_shift)
 FW_INPLACE_BITWISE(__ilshift__, bitwise_left_shift)
 FW_INPLACE_BITWISE(__irshift__, bitwise_right_shift)
 #undef FW_INPLACE_BITWISE
-Tensor& Tensor::bitwise_not_() { return write_inplace(*this, fw::bitwise_not(*this), "bitwise_not_"); }
+Tensor& Tensor::bitwise_not_() const { return write_inplace(mut_self(), fw::bitwise_not(*this), "bitwise_not_"); }
 
 // ---- splitting
 
@@ -510,28 +510,28 @@ Tensor Tensor::mv(const Tensor& vec) const { return fw::mv(*this, vec); }
 Tensor Tensor::addmm(const Tensor& m1, const Tensor& m2, const Scalar& beta, const Scalar& alpha) const {
   return fw::addmm(*this, m1, m2, beta, alpha);
 }
-Tensor& Tensor::addmm_(const Tensor& m1, const Tensor& m2, const Scalar& beta, const Scalar& alpha) {
-  return write_inplace(*this, fw::addmm(*this, m1, m2, beta, alpha), "addmm_");
+Tensor& Tensor::addmm_(const Tensor& m1, const Tensor& m2, const Scalar& beta, const Scalar& alpha) const {
+  return write_inplace(mut_self(), fw::addmm(*this, m1, m2, beta, alpha), "addmm_");
 }
 Tensor Tensor::baddbmm(const Tensor& b1, const Tensor& b2, const Scalar& beta, const Scalar& alpha) const {
   return fw::baddbmm(*this, b1, b2, beta, alpha);
 }
-Tensor& Tensor::baddbmm_(const Tensor& b1, const Tensor& b2, const Scalar& beta, const Scalar& alpha) {
-  return write_inplace(*this, fw::baddbmm(*this, b1, b2, beta, alpha), "baddbmm_");
+Tensor& Tensor::baddbmm_(const Tensor& b1, const Tensor& b2, const Scalar& beta, const Scalar& alpha) const {
+  return write_inplace(mut_self(), fw::baddbmm(*this, b1, b2, beta, alpha), "baddbmm_");
 }
 Tensor Tensor::addbmm(const Tensor& b1, const Tensor& b2, const Scalar& beta, const Scalar& alpha) const {
   return fw::addbmm(*this, b1, b2, beta, alpha);
 }
-Tensor& Tensor::addbmm_(const Tensor& b1, const Tensor& b2, const Scalar& beta, const Scalar& alpha) {
-  return write_inplace(*this, fw::addbmm(*this, b1, b2, beta, alpha), "addbmm_");
+Tensor& Tensor::addbmm_(const Tensor& b1, const Tensor& b2, const Scalar& beta, const Scalar& alpha) const {
+  return write_inplace(mut_self(), fw::addbmm(*this, b1, b2, beta, alpha), "addbmm_");
 }
-Tensor& Tensor::addmv_(const Tensor& mat, const Tensor& vec, const Scalar& beta, const Scalar& alpha) {
-  return write_inplace(*this, fw::addmv(*this, mat, vec, beta, alpha), "addmv_");
+Tensor& Tensor::addmv_(const Tensor& mat, const Tensor& vec, const Scalar& beta, const Scalar& alpha) const {
+  return write_inplace(mut_self(), fw::addmv(*this, mat, vec, beta, alpha), "addmv_");
 }
-Tensor& Tensor::addr_(const Tensor& v1, const Tensor& v2, const Scalar& beta, const Scalar& alpha) {
-  return write_inplace(*this, fw::addr(*this, v1, v2, beta, alpha), "addr_");
+Tensor& Tensor::addr_(const Tensor& v1, const Tensor& v2, const Scalar& beta, const Scalar& alpha) const {
+  return write_inplace(mut_self(), fw::addr(*this, v1, v2, beta, alpha), "addr_");
 }
-Tensor& Tensor::conj_physical_() { return write_inplace(*this, fw::conj(*this), "conj_physical_"); }
+Tensor& Tensor::conj_physical_() const { return write_inplace(mut_self(), fw::conj(*this), "conj_physical_"); }
 Tensor Tensor::addmv(const Tensor& mat, const Tensor& vec, const Scalar& beta, const Scalar& alpha) const {
   return fw::addmv(*this, mat, vec, beta, alpha);
 }
@@ -540,13 +540,13 @@ Tensor Tensor::addr(const Tensor& v1, const Tensor& v2, const Scalar& beta, cons
 }
 Tensor Tensor::count_nonzero(std::optional<int64_t> dim) const { return fw::count_nonzero(*this, dim); }
 Tensor Tensor::count_nonzero(IntArrayRef dims) const { return fw::count_nonzero(*this, dims); }
-Tensor& Tensor::cumsum_(int64_t dim, std::optional<ScalarType> dtype) {
-  return write_inplace(*this, cumsum(dim, dtype), "cumsum_");
+Tensor& Tensor::cumsum_(int64_t dim, std::optional<ScalarType> dtype) const {
+  return write_inplace(mut_self(), cumsum(dim, dtype), "cumsum_");
 }
-Tensor& Tensor::cumprod_(int64_t dim, std::optional<ScalarType> dtype) {
-  return write_inplace(*this, cumprod(dim, dtype), "cumprod_");
+Tensor& Tensor::cumprod_(int64_t dim, std::optional<ScalarType> dtype) const {
+  return write_inplace(mut_self(), cumprod(dim, dtype), "cumprod_");
 }
-Tensor& Tensor::fill_diagonal_(const Scalar& value, bool wrap) {
+Tensor& Tensor::fill_diagonal_(const Scalar& value, bool wrap) const {
   const int64_t nd = dim();
   FW_CHECK(nd >= 2, "[fill_diagonal_] dimensions must larger than 1, got ", nd);
   const int64_t h = size(0), w = size(1);
@@ -562,56 +562,56 @@ Tensor& Tensor::fill_diagonal_(const Scalar& value, bool wrap) {
     const int64_t step = w + 1, wrap_n = (numel() + step - 1) / step - n;
     as_strided({wrap_n}, {stride}, storage_offset() + this->stride(0) * (w + 1)).fill_(value);
   }
-  return *this;
+  return mut_self();
 }
-Tensor& Tensor::fmod_(const Tensor& o) { return write_inplace(*this, fmod(o), "fmod_"); }
-Tensor& Tensor::fmod_(const Scalar& o) { return write_inplace(*this, fmod(o), "fmod_"); }
-Tensor& Tensor::remainder_(const Tensor& o) { return write_inplace(*this, remainder(o), "remainder_"); }
-Tensor& Tensor::remainder_(const Scalar& o) { return write_inplace(*this, remainder(o), "remainder_"); }
-Tensor& Tensor::div_(const Tensor& o, std::optional<std::string> mode) {
-  return write_inplace(*this, fw::div(*this, o, std::move(mode)), "div_");
+Tensor& Tensor::fmod_(const Tensor& o) const { return write_inplace(mut_self(), fmod(o), "fmod_"); }
+Tensor& Tensor::fmod_(const Scalar& o) const { return write_inplace(mut_self(), fmod(o), "fmod_"); }
+Tensor& Tensor::remainder_(const Tensor& o) const { return write_inplace(mut_self(), remainder(o), "remainder_"); }
+Tensor& Tensor::remainder_(const Scalar& o) const { return write_inplace(mut_self(), remainder(o), "remainder_"); }
+Tensor& Tensor::div_(const Tensor& o, std::optional<std::string> mode) const {
+  return write_inplace(mut_self(), fw::div(*this, o, std::move(mode)), "div_");
 }
-Tensor& Tensor::div_(const Scalar& o, std::optional<std::string> mode) {
-  return write_inplace(*this, fw::div(*this, o, std::move(mode)), "div_");
+Tensor& Tensor::div_(const Scalar& o, std::optional<std::string> mode) const {
+  return write_inplace(mut_self(), fw::div(*this, o, std::move(mode)), "div_");
 }
 Tensor Tensor::div(const Scalar& o, std::optional<std::string> mode) const { return fw::div(*this, o, std::move(mode)); }
 Tensor Tensor::round(int64_t decimals) const { return fw::round(*this, decimals); }
-Tensor& Tensor::round_(int64_t decimals) { return write_inplace(*this, fw::round(*this, decimals), "round_"); }
+Tensor& Tensor::round_(int64_t decimals) const { return write_inplace(mut_self(), fw::round(*this, decimals), "round_"); }
 Tensor Tensor::index_copy(int64_t dim, const Tensor& index, const Tensor& source) const {
   return fw::index_copy(*this, dim, index, source);
 }
-Tensor& Tensor::index_copy_(int64_t dim, const Tensor& index, const Tensor& source) {
-  return write_inplace(*this, fw::index_copy(*this, dim, index, source), "index_copy_");
+Tensor& Tensor::index_copy_(int64_t dim, const Tensor& index, const Tensor& source) const {
+  return write_inplace(mut_self(), fw::index_copy(*this, dim, index, source), "index_copy_");
 }
-Tensor& Tensor::index_fill_(int64_t dim, const Tensor& index, const Scalar& value) {
-  return write_inplace(*this, fw::index_fill(*this, dim, index, value), "index_fill_");
+Tensor& Tensor::index_fill_(int64_t dim, const Tensor& index, const Scalar& value) const {
+  return write_inplace(mut_self(), fw::index_fill(*this, dim, index, value), "index_fill_");
 }
 Tensor Tensor::put(const Tensor& index, const Tensor& source, bool accumulate) const {
   return fw::put(*this, index, source, accumulate);
 }
-Tensor& Tensor::put_(const Tensor& index, const Tensor& source, bool accumulate) {
-  return write_inplace(*this, fw::put(*this, index, source, accumulate), "put_");
+Tensor& Tensor::put_(const Tensor& index, const Tensor& source, bool accumulate) const {
+  return write_inplace(mut_self(), fw::put(*this, index, source, accumulate), "put_");
 }
-Tensor& Tensor::lerp_(const Tensor& end, const Scalar& w) { return write_inplace(*this, lerp(end, w), "lerp_"); }
-Tensor& Tensor::lerp_(const Tensor& end, const Tensor& w) { return write_inplace(*this, lerp(end, w), "lerp_"); }
+Tensor& Tensor::lerp_(const Tensor& end, const Scalar& w) const { return write_inplace(mut_self(), lerp(end, w), "lerp_"); }
+Tensor& Tensor::lerp_(const Tensor& end, const Tensor& w) const { return write_inplace(mut_self(), lerp(end, w), "lerp_"); }
 // The logical ops give bool; in place they write 0/1 in this tensor's dtype, as libtorch.
-Tensor& Tensor::logical_not_() { return copy_(logical_not()); }
-Tensor& Tensor::logical_and_(const Tensor& o) { return copy_(logical_and(o)); }
-Tensor& Tensor::logical_or_(const Tensor& o) { return copy_(logical_or(o)); }
-Tensor& Tensor::logical_xor_(const Tensor& o) { return copy_(logical_xor(o)); }
-Tensor& Tensor::masked_scatter_(const Tensor& mask, const Tensor& source) {
-  return write_inplace(*this, masked_scatter(mask, source), "masked_scatter_");
+Tensor& Tensor::logical_not_() const { return copy_(logical_not()); }
+Tensor& Tensor::logical_and_(const Tensor& o) const { return copy_(logical_and(o)); }
+Tensor& Tensor::logical_or_(const Tensor& o) const { return copy_(logical_or(o)); }
+Tensor& Tensor::logical_xor_(const Tensor& o) const { return copy_(logical_xor(o)); }
+Tensor& Tensor::masked_scatter_(const Tensor& mask, const Tensor& source) const {
+  return write_inplace(mut_self(), masked_scatter(mask, source), "masked_scatter_");
 }
-Tensor& Tensor::nan_to_num_(std::optional<double> nan, std::optional<double> posinf, std::optional<double> neginf) {
-  return write_inplace(*this, nan_to_num(nan, posinf, neginf), "nan_to_num_");
+Tensor& Tensor::nan_to_num_(std::optional<double> nan, std::optional<double> posinf, std::optional<double> neginf) const {
+  return write_inplace(mut_self(), nan_to_num(nan, posinf, neginf), "nan_to_num_");
 }
-Tensor& Tensor::tril_(int64_t diagonal) { return write_inplace(*this, tril(diagonal), "tril_"); }
-Tensor& Tensor::triu_(int64_t diagonal) { return write_inplace(*this, triu(diagonal), "triu_"); }
+Tensor& Tensor::tril_(int64_t diagonal) const { return write_inplace(mut_self(), tril(diagonal), "tril_"); }
+Tensor& Tensor::triu_(int64_t diagonal) const { return write_inplace(mut_self(), triu(diagonal), "triu_"); }
 Tensor Tensor::renorm(const Scalar& p, int64_t dim, const Scalar& maxnorm) const {
   return fw::renorm(*this, p, dim, maxnorm);
 }
-Tensor& Tensor::renorm_(const Scalar& p, int64_t dim, const Scalar& maxnorm) {
-  return write_inplace(*this, fw::renorm(*this, p, dim, maxnorm), "renorm_");
+Tensor& Tensor::renorm_(const Scalar& p, int64_t dim, const Scalar& maxnorm) const {
+  return write_inplace(mut_self(), fw::renorm(*this, p, dim, maxnorm), "renorm_");
 }
 Tensor Tensor::where(const Tensor& cond, const Scalar& other) const { return fw::where(cond, *this, other); }
 std::tuple<Tensor, Tensor> Tensor::mode(int64_t dim, bool keepdim) const { return fw::mode(*this, dim, keepdim); }
@@ -663,23 +663,23 @@ void materialize(const Tensor& t) {
 }
 }  // namespace
 
-Tensor& Tensor::squeeze_() { materialize(*this); return restride(*this, squeeze().detach(), "squeeze_"); }
-Tensor& Tensor::squeeze_(int64_t dim) { materialize(*this); return restride(*this, squeeze(dim).detach(), "squeeze_"); }
-Tensor& Tensor::unsqueeze_(int64_t dim) {
+Tensor& Tensor::squeeze_() const { materialize(*this); return restride(mut_self(), squeeze().detach(), "squeeze_"); }
+Tensor& Tensor::squeeze_(int64_t dim) const { materialize(*this); return restride(mut_self(), squeeze(dim).detach(), "squeeze_"); }
+Tensor& Tensor::unsqueeze_(int64_t dim) const {
   materialize(*this);
-  return restride(*this, unsqueeze(dim).detach(), "unsqueeze_");
+  return restride(mut_self(), unsqueeze(dim).detach(), "unsqueeze_");
 }
-Tensor& Tensor::t_() { materialize(*this); return restride(*this, t().detach(), "t_"); }
-Tensor& Tensor::transpose_(int64_t d0, int64_t d1) {
+Tensor& Tensor::t_() const { materialize(*this); return restride(mut_self(), t().detach(), "t_"); }
+Tensor& Tensor::transpose_(int64_t d0, int64_t d1) const {
   materialize(*this);
-  return restride(*this, transpose(d0, d1).detach(), "transpose_");
+  return restride(mut_self(), transpose(d0, d1).detach(), "transpose_");
 }
-Tensor& Tensor::as_strided_(IntArrayRef size, IntArrayRef stride, std::optional<int64_t> offset) {
+Tensor& Tensor::as_strided_(IntArrayRef size, IntArrayRef stride, std::optional<int64_t> offset) const {
   materialize(*this);
-  return restride(*this, as_strided(size, stride, offset).detach(), "as_strided_");
+  return restride(mut_self(), as_strided(size, stride, offset).detach(), "as_strided_");
 }
 
-void Tensor::set_data(const Tensor& new_data) {
+void Tensor::set_data(const Tensor& new_data) const {
   FW_CHECK(new_data.defined(), "[set_data] new_data is an undefined tensor");
   FW_CHECK(!requires_grad() || new_data.is_floating_point() || new_data.is_complex(), "[set_data] a tensor that "
            "requires grad needs floating point data, got ", dtype_str(new_data.dtype()));
@@ -713,7 +713,7 @@ void Tensor::print() const {
   std::cerr << os.str() << std::endl;  // libtorch's TensorBase::print writes to stderr
 }
 
-Tensor& Tensor::resize_(IntArrayRef size) {
+Tensor& Tensor::resize_(IntArrayRef size) const {
   FW_CHECK(!requires_grad(), "[resize_] cannot resize variables that require grad");
   FW_CHECK(is_cpu(), "[resize_] only CPU tensors can be resized");
   materialize(*this);
@@ -745,7 +745,7 @@ Tensor& Tensor::resize_(IntArrayRef size) {
     impl->strides[size_t(i)] = impl->strides[size_t(i + 1)] * std::max<int64_t>(size[size_t(i + 1)], 1);
   impl->refresh();
   bump_version(*this, "resize_");
-  return *this;
+  return mut_self();
 }
 
 // ---- more free functions (batch 2)
@@ -851,7 +851,7 @@ Tensor diagonal_scatter(const Tensor& t, const Tensor& src, int64_t offset, int6
 
 // ---- their Tensor methods
 Tensor Tensor::i0() const { return fw::i0(*this); }
-Tensor& Tensor::i0_() { return write_inplace(*this, fw::i0(*this), "i0_"); }
+Tensor& Tensor::i0_() const { return write_inplace(mut_self(), fw::i0(*this), "i0_"); }
 Tensor Tensor::igamma(const Tensor& o) const { return fw::igamma(*this, o); }
 Tensor Tensor::igammac(const Tensor& o) const { return fw::igammac(*this, o); }
 Tensor Tensor::copysign(const Tensor& o) const { return fw::copysign(*this, o); }
@@ -886,8 +886,8 @@ Tensor Tensor::hardshrink(const Scalar& lambd) const {
   return fw::where(fw::abs(*this).le(l), fw::zeros_like(*this), *this);  // NaN stays NaN
 }
 Tensor& Tensor::scatter_reduce_(int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce,
-                                bool include_self) {
-  return write_inplace(*this, fw::scatter_reduce(*this, dim, index, src, reduce, include_self), "scatter_reduce_");
+                                bool include_self) const {
+  return write_inplace(mut_self(), fw::scatter_reduce(*this, dim, index, src, reduce, include_self), "scatter_reduce_");
 }
 Tensor Tensor::select_scatter(const Tensor& src, int64_t dim, int64_t index) const {
   return fw::select_scatter(*this, src, dim, index);

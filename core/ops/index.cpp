@@ -709,13 +709,13 @@ Tensor Tensor::scatter(int64_t dim, const Tensor& index, const Tensor& src) cons
 Tensor Tensor::scatter(int64_t dim, const Tensor& index, const Scalar& value) const {
   return fw::scatter(*this, dim, index, value);
 }
-Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Tensor& src) {
+Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Tensor& src) const {
   dispatch_into(OpId::scatter, {*this, index, src}, dim_attrs(dim), *this);
-  return *this;
+  return mut_self();
 }
-Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Scalar& value) {
+Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Scalar& value) const {
   dispatch_into(OpId::scatter, {*this, index}, dim_attrs(dim, value), *this);
-  return *this;
+  return mut_self();
 }
 Tensor scatter_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src) {
   return dispatch1(OpId::scatter_add, {t, index, src}, dim_attrs(dim));
@@ -723,9 +723,9 @@ Tensor scatter_add(const Tensor& t, int64_t dim, const Tensor& index, const Tens
 Tensor Tensor::scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const {
   return fw::scatter_add(*this, dim, index, src);
 }
-Tensor& Tensor::scatter_add_(int64_t dim, const Tensor& index, const Tensor& src) {
+Tensor& Tensor::scatter_add_(int64_t dim, const Tensor& index, const Tensor& src) const {
   dispatch_into(OpId::scatter_add, {*this, index, src}, dim_attrs(dim), *this);
-  return *this;
+  return mut_self();
 }
 
 Tensor index_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src, const Scalar& alpha) {
@@ -734,9 +734,9 @@ Tensor index_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor
 Tensor Tensor::index_add(int64_t dim, const Tensor& index, const Tensor& src, const Scalar& alpha) const {
   return fw::index_add(*this, dim, index, src, alpha);
 }
-Tensor& Tensor::index_add_(int64_t dim, const Tensor& index, const Tensor& src, const Scalar& alpha) {
+Tensor& Tensor::index_add_(int64_t dim, const Tensor& index, const Tensor& src, const Scalar& alpha) const {
   dispatch_into(OpId::index_add, {*this, index, src}, dim_attrs(dim, alpha), *this);
-  return *this;
+  return mut_self();
 }
 
 Tensor masked_select(const Tensor& t, const Tensor& mask) {

@@ -58,25 +58,25 @@ Tensor binomial(const Tensor& count, const Tensor& prob, std::optional<Generator
   return with_generator(gen, [&]() -> decltype(auto) { return binomial(count, prob); });
 }
 
-Tensor& Tensor::uniform_(double from, double to, std::optional<Generator> gen) {
+Tensor& Tensor::uniform_(double from, double to, std::optional<Generator> gen) const {
   return with_generator(gen, [&]() -> decltype(auto) { return uniform_(from, to); });
 }
-Tensor& Tensor::normal_(double mean, double std, std::optional<Generator> gen) {
+Tensor& Tensor::normal_(double mean, double std, std::optional<Generator> gen) const {
   return with_generator(gen, [&]() -> decltype(auto) { return normal_(mean, std); });
 }
-Tensor& Tensor::bernoulli_(double p, std::optional<Generator> gen) {
+Tensor& Tensor::bernoulli_(double p, std::optional<Generator> gen) const {
   return with_generator(gen, [&]() -> decltype(auto) { return bernoulli_(p); });
 }
-Tensor& Tensor::bernoulli_(const Tensor& p, std::optional<Generator> gen) {
+Tensor& Tensor::bernoulli_(const Tensor& p, std::optional<Generator> gen) const {
   return with_generator(gen, [&]() -> decltype(auto) { return copy_(fw::bernoulli(p.to(dtype()).expand(sizes()))); });
 }
-Tensor& Tensor::random_(int64_t from, int64_t to, std::optional<Generator> gen) {
+Tensor& Tensor::random_(int64_t from, int64_t to, std::optional<Generator> gen) const {
   return with_generator(gen, [&]() -> decltype(auto) { return random_(from, to); });
 }
-Tensor& Tensor::random_(int64_t to, std::optional<Generator> gen) {
+Tensor& Tensor::random_(int64_t to, std::optional<Generator> gen) const {
   return with_generator(gen, [&]() -> decltype(auto) { return random_(0, to); });
 }
-Tensor& Tensor::random_(std::optional<Generator> gen) {
+Tensor& Tensor::random_(std::optional<Generator> gen) const {
   // [0, 2^digits] for floating dtypes (every integer there is exact), [0, max] for integral ones.
   int64_t to = 0;
   switch (dtype().toScalarType()) {
@@ -94,16 +94,16 @@ Tensor& Tensor::random_(std::optional<Generator> gen) {
   }
   return with_generator(gen, [&]() -> decltype(auto) { return random_(0, to); });
 }
-Tensor& Tensor::exponential_(double lambd, std::optional<Generator> gen) {
+Tensor& Tensor::exponential_(double lambd, std::optional<Generator> gen) const {
   return with_generator(gen, [&]() -> decltype(auto) { return exponential_(lambd); });
 }
-Tensor& Tensor::geometric_(double p, std::optional<Generator> gen) {
+Tensor& Tensor::geometric_(double p, std::optional<Generator> gen) const {
   return with_generator(gen, [&]() -> decltype(auto) { return geometric_(p); });
 }
-Tensor& Tensor::cauchy_(double median, double sigma, std::optional<Generator> gen) {
+Tensor& Tensor::cauchy_(double median, double sigma, std::optional<Generator> gen) const {
   return with_generator(gen, [&]() -> decltype(auto) { return cauchy_(median, sigma); });
 }
-Tensor& Tensor::log_normal_(double mean, double std, std::optional<Generator> gen) {
+Tensor& Tensor::log_normal_(double mean, double std, std::optional<Generator> gen) const {
   return with_generator(gen, [&]() -> decltype(auto) { return log_normal_(mean, std); });
 }
 Tensor Tensor::bernoulli(std::optional<Generator> gen) const { return fw::bernoulli(*this, std::move(gen)); }

@@ -590,7 +590,7 @@ FW_DEFINE_OP(imag) {
     return t;                                                                          \
   }                                                                                    \
   Tensor Tensor::name() const { return fw::name(*this); }                             \
-  Tensor& Tensor::name##_() { return fw::name##_(*this); }
+  Tensor& Tensor::name##_() const { return fw::name##_(mut_self()); }
 FW_UNARY_PUBLIC(exp) FW_UNARY_PUBLIC(exp2) FW_UNARY_PUBLIC(expm1) FW_UNARY_PUBLIC(log)
 FW_UNARY_PUBLIC(log2) FW_UNARY_PUBLIC(log10) FW_UNARY_PUBLIC(log1p) FW_UNARY_PUBLIC(sqrt)
 FW_UNARY_PUBLIC(rsqrt) FW_UNARY_PUBLIC(abs) FW_UNARY_PUBLIC(neg) FW_UNARY_PUBLIC(sign)
@@ -610,18 +610,18 @@ Tensor polygamma(int64_t n, const Tensor& t) {
   return dispatch1(OpId::polygamma, {t}, a);
 }
 Tensor Tensor::polygamma(int64_t n) const { return fw::polygamma(n, *this); }
-Tensor& Tensor::polygamma_(int64_t n) {
+Tensor& Tensor::polygamma_(int64_t n) const {
   FW_CHECK(n >= 0, "[polygamma] polygamma(n, x) does not support negative n, got n = ", n);
   OpAttrs a;
   a.i0 = n;
   dispatch_into(OpId::polygamma, {*this}, a, *this);
-  return *this;
+  return mut_self();
 }
 
 Tensor square(const Tensor& t) { return t.dtype() == kBool ? mul(t.to(kLong), t.to(kLong)) : mul(t, t); }
 Tensor& square_(Tensor& t) { return t.mul_(t); }
 Tensor Tensor::square() const { return fw::square(*this); }
-Tensor& Tensor::square_() { return fw::square_(*this); }
+Tensor& Tensor::square_() const { return fw::square_(mut_self()); }
 Tensor absolute(const Tensor& t) { return abs(t); }
 Tensor negative(const Tensor& t) { return neg(t); }
 Tensor signbit(const Tensor& t) { return dispatch1(OpId::signbit, {t}, OpAttrs()); }
@@ -729,9 +729,9 @@ Tensor clamp_min(const Tensor& t, const Scalar& m) { return clamp(t, m, std::nul
 Tensor clamp_max(const Tensor& t, const Scalar& m) { return clamp(t, std::nullopt, m); }
 Tensor clip(const Tensor& t, std::optional<Scalar> lo, std::optional<Scalar> hi) { return clamp(t, lo, hi); }
 Tensor Tensor::clamp(std::optional<Scalar> lo, std::optional<Scalar> hi) const { return fw::clamp(*this, lo, hi); }
-Tensor& Tensor::clamp_(std::optional<Scalar> lo, std::optional<Scalar> hi) {
+Tensor& Tensor::clamp_(std::optional<Scalar> lo, std::optional<Scalar> hi) const {
   dispatch_into(OpId::clamp_scalar, {*this}, clamp_attrs(lo, hi), *this);
-  return *this;
+  return mut_self();
 }
 Tensor Tensor::clamp_min(const Scalar& m) const { return fw::clamp_min(*this, m); }
 Tensor Tensor::clamp_max(const Scalar& m) const { return fw::clamp_max(*this, m); }

@@ -343,15 +343,15 @@ class Tensor {
 
   // ---- autograd fields (the engine comes with the autograd work)
   bool requires_grad() const;
-  Tensor& requires_grad_(bool r = true);
-  Tensor& set_requires_grad(bool r) { return requires_grad_(r); }
+  Tensor& requires_grad_(bool r = true) const;
+  Tensor& set_requires_grad(bool r) const { return requires_grad_(r); }
   // The accumulated gradient (undefined until a backward pass reaches this leaf). A reference, as
   // libtorch's, so `auto& g = p.grad();` binds and `p.grad().zero_()` works (fw's in-place
   // methods are not const, hence not const Tensor&). A tensor without autograd state gets a
   // per-thread undefined tensor, reset on each call.
   Tensor& grad() const;
   // Replaces the gradient (undefined clears it); its shape must match.
-  void set_grad(const Tensor& g);
+  void set_grad(const Tensor& g) const;
   // Assignable handle to the gradient, as libtorch's mutable_grad(): p.mutable_grad() = g
   // (unchecked, as in libtorch) or p.mutable_grad().zero_().
   Tensor& mutable_grad() const;
@@ -376,7 +376,7 @@ class Tensor {
   void retain_grad() const;
   bool retains_grad() const;
   Tensor detach() const;
-  Tensor& detach_();
+  Tensor& detach_() const;
 
   // ---- conversion and copy
   Tensor to(ScalarType t, bool non_blocking = false, bool copy = false) const;
@@ -397,35 +397,35 @@ class Tensor {
   // A copy laid out like this tensor (MemoryFormat::Preserve): a transposed or channels-last
   // tensor's clone is transposed or channels-last too. clone(MemoryFormat::Contiguous) is row-major.
   Tensor clone() const;
-  Tensor& copy_(const Tensor& src, bool non_blocking = false);
-  Tensor& fill_(const Scalar& v);
-  Tensor& fill_(const Tensor& v);
-  Tensor& zero_();
-  Tensor& uniform_(double from = 0, double to = 1);
-  Tensor& normal_(double mean = 0, double std = 1);
-  Tensor& bernoulli_(double p = 0.5);
-  Tensor& random_(int64_t from, int64_t to);
+  Tensor& copy_(const Tensor& src, bool non_blocking = false) const;
+  Tensor& fill_(const Scalar& v) const;
+  Tensor& fill_(const Tensor& v) const;
+  Tensor& zero_() const;
+  Tensor& uniform_(double from = 0, double to = 1) const;
+  Tensor& normal_(double mean = 0, double std = 1) const;
+  Tensor& bernoulli_(double p = 0.5) const;
+  Tensor& random_(int64_t from, int64_t to) const;
   // More in-place samplers (core/ops/extra.cpp): Exp(lambd), Geometric(p) on {1, 2, ...},
   // Cauchy(median, sigma), exp(Normal(mean, std)).
-  Tensor& exponential_(double lambd = 1);
-  Tensor& geometric_(double p);
-  Tensor& cauchy_(double median = 0, double sigma = 1);
-  Tensor& log_normal_(double mean = 1, double std = 2);
+  Tensor& exponential_(double lambd = 1) const;
+  Tensor& geometric_(double p) const;
+  Tensor& cauchy_(double median = 0, double sigma = 1) const;
+  Tensor& log_normal_(double mean = 1, double std = 2) const;
   // The same samplers drawing from `gen` (Note [Generators] in fw/generator.h; nullopt or an
   // undefined generator is the default one), and libtorch's other random_ forms: random_(to)
   // draws from [0, to), random_() from [0, 2^mantissa] for floating dtypes (2^24 for float32) and
   // from the dtype's non-negative range for integral ones.
-  Tensor& uniform_(double from, double to, std::optional<Generator> gen);
-  Tensor& normal_(double mean, double std, std::optional<Generator> gen);
-  Tensor& bernoulli_(double p, std::optional<Generator> gen);
-  Tensor& bernoulli_(const Tensor& p, std::optional<Generator> gen = std::nullopt);
-  Tensor& random_(int64_t from, int64_t to, std::optional<Generator> gen);
-  Tensor& random_(int64_t to, std::optional<Generator> gen = std::nullopt);
-  Tensor& random_(std::optional<Generator> gen = std::nullopt);
-  Tensor& exponential_(double lambd, std::optional<Generator> gen);
-  Tensor& geometric_(double p, std::optional<Generator> gen);
-  Tensor& cauchy_(double median, double sigma, std::optional<Generator> gen);
-  Tensor& log_normal_(double mean, double std, std::optional<Generator> gen);
+  Tensor& uniform_(double from, double to, std::optional<Generator> gen) const;
+  Tensor& normal_(double mean, double std, std::optional<Generator> gen) const;
+  Tensor& bernoulli_(double p, std::optional<Generator> gen) const;
+  Tensor& bernoulli_(const Tensor& p, std::optional<Generator> gen = std::nullopt) const;
+  Tensor& random_(int64_t from, int64_t to, std::optional<Generator> gen) const;
+  Tensor& random_(int64_t to, std::optional<Generator> gen = std::nullopt) const;
+  Tensor& random_(std::optional<Generator> gen = std::nullopt) const;
+  Tensor& exponential_(double lambd, std::optional<Generator> gen) const;
+  Tensor& geometric_(double p, std::optional<Generator> gen) const;
+  Tensor& cauchy_(double median, double sigma, std::optional<Generator> gen) const;
+  Tensor& log_normal_(double mean, double std, std::optional<Generator> gen) const;
   // Samples of Bernoulli(this) (values in [0, 1]), or Bernoulli(p) in this tensor's shape.
   Tensor bernoulli(std::optional<Generator> gen = std::nullopt) const;
   Tensor bernoulli(double p, std::optional<Generator> gen = std::nullopt) const;
@@ -454,7 +454,7 @@ class Tensor {
   Tensor expand_as(const Tensor& o) const { return expand(o.sizes()); }
   Tensor broadcast_to(IntArrayRef size) const;
   Tensor absolute() const;
-  Tensor& absolute_();
+  Tensor& absolute_() const;
   Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
   Tensor select(int64_t dim, int64_t index) const;
   Tensor slice(int64_t dim = 0, std::optional<int64_t> start = std::nullopt,
@@ -476,56 +476,56 @@ class Tensor {
   Tensor operator[](const Tensor& idx) const;
   Tensor index(ArrayRef<indexing::TensorIndex> idx) const;
   Tensor index(std::initializer_list<indexing::TensorIndex> idx) const;
-  Tensor& index_put_(ArrayRef<indexing::TensorIndex> idx, const Tensor& v);
-  Tensor& index_put_(ArrayRef<indexing::TensorIndex> idx, const Scalar& v);
-  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> idx, const Tensor& v);
-  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> idx, const Scalar& v);
+  Tensor& index_put_(ArrayRef<indexing::TensorIndex> idx, const Tensor& v) const;
+  Tensor& index_put_(ArrayRef<indexing::TensorIndex> idx, const Scalar& v) const;
+  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> idx, const Tensor& v) const;
+  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> idx, const Scalar& v) const;
   // libtorch's index list form with accumulate (nullopt: a full slice); accumulate adds repeated
   // indices' values, as fw::index_put.
-  Tensor& index_put_(const std::vector<std::optional<Tensor>>& indices, const Tensor& v, bool accumulate);
+  Tensor& index_put_(const std::vector<std::optional<Tensor>>& indices, const Tensor& v, bool accumulate) const;
   Tensor index_select(int64_t dim, const Tensor& index) const;
   Tensor gather(int64_t dim, const Tensor& index) const;
   Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src) const;
   Tensor scatter(int64_t dim, const Tensor& index, const Scalar& value) const;
-  Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src);
-  Tensor& scatter_(int64_t dim, const Tensor& index, const Scalar& value);
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src) const;
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Scalar& value) const;
   Tensor scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const;
-  Tensor& scatter_add_(int64_t dim, const Tensor& index, const Tensor& src);
+  Tensor& scatter_add_(int64_t dim, const Tensor& index, const Tensor& src) const;
   Tensor index_add(int64_t dim, const Tensor& index, const Tensor& src, const Scalar& alpha = 1) const;
-  Tensor& index_add_(int64_t dim, const Tensor& index, const Tensor& src, const Scalar& alpha = 1);
+  Tensor& index_add_(int64_t dim, const Tensor& index, const Tensor& src, const Scalar& alpha = 1) const;
   Tensor masked_select(const Tensor& mask) const;
   Tensor masked_fill(const Tensor& mask, const Scalar& v) const;
   Tensor masked_fill(const Tensor& mask, const Tensor& v) const;
-  Tensor& masked_fill_(const Tensor& mask, const Scalar& v);
-  Tensor& masked_fill_(const Tensor& mask, const Tensor& v);
+  Tensor& masked_fill_(const Tensor& mask, const Scalar& v) const;
+  Tensor& masked_fill_(const Tensor& mask, const Tensor& v) const;
   Tensor nonzero() const;
   Tensor take(const Tensor& index) const;
 
   // ---- pointwise (binary)
   Tensor add(const Tensor& o, const Scalar& alpha = 1) const;
   Tensor add(const Scalar& o, const Scalar& alpha = 1) const;
-  Tensor& add_(const Tensor& o, const Scalar& alpha = 1);
-  Tensor& add_(const Scalar& o, const Scalar& alpha = 1);
+  Tensor& add_(const Tensor& o, const Scalar& alpha = 1) const;
+  Tensor& add_(const Scalar& o, const Scalar& alpha = 1) const;
   Tensor sub(const Tensor& o, const Scalar& alpha = 1) const;
   Tensor sub(const Scalar& o, const Scalar& alpha = 1) const;
-  Tensor& sub_(const Tensor& o, const Scalar& alpha = 1);
-  Tensor& sub_(const Scalar& o, const Scalar& alpha = 1);
+  Tensor& sub_(const Tensor& o, const Scalar& alpha = 1) const;
+  Tensor& sub_(const Scalar& o, const Scalar& alpha = 1) const;
   Tensor mul(const Tensor& o) const;
   Tensor mul(const Scalar& o) const;
-  Tensor& mul_(const Tensor& o);
-  Tensor& mul_(const Scalar& o);
+  Tensor& mul_(const Tensor& o) const;
+  Tensor& mul_(const Scalar& o) const;
   Tensor div(const Tensor& o) const;
   Tensor div(const Scalar& o) const;
   Tensor div(const Tensor& o, std::optional<std::string> rounding_mode) const;
-  Tensor& div_(const Tensor& o);
-  Tensor& div_(const Scalar& o);
+  Tensor& div_(const Tensor& o) const;
+  Tensor& div_(const Scalar& o) const;
   Tensor remainder(const Tensor& o) const;
   Tensor remainder(const Scalar& o) const;
   Tensor fmod(const Tensor& o) const;
   Tensor fmod(const Scalar& o) const;
   Tensor pow(const Tensor& e) const;
   Tensor pow(const Scalar& e) const;
-  Tensor& pow_(const Scalar& e);
+  Tensor& pow_(const Scalar& e) const;
   Tensor atan2(const Tensor& o) const;
   Tensor maximum(const Tensor& o) const;
   Tensor minimum(const Tensor& o) const;
@@ -556,22 +556,22 @@ class Tensor {
   Tensor bitwise_not() const;
   Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
   Tensor clamp(const std::optional<Tensor>& min, const std::optional<Tensor>& max = std::nullopt) const;
-  Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
+  Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
   Tensor clamp_min(const Scalar& m) const;
   Tensor clamp_max(const Scalar& m) const;
-  Tensor& clamp_min_(const Scalar& m);
-  Tensor& clamp_max_(const Scalar& m);
+  Tensor& clamp_min_(const Scalar& m) const;
+  Tensor& clamp_max_(const Scalar& m) const;
   // Tensor bounds (broadcast against self).
-  Tensor& clamp_(const std::optional<Tensor>& min, const std::optional<Tensor>& max = std::nullopt);
+  Tensor& clamp_(const std::optional<Tensor>& min, const std::optional<Tensor>& max = std::nullopt) const;
   Tensor clamp_min(const Tensor& m) const;
   Tensor clamp_max(const Tensor& m) const;
-  Tensor& clamp_min_(const Tensor& m);
-  Tensor& clamp_max_(const Tensor& m);
+  Tensor& clamp_min_(const Tensor& m) const;
+  Tensor& clamp_max_(const Tensor& m) const;
   // self + value * a * b and self + value * a / b, in place (hand-written optimizers use them).
   Tensor addcmul(const Tensor& a, const Tensor& b, const Scalar& value = 1) const;
-  Tensor& addcmul_(const Tensor& a, const Tensor& b, const Scalar& value = 1);
+  Tensor& addcmul_(const Tensor& a, const Tensor& b, const Scalar& value = 1) const;
   Tensor addcdiv(const Tensor& a, const Tensor& b, const Scalar& value = 1) const;
-  Tensor& addcdiv_(const Tensor& a, const Tensor& b, const Scalar& value = 1);
+  Tensor& addcdiv_(const Tensor& a, const Tensor& b, const Scalar& value = 1) const;
   // New tensors with this tensor's dtype unless the options give one (libtorch's new_*).
   Tensor new_empty(IntArrayRef size, const TensorOptions& o = {}) const;
   Tensor new_zeros(IntArrayRef size, const TensorOptions& o = {}) const;
@@ -589,7 +589,7 @@ class Tensor {
   Tensor where(const Tensor& cond, const Tensor& other) const;
 
   // ---- pointwise (unary); each has an in-place twin
-#define FW_UNARY_METHOD(name) Tensor name() const; Tensor& name##_();
+#define FW_UNARY_METHOD(name) Tensor name() const; Tensor& name##_() const;
   FW_UNARY_METHOD(exp) FW_UNARY_METHOD(exp2) FW_UNARY_METHOD(expm1) FW_UNARY_METHOD(log)
   FW_UNARY_METHOD(log2) FW_UNARY_METHOD(log10) FW_UNARY_METHOD(log1p) FW_UNARY_METHOD(sqrt)
   FW_UNARY_METHOD(rsqrt) FW_UNARY_METHOD(abs) FW_UNARY_METHOD(neg) FW_UNARY_METHOD(sign)
@@ -602,7 +602,7 @@ class Tensor {
   FW_UNARY_METHOD(asinh) FW_UNARY_METHOD(acosh) FW_UNARY_METHOD(atanh)
 #undef FW_UNARY_METHOD
   Tensor polygamma(int64_t n) const;
-  Tensor& polygamma_(int64_t n);
+  Tensor& polygamma_(int64_t n) const;
   Tensor logit(std::optional<double> eps = std::nullopt) const;
   Tensor isnan() const;
   Tensor isinf() const;
@@ -744,7 +744,7 @@ class Tensor {
   Tensor resolve_conj() const { return *this; }
   Tensor resolve_neg() const { return *this; }
   Tensor conj_physical() const { return conj(); }
-  Tensor& conj_physical_();
+  Tensor& conj_physical_() const;
   // libtorch's device index: -1 for CPU tensors.
   int64_t get_device() const { return device().is_cpu() ? -1 : device().index(); }
   // Makes this handle undefined (libtorch's reset()).
@@ -775,15 +775,15 @@ class Tensor {
   Tensor adjoint() const { return mH(); }
   Tensor mv(const Tensor& vec) const;
   Tensor addmm(const Tensor& m1, const Tensor& m2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
-  Tensor& addmm_(const Tensor& m1, const Tensor& m2, const Scalar& beta = 1, const Scalar& alpha = 1);
+  Tensor& addmm_(const Tensor& m1, const Tensor& m2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
   Tensor baddbmm(const Tensor& b1, const Tensor& b2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
   Tensor addmv(const Tensor& mat, const Tensor& vec, const Scalar& beta = 1, const Scalar& alpha = 1) const;
   Tensor addr(const Tensor& v1, const Tensor& v2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
   Tensor addbmm(const Tensor& b1, const Tensor& b2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
-  Tensor& baddbmm_(const Tensor& b1, const Tensor& b2, const Scalar& beta = 1, const Scalar& alpha = 1);
-  Tensor& addbmm_(const Tensor& b1, const Tensor& b2, const Scalar& beta = 1, const Scalar& alpha = 1);
-  Tensor& addmv_(const Tensor& mat, const Tensor& vec, const Scalar& beta = 1, const Scalar& alpha = 1);
-  Tensor& addr_(const Tensor& v1, const Tensor& v2, const Scalar& beta = 1, const Scalar& alpha = 1);
+  Tensor& baddbmm_(const Tensor& b1, const Tensor& b2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
+  Tensor& addbmm_(const Tensor& b1, const Tensor& b2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
+  Tensor& addmv_(const Tensor& mat, const Tensor& vec, const Scalar& beta = 1, const Scalar& alpha = 1) const;
+  Tensor& addr_(const Tensor& v1, const Tensor& v2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
   // fw::histogram (include/fw/ops_extra.h).
   std::tuple<Tensor, Tensor> histogram(int64_t bins = 100, std::optional<ArrayRef<double>> range = std::nullopt,
                                        const std::optional<Tensor>& weight = std::nullopt, bool density = false) const;
@@ -792,17 +792,17 @@ class Tensor {
   Tensor count_nonzero(std::optional<int64_t> dim = std::nullopt) const;
   Tensor count_nonzero(int64_t dim) const { return count_nonzero(std::optional<int64_t>(dim)); }
   Tensor count_nonzero(IntArrayRef dims) const;
-  Tensor& cumsum_(int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
-  Tensor& cumprod_(int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
+  Tensor& cumsum_(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor& cumprod_(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
   // Fills the main diagonal (of a 2-D tensor, or of an all-equal-sizes one); wrap continues
   // below a tall matrix's first square block every ncols + 1 rows, as NumPy.
-  Tensor& fill_diagonal_(const Scalar& value, bool wrap = false);
-  Tensor& fmod_(const Tensor& o);
-  Tensor& fmod_(const Scalar& o);
-  Tensor& remainder_(const Tensor& o);
-  Tensor& remainder_(const Scalar& o);
-  Tensor& div_(const Tensor& o, std::optional<std::string> rounding_mode);
-  Tensor& div_(const Scalar& o, std::optional<std::string> rounding_mode);
+  Tensor& fill_diagonal_(const Scalar& value, bool wrap = false) const;
+  Tensor& fmod_(const Tensor& o) const;
+  Tensor& fmod_(const Scalar& o) const;
+  Tensor& remainder_(const Tensor& o) const;
+  Tensor& remainder_(const Scalar& o) const;
+  Tensor& div_(const Tensor& o, std::optional<std::string> rounding_mode) const;
+  Tensor& div_(const Scalar& o, std::optional<std::string> rounding_mode) const;
   Tensor div(const Scalar& o, std::optional<std::string> rounding_mode) const;
   Tensor divide(const Tensor& o) const { return div(o); }
   Tensor divide(const Scalar& o) const { return div(o); }
@@ -810,24 +810,24 @@ class Tensor {
   Tensor multiply(const Scalar& o) const { return mul(o); }
   Tensor subtract(const Tensor& o, const Scalar& alpha = 1) const { return sub(o, alpha); }
   Tensor round(int64_t decimals) const;
-  Tensor& round_(int64_t decimals);
+  Tensor& round_(int64_t decimals) const;
   Tensor index_copy(int64_t dim, const Tensor& index, const Tensor& source) const;
-  Tensor& index_copy_(int64_t dim, const Tensor& index, const Tensor& source);
-  Tensor& index_fill_(int64_t dim, const Tensor& index, const Scalar& value);
+  Tensor& index_copy_(int64_t dim, const Tensor& index, const Tensor& source) const;
+  Tensor& index_fill_(int64_t dim, const Tensor& index, const Scalar& value) const;
   Tensor put(const Tensor& index, const Tensor& source, bool accumulate = false) const;
-  Tensor& put_(const Tensor& index, const Tensor& source, bool accumulate = false);
-  Tensor& lerp_(const Tensor& end, const Scalar& w);
-  Tensor& lerp_(const Tensor& end, const Tensor& w);
-  Tensor& logical_not_();
-  Tensor& logical_and_(const Tensor& o);
-  Tensor& logical_or_(const Tensor& o);
-  Tensor& logical_xor_(const Tensor& o);
-  Tensor& masked_scatter_(const Tensor& mask, const Tensor& source);
+  Tensor& put_(const Tensor& index, const Tensor& source, bool accumulate = false) const;
+  Tensor& lerp_(const Tensor& end, const Scalar& w) const;
+  Tensor& lerp_(const Tensor& end, const Tensor& w) const;
+  Tensor& logical_not_() const;
+  Tensor& logical_and_(const Tensor& o) const;
+  Tensor& logical_or_(const Tensor& o) const;
+  Tensor& logical_xor_(const Tensor& o) const;
+  Tensor& masked_scatter_(const Tensor& mask, const Tensor& source) const;
   Tensor& nan_to_num_(std::optional<double> nan = std::nullopt, std::optional<double> posinf = std::nullopt,
-                      std::optional<double> neginf = std::nullopt);
-  Tensor& tril_(int64_t diagonal = 0);
-  Tensor& triu_(int64_t diagonal = 0);
-  Tensor& renorm_(const Scalar& p, int64_t dim, const Scalar& maxnorm);
+                      std::optional<double> neginf = std::nullopt) const;
+  Tensor& tril_(int64_t diagonal = 0) const;
+  Tensor& triu_(int64_t diagonal = 0) const;
+  Tensor& renorm_(const Scalar& p, int64_t dim, const Scalar& maxnorm) const;
   Tensor renorm(const Scalar& p, int64_t dim, const Scalar& maxnorm) const;
   Tensor where(const Tensor& cond, const Scalar& other) const;
   std::tuple<Tensor, Tensor> mode(int64_t dim = -1, bool keepdim = false) const;
@@ -851,17 +851,17 @@ class Tensor {
   Tensor bitwise_left_shift(const Scalar& o) const;
   Tensor bitwise_right_shift(const Scalar& o) const;
   // In-place bitwise ops: the result type must be castable to this tensor's dtype.
-  Tensor& bitwise_and_(const Tensor& o);
-  Tensor& bitwise_and_(const Scalar& o);
-  Tensor& bitwise_or_(const Tensor& o);
-  Tensor& bitwise_or_(const Scalar& o);
-  Tensor& bitwise_xor_(const Tensor& o);
-  Tensor& bitwise_xor_(const Scalar& o);
-  Tensor& bitwise_not_();
-  Tensor& bitwise_left_shift_(const Tensor& o);
-  Tensor& bitwise_left_shift_(const Scalar& o);
-  Tensor& bitwise_right_shift_(const Tensor& o);
-  Tensor& bitwise_right_shift_(const Scalar& o);
+  Tensor& bitwise_and_(const Tensor& o) const;
+  Tensor& bitwise_and_(const Scalar& o) const;
+  Tensor& bitwise_or_(const Tensor& o) const;
+  Tensor& bitwise_or_(const Scalar& o) const;
+  Tensor& bitwise_xor_(const Tensor& o) const;
+  Tensor& bitwise_xor_(const Scalar& o) const;
+  Tensor& bitwise_not_() const;
+  Tensor& bitwise_left_shift_(const Tensor& o) const;
+  Tensor& bitwise_left_shift_(const Scalar& o) const;
+  Tensor& bitwise_right_shift_(const Tensor& o) const;
+  Tensor& bitwise_right_shift_(const Scalar& o) const;
   // Python's operator methods as libtorch's C++ API spells them (x.__lshift__(2) is x << 2).
   Tensor __and__(const Tensor& o) const { return bitwise_and(o); }
   Tensor __and__(const Scalar& o) const { return bitwise_and(o); }
@@ -869,20 +869,20 @@ class Tensor {
   Tensor __or__(const Scalar& o) const { return bitwise_or(o); }
   Tensor __xor__(const Tensor& o) const { return bitwise_xor(o); }
   Tensor __xor__(const Scalar& o) const { return bitwise_xor(o); }
-  Tensor& __iand__(const Tensor& o) { return bitwise_and_(o); }
-  Tensor& __iand__(const Scalar& o) { return bitwise_and_(o); }
-  Tensor& __ior__(const Tensor& o) { return bitwise_or_(o); }
-  Tensor& __ior__(const Scalar& o) { return bitwise_or_(o); }
-  Tensor& __ixor__(const Tensor& o) { return bitwise_xor_(o); }
-  Tensor& __ixor__(const Scalar& o) { return bitwise_xor_(o); }
+  Tensor& __iand__(const Tensor& o) const { return bitwise_and_(o); }
+  Tensor& __iand__(const Scalar& o) const { return bitwise_and_(o); }
+  Tensor& __ior__(const Tensor& o) const { return bitwise_or_(o); }
+  Tensor& __ior__(const Scalar& o) const { return bitwise_or_(o); }
+  Tensor& __ixor__(const Tensor& o) const { return bitwise_xor_(o); }
+  Tensor& __ixor__(const Scalar& o) const { return bitwise_xor_(o); }
   Tensor __lshift__(const Tensor& o) const;
   Tensor __lshift__(const Scalar& o) const;
   Tensor __rshift__(const Tensor& o) const;
   Tensor __rshift__(const Scalar& o) const;
-  Tensor& __ilshift__(const Tensor& o);
-  Tensor& __ilshift__(const Scalar& o);
-  Tensor& __irshift__(const Tensor& o);
-  Tensor& __irshift__(const Scalar& o);
+  Tensor& __ilshift__(const Tensor& o) const;
+  Tensor& __ilshift__(const Scalar& o) const;
+  Tensor& __irshift__(const Tensor& o) const;
+  Tensor& __irshift__(const Scalar& o) const;
   Tensor movedim(IntArrayRef source, IntArrayRef destination) const;
   Tensor movedim(int64_t source, int64_t destination) const;
   Tensor moveaxis(IntArrayRef source, IntArrayRef destination) const { return movedim(source, destination); }
@@ -898,23 +898,23 @@ class Tensor {
   std::vector<Tensor> dsplit(IntArrayRef indices) const;
   // In-place metadata changes of this handle (and every handle sharing it). Not for tensors that
   // take part in autograd, where libtorch records them as views; use the out-of-place forms.
-  Tensor& squeeze_();
-  Tensor& squeeze_(int64_t dim);
-  Tensor& unsqueeze_(int64_t dim);
-  Tensor& t_();
-  Tensor& transpose_(int64_t d0, int64_t d1);
-  Tensor& as_strided_(IntArrayRef size, IntArrayRef stride, std::optional<int64_t> offset = std::nullopt);
+  Tensor& squeeze_() const;
+  Tensor& squeeze_(int64_t dim) const;
+  Tensor& unsqueeze_(int64_t dim) const;
+  Tensor& t_() const;
+  Tensor& transpose_(int64_t d0, int64_t d1) const;
+  Tensor& as_strided_(IntArrayRef size, IntArrayRef stride, std::optional<int64_t> offset = std::nullopt) const;
   // Contiguous sizes `size`; the storage grows (keeping its bytes) when it is too small.
-  Tensor& resize_(IntArrayRef size);
-  Tensor& resize_as_(const Tensor& other) { return resize_(other.sizes()); }
+  Tensor& resize_(IntArrayRef size) const;
+  Tensor& resize_as_(const Tensor& other) const { return resize_(other.sizes()); }
   // This tensor (and every handle sharing it) takes new_data's storage, sizes, strides and dtype;
   // its autograd identity (leaf, requires_grad, hooks) stays, as libtorch's set_data.
-  void set_data(const Tensor& new_data);
+  void set_data(const Tensor& new_data) const;
   // Prints the type and sizes to stdout ("[CPUFloatType [2, 3]]"), as libtorch's print().
   void print() const;
   // Methods for more of the functions (core/ops/extra_more.cpp).
   Tensor i0() const;
-  Tensor& i0_();
+  Tensor& i0_() const;
   Tensor igamma(const Tensor& other) const;
   Tensor igammac(const Tensor& other) const;
   Tensor copysign(const Tensor& o) const;
@@ -950,7 +950,7 @@ class Tensor {
   std::tuple<Tensor, Tensor> qr(bool some = true) const;
   Tensor hardshrink(const Scalar& lambd = 0.5) const;
   Tensor& scatter_reduce_(int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce,
-                          bool include_self = true);
+                          bool include_self = true) const;
   Tensor select_scatter(const Tensor& src, int64_t dim, int64_t index) const;
   Tensor slice_scatter(const Tensor& src, int64_t dim = 0, std::optional<int64_t> start = std::nullopt,
                        std::optional<int64_t> end = std::nullopt, int64_t step = 1) const;
@@ -969,12 +969,12 @@ class Tensor {
   // index_reduce, the unsafe_ split spellings, var/std with a correction.
   Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce) const;
   Tensor scatter(int64_t dim, const Tensor& index, const Scalar& value, const std::string& reduce) const;
-  Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce);
-  Tensor& scatter_(int64_t dim, const Tensor& index, const Scalar& value, const std::string& reduce);
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce) const;
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Scalar& value, const std::string& reduce) const;
   Tensor index_reduce(int64_t dim, const Tensor& index, const Tensor& source, const std::string& reduce,
                       bool include_self = true) const;
   Tensor& index_reduce_(int64_t dim, const Tensor& index, const Tensor& source, const std::string& reduce,
-                        bool include_self = true);
+                        bool include_self = true) const;
   std::vector<Tensor> unsafe_split(int64_t split_size, int64_t dim = 0) const { return split(split_size, dim); }
   std::vector<Tensor> unsafe_split_with_sizes(IntArrayRef sizes, int64_t dim = 0) const { return split(sizes, dim); }
   std::vector<Tensor> unsafe_chunk(int64_t chunks, int64_t dim = 0) const { return chunk(chunks, dim); }
@@ -993,62 +993,62 @@ class Tensor {
   Tensor less_equal(const Scalar& o) const { return le(o); }
   Tensor not_equal(const Tensor& o) const { return ne(o); }
   Tensor not_equal(const Scalar& o) const { return ne(o); }
-#define FW_CMP_INPLACE(name)       \
-  Tensor& name(const Tensor& o);   \
-  Tensor& name(const Scalar& o);
+#define FW_CMP_INPLACE(name)             \
+  Tensor& name(const Tensor& o) const; \
+  Tensor& name(const Scalar& o) const;
   FW_CMP_INPLACE(eq_) FW_CMP_INPLACE(ne_) FW_CMP_INPLACE(lt_) FW_CMP_INPLACE(le_) FW_CMP_INPLACE(gt_)
   FW_CMP_INPLACE(ge_) FW_CMP_INPLACE(greater_) FW_CMP_INPLACE(greater_equal_) FW_CMP_INPLACE(less_)
   FW_CMP_INPLACE(less_equal_) FW_CMP_INPLACE(not_equal_)
 #undef FW_CMP_INPLACE
   // In-place forms of functions above (the result must cast to this tensor's dtype).
-  Tensor& arccos_() { return acos_(); }
-  Tensor& arccosh_() { return acosh_(); }
-  Tensor& arcsin_() { return asin_(); }
-  Tensor& arcsinh_() { return asinh_(); }
-  Tensor& arctan_() { return atan_(); }
-  Tensor& arctanh_() { return atanh_(); }
-  Tensor& atan2_(const Tensor& o);
-  Tensor& arctan2_(const Tensor& o) { return atan2_(o); }
-  Tensor& clip_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) { return clamp_(min, max); }
-  Tensor& clip_(const std::optional<Tensor>& min, const std::optional<Tensor>& max = std::nullopt) {
+  Tensor& arccos_() const { return acos_(); }
+  Tensor& arccosh_() const { return acosh_(); }
+  Tensor& arcsin_() const { return asin_(); }
+  Tensor& arcsinh_() const { return asinh_(); }
+  Tensor& arctan_() const { return atan_(); }
+  Tensor& arctanh_() const { return atanh_(); }
+  Tensor& atan2_(const Tensor& o) const;
+  Tensor& arctan2_(const Tensor& o) const { return atan2_(o); }
+  Tensor& clip_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const { return clamp_(min, max); }
+  Tensor& clip_(const std::optional<Tensor>& min, const std::optional<Tensor>& max = std::nullopt) const {
     return clamp_(min, max);
   }
-  Tensor& copysign_(const Tensor& o);
-  Tensor& copysign_(const Scalar& o);
-  Tensor& deg2rad_();
-  Tensor& rad2deg_();
-  Tensor& divide_(const Tensor& o) { return div_(o); }
-  Tensor& divide_(const Scalar& o) { return div_(o); }
-  Tensor& divide_(const Tensor& o, std::optional<std::string> mode) { return div_(o, std::move(mode)); }
-  Tensor& true_divide_(const Tensor& o) { return div_(o); }
-  Tensor& true_divide_(const Scalar& o) { return div_(o); }
-  Tensor& multiply_(const Tensor& o) { return mul_(o); }
-  Tensor& multiply_(const Scalar& o) { return mul_(o); }
-  Tensor& subtract_(const Tensor& o, const Scalar& alpha = 1) { return sub_(o, alpha); }
-  Tensor& subtract_(const Scalar& o, const Scalar& alpha = 1) { return sub_(o, alpha); }
-  Tensor& negative_() { return neg_(); }
-  Tensor& fix_() { return trunc_(); }
-  Tensor& floor_divide_(const Tensor& o);
-  Tensor& floor_divide_(const Scalar& o);
-  Tensor& float_power_(const Tensor& e);
-  Tensor& float_power_(const Scalar& e);
-  Tensor& gcd_(const Tensor& o);
-  Tensor& lcm_(const Tensor& o);
-  Tensor& heaviside_(const Tensor& values);
-  Tensor& hypot_(const Tensor& o);
-  Tensor& igamma_(const Tensor& o);
-  Tensor& igammac_(const Tensor& o);
-  Tensor& ldexp_(const Tensor& o);
-  Tensor& logit_(std::optional<double> eps = std::nullopt);
+  Tensor& copysign_(const Tensor& o) const;
+  Tensor& copysign_(const Scalar& o) const;
+  Tensor& deg2rad_() const;
+  Tensor& rad2deg_() const;
+  Tensor& divide_(const Tensor& o) const { return div_(o); }
+  Tensor& divide_(const Scalar& o) const { return div_(o); }
+  Tensor& divide_(const Tensor& o, std::optional<std::string> mode) const { return div_(o, std::move(mode)); }
+  Tensor& true_divide_(const Tensor& o) const { return div_(o); }
+  Tensor& true_divide_(const Scalar& o) const { return div_(o); }
+  Tensor& multiply_(const Tensor& o) const { return mul_(o); }
+  Tensor& multiply_(const Scalar& o) const { return mul_(o); }
+  Tensor& subtract_(const Tensor& o, const Scalar& alpha = 1) const { return sub_(o, alpha); }
+  Tensor& subtract_(const Scalar& o, const Scalar& alpha = 1) const { return sub_(o, alpha); }
+  Tensor& negative_() const { return neg_(); }
+  Tensor& fix_() const { return trunc_(); }
+  Tensor& floor_divide_(const Tensor& o) const;
+  Tensor& floor_divide_(const Scalar& o) const;
+  Tensor& float_power_(const Tensor& e) const;
+  Tensor& float_power_(const Scalar& e) const;
+  Tensor& gcd_(const Tensor& o) const;
+  Tensor& lcm_(const Tensor& o) const;
+  Tensor& heaviside_(const Tensor& values) const;
+  Tensor& hypot_(const Tensor& o) const;
+  Tensor& igamma_(const Tensor& o) const;
+  Tensor& igammac_(const Tensor& o) const;
+  Tensor& ldexp_(const Tensor& o) const;
+  Tensor& logit_(std::optional<double> eps = std::nullopt) const;
   Tensor mvlgamma(int64_t p) const;
-  Tensor& mvlgamma_(int64_t p);
-  Tensor& nextafter_(const Tensor& o);
-  Tensor& sgn_();
-  Tensor& sinc_();
-  Tensor& xlogy_(const Tensor& o);
-  Tensor& xlogy_(const Scalar& o);
-  Tensor& swapaxes_(int64_t d0, int64_t d1) { return transpose_(d0, d1); }
-  Tensor& swapdims_(int64_t d0, int64_t d1) { return transpose_(d0, d1); }
+  Tensor& mvlgamma_(int64_t p) const;
+  Tensor& nextafter_(const Tensor& o) const;
+  Tensor& sgn_() const;
+  Tensor& sinc_() const;
+  Tensor& xlogy_(const Tensor& o) const;
+  Tensor& xlogy_(const Scalar& o) const;
+  Tensor& swapaxes_(int64_t d0, int64_t d1) const { return transpose_(d0, d1); }
+  Tensor& swapdims_(int64_t d0, int64_t d1) const { return transpose_(d0, d1); }
   // Out of place index_put (libtorch's List<optional<Tensor>> form; nullopt is a full slice).
   Tensor index_put(const std::vector<std::optional<Tensor>>& indices, const Tensor& values,
                    bool accumulate = false) const;
@@ -1060,7 +1060,7 @@ class Tensor {
   bool is_set_to(const Tensor& o) const;
   // This tensor (and every handle sharing it) becomes a view of source's memory with source's
   // geometry and dtype; an in-place write for autograd's version checks.
-  Tensor& set_(const Tensor& source);
+  Tensor& set_(const Tensor& source) const;
   // where(*this): one index tensor per dim (libtorch's nonzero_numpy).
   std::vector<Tensor> nonzero_numpy() const;
   Tensor diagflat(int64_t offset = 0) const;
@@ -1076,6 +1076,9 @@ class Tensor {
   }
 
  private:
+  // In-place methods are const, as libtorch's: a Tensor is a handle, and they write the data and
+  // metadata it points at, never the handle itself. This is the handle they pass on and return.
+  Tensor& mut_self() const noexcept { return const_cast<Tensor&>(*this); }
   intrusive_ptr<TensorImpl> impl_;
 };
 
