@@ -149,7 +149,7 @@ void dispatch_into(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, const Tensor&
   } else {
     outs.push_back(make_tensor(m[0].sizes, m[0].dtype, out.device()));
     d.cpu(c, outs);
-    const_cast<Tensor&>(out).copy_(outs[0]);
+    out.copy_(outs[0]);
     out.impl()->storage->last_writer = d.name;
     return;  // copy_ bumped the version
   }
@@ -209,7 +209,7 @@ static void dispatch_into_with_grad(const OpDef& d, OpId id, ArrayRef<Tensor> in
            " can't be cast to the desired output type ", dtype_name(out.dtype()));
   {
     AutoGradMode off(false);
-    const_cast<Tensor&>(out).copy_(r[0]);
+    out.copy_(r[0]);
   }
   bump_version(out, d.name);
   if (out.impl()->view_base) g_autograd->rebase_view(out, r[0]);

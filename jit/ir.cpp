@@ -254,7 +254,7 @@ std::vector<Tensor> finish_run(const Graph& g, const std::vector<Tensor>& env, A
       // The write runs in the grad mode it was traced in: under no_grad (running statistics,
       // parameter updates) a plain copy; otherwise autograd's in-place rules apply, as in eager.
       AutoGradMode mode(w.grad);
-      const_cast<Tensor&>(dst).copy_(src);
+      dst.copy_(src);
     }
     for (size_t i = 0; i < out.size(); i++)
       if (g.outputs[i] == w.value && !out[i].requires_grad()) out[i] = dst;

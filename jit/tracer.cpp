@@ -396,7 +396,7 @@ void Tracer::on_dispatch_into(OpId id, ArrayRef<Tensor> in, const OpAttrs& a, co
            " can't be cast to the desired output type ", dtype_name(out.dtype()));
   if (breaks_.size() != nb) {  // the op ran eagerly (it read values): write eagerly too
     Suspend s;
-    const_cast<Tensor&>(out).copy_(r[0]);
+    out.copy_(r[0]);
     return;
   }
   Tensor res = r[0];

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/ops/composite_util.h"
 #include "fw/indexing.h"
 #include "fw/nn/init.h"
 #include "fw/nn/modules/dropout.h"
@@ -577,11 +578,7 @@ Tensor dropout3d(Tensor x, const Dropout3dFuncOptions& o) {
   if (!o.training() || o.p() == 0) return x;
   FW_CHECK(x.dim() == 4 || x.dim() == 5, "[dropout3d] expected a 4-D (C, D, H, W) or 5-D (N, C, D, H, W) input, got ",
            x.dim(), "-D input of size ", x.sizes());
-  std::vector<int64_t> noise(x.sizes().begin(), x.sizes().end());
-  for (size_t d = noise.size() - 3; d < noise.size(); d++) noise[d] = 1;
-  TensorOptions to = TensorOptions(x.dtype()).device(x.device());
-  Tensor mask = o.p() == 1 ? fw::zeros(noise, to) : fw::bernoulli(fw::empty(noise, to), 1 - o.p()).mul_(1 / (1 - o.p()));
-  return functional::detail::maybe_inplace(x, x * mask, o.inplace());
+  return functional::detail::maybe_inplace(x, x * fw::detail::feature_dropout_mask(x, x.dim() - 3, o.p()), o.inplace());
 }
 
 Tensor alpha_dropout(Tensor x, const AlphaDropoutFuncOptions& o) {
@@ -646,7 +643,7 @@ void renorm_rows(const Tensor& weight, std::vector<int64_t> idx, double max_norm
   Tensor w = weight.index_select(0, rows);
   Tensor norms = fw::norm(w, norm_type, {1}, true);
   Tensor scale = fw::where(norms.gt(max_norm), norms.add(1e-7).reciprocal().mul(max_norm), fw::ones_like(norms));
-  const_cast<Tensor&>(weight).index_put_({indexing::TensorIndex(rows)}, w.mul(scale));
+  weight.index_put_({indexing::TensorIndex(rows)}, w.mul(scale));
 }
 
 // Max over the kept rows of each bag; empty bags give zeros.

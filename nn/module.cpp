@@ -11,17 +11,6 @@ namespace fw::nn {
 
 namespace detail {
 
-void set_data(const Tensor& dst, const Tensor& src) {
-  TensorImpl* d = dst.unsafeGetTensorImpl();
-  const TensorImpl* s = src.unsafeGetTensorImpl();
-  d->storage = s->storage;
-  d->sizes = s->sizes;
-  d->strides = s->strides;
-  d->offset = s->offset;
-  d->dtype = s->dtype;
-  d->refresh();
-}
-
 std::string demangle(const char* mangled) {
   int status = 0;
   char* out = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
@@ -160,7 +149,7 @@ bool Module::is_training() const noexcept {
 
 // Note [Module::to]
 // Only floating-point tensors change dtype (PyTorch's nn.Module.to); integer buffers such as
-// BatchNorm's num_batches_tracked keep theirs. Tensors are converted in place (detail::set_data),
+// BatchNorm's num_batches_tracked keep theirs. Tensors are converted in place (Tensor::set_data),
 // so layer members, registry entries and optimizers holding the parameters all see the result.
 // A defined gradient is converted with its parameter.
 void Module::to_impl(std::optional<Device> device, std::optional<ScalarType> dtype) {
@@ -171,9 +160,9 @@ void Module::to_impl(std::optional<Device> device, std::optional<ScalarType> dty
     ScalarType target = dtype && t.is_floating_point() ? *dtype : t.dtype();
     Device dev = device ? *device : t.device();
     if (target == t.dtype() && dev == t.device()) return;
-    detail::set_data(t, t.to(dev, target));
+    t.set_data(t.to(dev, target));
     Tensor g = t.grad();
-    if (g.defined()) const_cast<Tensor&>(t).set_grad(g.to(dev, target));
+    if (g.defined()) t.set_grad(g.to(dev, target));
   };
   for (auto& p : parameters_) convert(p.value());
   for (auto& b : buffers_) convert(b.value());
@@ -273,7 +262,7 @@ void Module::copy_state_into(Module& copy, const std::optional<Device>& device) 
         continue;
       }
       Tensor data = device && t.device() != *device ? t.to(*device, t.dtype(), false, true) : t.clone();
-      detail::set_data(*dst, data);
+      dst->set_data(data);
     }
   };
   copy_tensors(parameters_, copy.parameters_, "parameters");

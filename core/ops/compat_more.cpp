@@ -207,13 +207,7 @@ Tensor feature_dropout(const Tensor& x, double p, bool train) {
   FW_CHECK(x.dim() >= 2, "[feature_dropout] expected an input of at least 2 dims (N, C, *), got shape ", x.sizes());
   FW_CHECK(p >= 0 && p <= 1, "[feature_dropout] dropout probability has to be between 0 and 1, but got ", p);
   if (!train || p == 0) return x;
-  // One Bernoulli draw per (N, C), broadcast over the remaining dims, scaled by 1 / (1 - p).
-  std::vector<int64_t> shape(size_t(x.dim()), 1);
-  shape[0] = x.size(0);
-  shape[1] = x.size(1);
-  if (p == 1) return x * zeros(shape, x.options());
-  Tensor mask = empty(shape, x.options()).bernoulli_(1 - p).div_(1 - p);
-  return x * mask;
+  return x * detail::feature_dropout_mask(x, 2, p);  // one draw per (N, C)
 }
 
 Tensor norm_except_dim(const Tensor& v, int64_t pow, int64_t dim) {

@@ -61,6 +61,11 @@ inline Tensor wrapped_scalar(const Scalar& s, const Tensor& other) {
   return scalar_tensor(s, TensorOptions(result_type(std::vector<Tensor>{other}, &s)));
 }
 
+// Dropout of whole feature maps (dropout2d/3d, feature_dropout): one Bernoulli(1 - p) draw per
+// entry of x's first `kept` dims, broadcast over the rest and scaled by 1 / (1 - p); all zeros when
+// p is 1. On x's device, in x's dtype.
+Tensor feature_dropout_mask(const Tensor& x, int64_t kept, double p);
+
 // The out-of-place result r written into self, as libtorch's in-place ops: the result dtype must
 // cast to self's (no float into an integer tensor, nothing but bool into bool).
 inline Tensor& write_inplace(Tensor& self, const Tensor& r, const char* op) {

@@ -200,7 +200,7 @@ void conv_compute(const OpCall& c, const Tensor& out, Body body) {
     body.template operator()<T>(x.data_ptr<T>(), w.data_ptr<T>(), b.defined() ? b.data_ptr<T>() : nullptr,
                                 y.data_ptr<T>());
   });
-  if (!y.is_same(out)) const_cast<Tensor&>(out).copy_(y);
+  if (!y.is_same(out)) out.copy_(y);
 }
 
 DnnlConvShape dnnl_shape(const ConvGeom& g, int64_t ph_end, int64_t pw_end) {

@@ -76,7 +76,7 @@ void product(const char* op, const Tensor& out, const Tensor& a, const Tensor& b
     auto f32 = [](const Tensor& x) { return x.defined() ? x.to(kFloat) : Tensor(); };
     ProductEpilogue ep32{f32(ep.bias), ep.bias_scale, ep.relu, f32(ep.gate)};
     product(op, o32, a.to(kFloat), b.to(kFloat), alpha, beta, ep32);
-    const_cast<Tensor&>(out).copy_(o32);
+    out.copy_(o32);
     return;
   }
   visit_all(t, op, [&]<class T>() {

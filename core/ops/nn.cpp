@@ -12,6 +12,7 @@
 #include "core/convert.h"
 #include "core/layout.h"
 #include "core/op.h"
+#include "core/ops/composite_util.h"
 #include "core/ops/separable.h"
 #include "core/parallel.h"
 #include "core/vec_math.h"
@@ -405,6 +406,13 @@ Tensor dropout(const Tensor& x, double p, bool train) {
   return x * (keep.mul_(1 / (1 - p)));
 }
 
+Tensor detail::feature_dropout_mask(const Tensor& x, int64_t kept, double p) {
+  DimVec noise(x.sizes());
+  for (size_t d = size_t(kept); d < noise.size(); d++) noise[d] = 1;
+  if (p == 1) return zeros(noise, x.options());
+  return empty(noise, x.options()).bernoulli_(1 - p).div_(1 - p);
+}
+
 namespace nn::functional {
 
 Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
@@ -423,10 +431,7 @@ Tensor dropout2d(Tensor x, const Dropout2dFuncOptions& o) {
   if (!o.training() || p == 0) return x;
   FW_CHECK(x.dim() == 3 || x.dim() == 4, "[dropout2d] expected a 3-D (C, H, W) or 4-D (N, C, H, W) input, got ",
            x.dim(), "-D input of size ", x.sizes());
-  DimVec noise(x.sizes());
-  for (size_t d = noise.size() - 2; d < noise.size(); d++) noise[d] = 1;
-  Tensor mask = p == 1 ? zeros(noise, x.dtype()) : bernoulli(empty(noise, x.dtype()), 1 - p).mul_(1 / (1 - p));
-  Tensor y = x * mask;
+  Tensor y = x * fw::detail::feature_dropout_mask(x, x.dim() - 2, p);
   return o.inplace() ? x.copy_(y) : y;
 }
 

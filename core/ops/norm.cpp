@@ -311,7 +311,7 @@ void update_running(const Tensor& running, const std::vector<double>& stat, doub
   Tensor s = make_tensor({int64_t(stat.size())}, kDouble);
   for (size_t i = 0; i < stat.size(); i++) s.data_ptr<double>()[i] = stat[i] * correction;
   Tensor upd = running.to(kDouble) * (1 - momentum) + s * momentum;
-  const_cast<Tensor&>(running).copy_(upd);
+  running.copy_(upd);
 }
 
 void batch_norm_kernel(const OpCall& c, Outs& o) {
@@ -582,9 +582,9 @@ Tensor instance_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, 
   Tensor y = std::get<0>(native_batch_norm(x.reshape(shape), repeat(weight), repeat(bias), rm, rv, use_input_stats,
                                            momentum, eps));
   if (use_input_stats && running_mean.defined())
-    const_cast<Tensor&>(running_mean).copy_(rm.view({n, c}).sum({0}) / double(n));
+    running_mean.copy_(rm.view({n, c}).sum({0}) / double(n));
   if (use_input_stats && running_var.defined())
-    const_cast<Tensor&>(running_var).copy_(rv.view({n, c}).sum({0}) / double(n));
+    running_var.copy_(rv.view({n, c}).sum({0}) / double(n));
   return y.view(x.sizes());
 }
 

@@ -251,7 +251,7 @@ void pool_compute(const char* op, const Tensor& in, const Tensor& out, Body body
   Tensor x = cast(in, ct).contiguous();
   Tensor y = ct == t && out.is_contiguous() ? out : make_tensor(out.sizes(), ct);
   visit_real(ct, op, [&]<class T>() { body.template operator()<T>(x.data_ptr<T>(), y.data_ptr<T>()); });
-  if (!y.is_same(out)) const_cast<Tensor&>(out).copy_(y);
+  if (!y.is_same(out)) out.copy_(y);
 }
 
 // Note [Max pool without indices]

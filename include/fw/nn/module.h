@@ -34,9 +34,6 @@ inline constexpr bool is_module_holder_v = std::is_base_of_v<ModuleHolderIndicat
 template <class T>
 inline constexpr bool is_module_v = std::is_base_of_v<Module, std::decay_t<T>>;
 
-// Points `dst` at `src`'s data (storage, sizes, strides, dtype) in place: every handle to dst
-// (a module member and its registry entry) sees the change; autograd fields stay.
-void set_data(const Tensor& dst, const Tensor& src);
 // The demangled name of a type ("fw::nn::LinearImpl").
 std::string demangle(const char* mangled);
 }  // namespace detail
