@@ -52,7 +52,7 @@ template <class LU>
 int64_t zero_pivot(const LU& lu) {
   auto d = lu.matrixLU().diagonal();
   for (int64_t k = 0; k < d.size(); k++)
-    if (d(k) == 0) return k + 1;
+    if (d(k) == typename LU::Scalar(0)) return k + 1;
   return 0;
 }
 
@@ -140,7 +140,7 @@ Tensor solve_impl(const Tensor& A0, const Tensor& B0, std::vector<int64_t>* info
   std::vector<int64_t> info(size_t(batch), 0);
   if (info_out) *info_out = info;
   if (batch == 0 || n == 0) return out.zero_();
-  visit_real(A.dtype(), [&]<class T>() {
+  visit_real_or_complex(A.dtype(), [&]<class T>() {
     const T* pa = A.data_ptr<T>();
     const T* pb = B.data_ptr<T>();
     T* po = out.data_ptr<T>();
@@ -253,23 +253,24 @@ void eigh_impl(const Tensor& A0, bool lower, bool want_v, Tensor* L, Tensor* V) 
   Tensor A = A0.contiguous();
   int64_t n = A.size(-1), batch = batch_count(A);
   Shape bs = batch_shape(A);
-  *L = fw::empty(with_tail(bs, {n}), A.options());
+  *L = fw::empty(with_tail(bs, {n}), A.options().dtype(to_real_value_type(A.dtype())));  // real eigenvalues
   *V = want_v ? fw::empty(A.sizes(), A.options()) : Tensor();
   if (batch == 0 || n == 0) return;
   std::vector<int64_t> info(size_t(batch), 0);
-  visit_real(A.dtype(), [&]<class T>() {
+  visit_real_or_complex(A.dtype(), [&]<class T>() {
+    using R = typename Eigen::NumTraits<T>::Real;
     const T* pa = A.data_ptr<T>();
-    T* pl = L->data_ptr<T>();
+    R* pl = L->data_ptr<R>();
     T* pv = want_v ? V->data_ptr<T>() : nullptr;
     for_each_matrix(batch, n, [&](int64_t i) {
       ColMat<T> a = CMap<T>(pa + i * n * n, n, n);
-      if (!lower) a.transposeInPlace();  // Eigen reads the lower triangle
+      if (!lower) a.adjointInPlace();  // Eigen reads the lower triangle (the Hermitian completion)
       Eigen::SelfAdjointEigenSolver<ColMat<T>> es(a, want_v ? Eigen::ComputeEigenvectors : Eigen::EigenvaluesOnly);
       if (es.info() != Eigen::Success) {
         info[size_t(i)] = 1;
         return;
       }
-      Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, 1>>(pl + i * n, n) = es.eigenvalues();
+      Eigen::Map<Eigen::Matrix<R, Eigen::Dynamic, 1>>(pl + i * n, n) = es.eigenvalues();
       if (want_v) MMap<T>(pv + i * n * n, n, n) = es.eigenvectors();
     });
   });
@@ -390,8 +391,8 @@ struct SolveFn : autograd::Function<SolveFn> {
   static variable_list backward(AutogradContext* ctx, variable_list g) {
     auto s = ctx->get_saved_variables();
     const Tensor &A = s[0], &X = s[1];
-    Tensor gB = linalg::solve(mT(A), g[0]);
-    Tensor gA = ctx->needs_input_grad(0) ? -fw::matmul(gB, mT(X)) : Tensor();
+    Tensor gB = linalg::solve(A.mH(), g[0]);  // mH = mT for real A
+    Tensor gA = ctx->needs_input_grad(0) ? -fw::matmul(gB, X.mH()) : Tensor();
     return {gA, ctx->needs_input_grad(1) ? gB : Tensor(), Tensor()};
   }
 };
@@ -469,15 +470,16 @@ struct EighFn : autograd::Function<EighFn> {
     const Tensor &L = s[0], &V = s[1];
     const Tensor &gL = g[0], &gV = g[1];
     if (!gL.defined() && !gV.defined()) return {Tensor(), Tensor()};
-    if (!gV.defined()) return {fw::matmul(V * gL.unsqueeze(-2), mT(V)), Tensor()};
+    // mH = mT for real A; for complex (Hermitian) A the same formula with conjugate transposes.
+    if (!gV.defined()) return {fw::matmul(V * gL.unsqueeze(-2), V.mH()), Tensor()};
     int64_t n = L.size(-1);
     Tensor eye = eye_bool(n);
-    Tensor S = fw::matmul(mT(V), gV);
-    S = 0.5 * (S - mT(S));
+    Tensor S = fw::matmul(V.mH(), gV);
+    S = 0.5 * (S - S.mH());
     Tensor E = fw::where(eye, 1.0, L.unsqueeze(-2) - L.unsqueeze(-1));
-    Tensor K = fw::where(eye, 0.0, S / E);
+    Tensor K = fw::where(eye, fw::zeros({}, S.options()), S / E);
     if (gL.defined()) K = K + diag_embed(gL);
-    return {fw::matmul(V, fw::matmul(K, mT(V))), Tensor()};
+    return {fw::matmul(V, fw::matmul(K, V.mH())), Tensor()};
   }
 };
 
@@ -642,7 +644,7 @@ std::tuple<Tensor, Tensor> slogdet(const Tensor& A) {
 namespace {
 // linalg.solve and solve_ex: (X, info); ex: the info codes instead of raising.
 std::tuple<Tensor, Tensor> solve_common(const Tensor& A, const Tensor& B, bool left, bool ex) {
-  check_square("linalg.solve", A);
+  check_square("linalg.solve", A, "A", /*complex_ok=*/true);
   FW_CHECK(B.defined() && B.dim() >= 1, "[linalg.solve] The input tensor B must have at least 1 dimension");
   FW_CHECK(B.dtype() == A.dtype(), "[linalg.solve] Expected A and B to have the same dtype, but found A of type ",
            dtype_name(A.dtype()), " and B of type ", dtype_name(B.dtype()), " instead");
@@ -691,7 +693,7 @@ std::tuple<Tensor, Tensor> qr(const Tensor& A, const std::string& mode) {
 }
 
 std::tuple<Tensor, Tensor> eigh(const Tensor& A, const std::string& UPLO) {
-  check_square("linalg.eigh", A);
+  check_square("linalg.eigh", A, "A", /*complex_ok=*/true);
   FW_CHECK(UPLO == "L" || UPLO == "U" || UPLO == "l" || UPLO == "u",
            "[linalg.eigh] Expected UPLO argument to be 'L' or 'U', but got ", UPLO);
   auto r = EighFn::apply(A, UPLO == "L" || UPLO == "l");
@@ -699,7 +701,7 @@ std::tuple<Tensor, Tensor> eigh(const Tensor& A, const std::string& UPLO) {
 }
 
 Tensor eigvalsh(const Tensor& A, const std::string& UPLO) {
-  check_square("linalg.eigvalsh", A);
+  check_square("linalg.eigvalsh", A, "A", /*complex_ok=*/true);
   FW_CHECK(UPLO == "L" || UPLO == "U" || UPLO == "l" || UPLO == "u",
            "[linalg.eigvalsh] Expected UPLO argument to be 'L' or 'U', but got ", UPLO);
   if (!(GradMode::is_enabled() && A.requires_grad())) {

@@ -5,6 +5,7 @@
 #include <Eigen/Dense>
 
 #include <algorithm>
+#include <complex>
 #include <initializer_list>
 #include <vector>
 
@@ -26,17 +27,19 @@ using MMap = Eigen::Map<RowMat<T>>;
 
 using Shape = std::vector<int64_t>;
 
-inline void check_matrix(const char* op, const Tensor& A, const char* name = "A") {
+// complex_ok: the op also takes complex64/complex128 (solve, eigh).
+inline void check_matrix(const char* op, const Tensor& A, const char* name = "A", bool complex_ok = false) {
   FW_CHECK(A.defined(), "[", op, "] ", name, " is an undefined tensor");
   FW_CHECK(A.dim() >= 2, "[", op, "] The input tensor ", name, " must have at least 2 dimensions, but it has shape ",
            A.sizes());
-  FW_CHECK(A.dtype() == kFloat || A.dtype() == kDouble, "[", op, "] Expected a float32 or float64 tensor as ", name,
+  FW_CHECK(A.dtype() == kFloat || A.dtype() == kDouble || (complex_ok && A.is_complex()), "[", op, "] Expected a ",
+           complex_ok ? "float32, float64, complex64 or complex128" : "float32 or float64", " tensor as ", name,
            ", but got ", dtype_name(A.dtype()));
   FW_CHECK(A.device().is_cpu(), "[", op, "] only CPU tensors are supported");
 }
 
-inline void check_square(const char* op, const Tensor& A, const char* name = "A") {
-  check_matrix(op, A, name);
+inline void check_square(const char* op, const Tensor& A, const char* name = "A", bool complex_ok = false) {
+  check_matrix(op, A, name, complex_ok);
   FW_CHECK(A.size(-1) == A.size(-2), "[", op, "] ", name, " must be batches of square matrices, but they are ",
            A.size(-2), " by ", A.size(-1), " matrices");
 }
@@ -66,6 +69,13 @@ template <class F>
 void visit_real(ScalarType t, const F& f) {
   if (t == kFloat) f.template operator()<float>();
   else f.template operator()<double>();
+}
+// The real dtypes and std::complex of them (Eigen's complex scalars).
+template <class F>
+void visit_real_or_complex(ScalarType t, const F& f) {
+  if (t == kComplexFloat) f.template operator()<std::complex<float>>();
+  else if (t == kComplexDouble) f.template operator()<std::complex<double>>();
+  else visit_real(t, f);
 }
 
 // Raises for the first nonzero info code; msg(info) words it (PyTorch's batch prefix when batched).
