@@ -9,6 +9,7 @@
 #include "fw/audio/io.h"
 #include "fw/audio/functional.h"
 #include "fw/audio/effects.h"
+#include "fw/audio/beamforming.h"
 #include "fw/audio/rnnt.h"
 #include "fw/audio/transforms.h"
 #include "fw/audio/kaldi.h"
