@@ -208,4 +208,71 @@ Tensor RTFMVDRImpl::forward(const Tensor& specgram, const Tensor& rtf, const Ten
       functional::mvdr_weights_rtf(rtf, psd_n, reference_channel, diagonal_loading, diag_eps, eps), specgram);
 }
 
+MVDRImpl::MVDRImpl(const MVDROptions& options_) : options(options_) {
+  const std::string& s = options.solution();
+  FW_CHECK(s == "ref_channel" || s == "stv_evd" || s == "stv_power",
+           "[audio::MVDR] `solution` must be one of [\"ref_channel\", \"stv_evd\", \"stv_power\"]. Given ", s);
+  reset();
+}
+
+void MVDRImpl::reset() {
+  psd_s = register_buffer("psd_s", fw::zeros({1}));
+  psd_n = register_buffer("psd_n", fw::zeros({1}));
+  mask_sum_s = register_buffer("mask_sum_s", fw::zeros({1}));
+  mask_sum_n = register_buffer("mask_sum_n", fw::zeros({1}));
+}
+
+Tensor MVDRImpl::forward(const Tensor& specgram, const Tensor& mask_s, const std::optional<Tensor>& mask_n) {
+  FW_CHECK(specgram.defined() && specgram.dim() >= 3,
+           "[audio::MVDR] Expected at least 3D tensor (..., channel, freq, time). Found: ",
+           specgram.defined() ? specgram.sizes() : IntArrayRef());
+  FW_CHECK(specgram.is_complex(), "[audio::MVDR] The type of specgram must be complex64 or complex128. Found: ",
+           dtype_str(specgram.dtype()));
+  const int64_t channels = specgram.size(-3);
+  FW_CHECK(options.ref_channel() >= -channels && options.ref_channel() < channels, "[audio::MVDR] ref_channel ",
+           options.ref_channel(), " is out of range for ", channels, " channels");
+  const ScalarType dtype = specgram.dtype();
+  Tensor x = specgram.to(kComplexDouble);
+  Tensor ms = mask_s, mn = mask_n && mask_n->defined() ? *mask_n : 1 - mask_s;
+  PSDImpl psd(options.multi_mask());
+  Tensor ps = psd.forward(x, ms), pn = psd.forward(x, mn);
+  Tensor u = fw::zeros(x.sizes().slice(0, size_t(x.dim() - 2)), TensorOptions(kComplexDouble).device(x.device()));
+  u.select(-1, options.ref_channel()).fill_(1);
+  if (options.online()) {
+    if (options.multi_mask()) {
+      ms = ms.mean({-3});
+      mn = mn.mean({-3});
+    }
+    const Tensor sum_s = ms.sum({-1}), sum_n = mn.sum({-1});
+    if (psd_s.dim() == 1) {
+      psd_s.set_data(ps);
+      psd_n.set_data(pn);
+      mask_sum_s.set_data(sum_s);
+      mask_sum_n.set_data(sum_n);
+    } else {  // torchaudio's running update of the (already mask-normalized) PSDs
+      auto update = [](const Tensor& old, const Tensor& now, const Tensor& old_sum, const Tensor& sum) {
+        Tensor total = old_sum + sum;
+        return old * (old_sum / total).unsqueeze(-1).unsqueeze(-1) + now * (1 / total).unsqueeze(-1).unsqueeze(-1);
+      };
+      ps = update(psd_s, ps, mask_sum_s, sum_s);
+      pn = update(psd_n, pn, mask_sum_n, sum_n);
+      psd_s.set_data(ps);
+      psd_n.set_data(pn);
+      mask_sum_s.set_data(mask_sum_s + sum_s);
+      mask_sum_n.set_data(mask_sum_n + sum_n);
+    }
+  }
+  const bool load = options.diag_loading();
+  const double deps = options.diag_eps();
+  Tensor w;
+  if (options.solution() == "ref_channel") {
+    w = functional::mvdr_weights_souden(ps, pn, u, load, deps);
+  } else {
+    Tensor stv = options.solution() == "stv_evd" ? functional::rtf_evd(ps)
+                                                 : functional::rtf_power(ps, pn, u, 3, load, deps);
+    w = functional::mvdr_weights_rtf(stv, pn, u, load, deps);
+  }
+  return functional::apply_beamforming(w, x).to(dtype);
+}
+
 }  // namespace fw::audio::transforms

@@ -1,7 +1,8 @@
 // fw::audio::functional's beamforming (fw/audio/beamforming.h) against torchaudio 0.13
 // (tests/fixtures/audio/gen_beamforming.py -> beamforming.safetensors): psd with and without masks,
 // Souden and RTF MVDR weights with index and weighting references, rtf_evd (as v v^H, phase free),
-// rtf_power for 1..5 iterations, apply_beamforming and the modules; complex64, batched and
+// rtf_power for 1..5 iterations, apply_beamforming and the modules (MVDR with every solution,
+// multi-channel masks and online accumulation over two chunks); complex64, batched and
 // complex128. Plus the complex linalg.solve / eigh they rest on, a gradient check through them and
 // argument errors.
 #include <gtest/gtest.h>
@@ -38,7 +39,8 @@ bool stored(const Case& c, const std::string& key) {
 // Complex tensors are stored as view_as_real; masks and reference weightings are real.
 Tensor get(const Case& c, const std::string& key) {
   const Tensor& t = fix().out(c, key);
-  return key == "mask" || key == "ref" ? t : fw::view_as_complex(t.contiguous());
+  const bool real = key == "mask" || key == "ref" || key.rfind("mask_s", 0) == 0;
+  return real ? t : fw::view_as_complex(t.contiguous());
 }
 
 Tensor run(const Case& c) {
@@ -72,6 +74,14 @@ Tensor run(const Case& c) {
   if (fn == "apply") return F::apply_beamforming(get(c, "w"), get(c, "x"));
   if (fn == "SoudenMVDR") return T::SoudenMVDR()(get(c, "x"), get(c, "psd_s"), get(c, "psd_n"), c.i("ref"));
   if (fn == "RTFMVDR") return T::RTFMVDR()(get(c, "x"), get(c, "rtf"), get(c, "psd_n"), c.i("ref"));
+  if (fn == "MVDR" || fn == "MVDR_online") {
+    auto o = T::MVDROptions().ref_channel(c.i("ref")).solution(c.str("solution")).multi_mask(c.flag("multi_mask"));
+    if (fn == "MVDR") return T::MVDR(o)(get(c, "x"), get(c, "mask_s"));
+    T::MVDR m(o.online(true));
+    Tensor m1 = get(c, "mask_s"), m2 = get(c, "mask_s2");
+    m(get(c, "x"), m1, 1 - m1 * 0.5);
+    return m(get(c, "x2"), m2, 1 - m2 * 0.5);
+  }
   throw std::runtime_error("unknown fixture fn " + fn);
 }
 
@@ -79,7 +89,7 @@ Tensor run(const Case& c) {
 
 TEST(AudioBeamforming, MatchesTorchaudio) {
   auto cases = fix().cases("");
-  ASSERT_EQ(cases.size(), 60u);
+  ASSERT_EQ(cases.size(), 96u);
   for (const auto& c : cases) {
     Tensor out = run(c);
     const bool c128 = c.name.find("c128") != std::string::npos;
@@ -134,6 +144,8 @@ TEST(AudioBeamforming, BadArgumentsAreNamed) {
   EXPECT_ERROR(F::rtf_power(p, p, 0, 0), "The number of iteration must be greater than 0");
   EXPECT_ERROR(F::mvdr_weights_rtf(p.select(-1, 0).narrow(-1, 0, 2), p), "The dimensions of rtf");
   EXPECT_ERROR(F::apply_beamforming(p.select(-1, 0), x.unsqueeze(0)), "The dimensions except the last two");
+  EXPECT_ERROR(T::MVDR(T::MVDROptions().solution("svd")), "`solution` must be one of");
+  EXPECT_ERROR(T::MVDR(T::MVDROptions().ref_channel(5))(x, fw::ones({4, 10})), "ref_channel 5 is out of range for 3");
   EXPECT_ERROR(fw::linalg::solve(fw::ones({2, 2}, fw::kInt), fw::ones({2}, fw::kInt)),
                "Expected a float32, float64, complex64 or complex128 tensor as A");
 }

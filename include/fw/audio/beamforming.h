@@ -10,6 +10,7 @@
 // and eigh), so differentiable; errors read "[audio::<function>] ..." with the offending shapes.
 #pragma once
 #include <optional>
+#include <string>
 
 #include "fw/audio/transforms.h"
 #include "fw/fw.h"
@@ -78,5 +79,29 @@ class RTFMVDRImpl : public nn::Cloneable<RTFMVDRImpl> {
                  bool diagonal_loading = true, double diag_eps = 1e-7, double eps = 1e-8);
 };
 FW_MODULE(RTFMVDR);
+
+struct MVDROptions {
+  FW_ARG(int64_t, ref_channel) = 0;
+  // "ref_channel" (Souden's weights), "stv_evd" or "stv_power" (RTF weights from that estimate).
+  FW_ARG(std::string, solution) = "ref_channel";
+  FW_ARG(bool, multi_mask) = false;
+  FW_ARG(bool, diag_loading) = true;
+  FW_ARG(double, diag_eps) = 1e-7;
+  // Accumulate the PSD matrices over calls (buffers psd_s, psd_n, mask_sum_s, mask_sum_n).
+  FW_ARG(bool, online) = false;
+};
+
+// torchaudio.transforms.MVDR: PSDs from time-frequency masks, MVDR weights by `solution`, applied
+// to the STFT; computed in complex128 and returned in the input's dtype. mask_n defaults to
+// 1 - mask_s (torchaudio also warns).
+class MVDRImpl : public nn::Cloneable<MVDRImpl> {
+ public:
+  explicit MVDRImpl(const MVDROptions& options_ = {});
+  void reset() override;
+  Tensor forward(const Tensor& specgram, const Tensor& mask_s, const std::optional<Tensor>& mask_n = std::nullopt);
+  MVDROptions options;
+  Tensor psd_s, psd_n, mask_sum_s, mask_sum_n;  // online state; zeros({1}) until the first call
+};
+FW_MODULE(MVDR);
 
 }  // namespace fw::audio::transforms
