@@ -2,6 +2,8 @@
 // linalg.eigh, so everything is differentiable.
 #include "fw/audio/beamforming.h"
 
+#include <utility>
+
 #include "fw/linalg.h"
 
 namespace fw::audio::functional {
@@ -72,6 +74,15 @@ Tensor rtf_weights(const Tensor& rtf, const Tensor& psd_n, bool loading, double 
   return num / (den.real().unsqueeze(-1) + eps);
 }
 
+// rtf_power's checks and its first iteration: {psd_n^-1 psd_s, the (loaded) psd_n}.
+std::pair<Tensor, Tensor> power_start(const Tensor& psd_s, const Tensor& psd_n, int64_t n_iter, bool loading,
+                                      double diag_eps) {
+  check_psd_pair("rtf_power", psd_s, psd_n);
+  FW_CHECK(n_iter > 0, "[audio::rtf_power] The number of iteration must be greater than 0, got ", n_iter);
+  Tensor n = loading ? tik_reg(psd_n, diag_eps) : psd_n;
+  return {linalg::solve(n, psd_s), n};
+}
+
 Tensor power_iterations(Tensor rtf, const Tensor& phi, const Tensor& psd_s, const Tensor& psd_n, int64_t n_iter) {
   rtf = rtf.unsqueeze(-1);
   if (n_iter >= 2) {
@@ -140,19 +151,13 @@ Tensor rtf_evd(const Tensor& psd_s) {
 
 Tensor rtf_power(const Tensor& psd_s, const Tensor& psd_n, int64_t reference_channel, int64_t n_iter,
                  bool diagonal_loading, double diag_eps) {
-  check_psd_pair("rtf_power", psd_s, psd_n);
-  FW_CHECK(n_iter > 0, "[audio::rtf_power] The number of iteration must be greater than 0, got ", n_iter);
+  auto [phi, n] = power_start(psd_s, psd_n, n_iter, diagonal_loading, diag_eps);
   check_channel("rtf_power", reference_channel, psd_s.size(-1));
-  Tensor n = diagonal_loading ? tik_reg(psd_n, diag_eps) : psd_n;
-  Tensor phi = linalg::solve(n, psd_s);
   return power_iterations(phi.select(-1, reference_channel), phi, psd_s, n, n_iter);
 }
 Tensor rtf_power(const Tensor& psd_s, const Tensor& psd_n, const Tensor& reference_channel, int64_t n_iter,
                  bool diagonal_loading, double diag_eps) {
-  check_psd_pair("rtf_power", psd_s, psd_n);
-  FW_CHECK(n_iter > 0, "[audio::rtf_power] The number of iteration must be greater than 0, got ", n_iter);
-  Tensor n = diagonal_loading ? tik_reg(psd_n, diag_eps) : psd_n;
-  Tensor phi = linalg::solve(n, psd_s);
+  auto [phi, n] = power_start(psd_s, psd_n, n_iter, diagonal_loading, diag_eps);
   return power_iterations(weigh_channels(phi, reference_channel, 2, "rtf_power"), phi, psd_s, n, n_iter);
 }
 

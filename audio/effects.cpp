@@ -71,24 +71,23 @@ Tensor host_rows(const Tensor& w) {
   return w.detach().to(Device(kCPU)).contiguous().reshape({rows, w.size(-1)});
 }
 
-// The phaser is the recursion temp[i] = x[i] + decay * temp[src[i]] (src[i] < 0: no term), src[i]
-// being the step that wrote the delay-line slot step i reads. Its adjoint runs it backwards:
-// g_x = g_temp, g_temp[src[i]] += decay * g_temp[i] for i from the end.
-template <class T>
-void phaser_loop(const T* x, T* out, int64_t rows, int64_t n, const std::vector<double>& mod, int64_t buf_len,
-                 T decay) {
+// The phaser's delay line holds decay * temp[j] for the step j that last wrote each slot, so it is
+// the recursion temp[i] = x[i] + decay * temp[src[i]] (src[i] < 0: the slot was never written)
+// with src[i] = i - buf_len + mod[i % mod_len] - 1, the same rounding as the ring buffer. Its
+// adjoint runs it backwards: g_x = g_temp, g_temp[src[i]] += decay * g_temp[i] from the end.
+std::vector<int64_t> phaser_sources(int64_t n, const std::vector<double>& mod, int64_t buf_len) {
+  std::vector<int64_t> src(static_cast<size_t>(n));
   const int64_t mod_len = int64_t(mod.size());
+  for (int64_t i = 0; i < n; i++) src[size_t(i)] = i - buf_len + int64_t(mod[size_t(i % mod_len)]) - 1;
+  return src;
+}
+
+template <class T>
+void phaser_loop(const T* x, T* out, int64_t rows, int64_t n, const int64_t* src, T decay) {
   for (int64_t r = 0; r < rows; r++) {
-    std::vector<T> buf(size_t(buf_len), T(0));
-    int64_t delay_pos = 0, mod_pos = 0;
-    for (int64_t i = 0; i < n; i++) {
-      const int64_t idx = (delay_pos + int64_t(mod[size_t(mod_pos)])) % buf_len;
-      mod_pos = (mod_pos + 1) % mod_len;
-      delay_pos = (delay_pos + 1) % buf_len;
-      const T temp = x[r * n + i] + buf[size_t(idx)];
-      buf[size_t(delay_pos)] = temp * decay;
-      out[r * n + i] = temp;
-    }
+    const T* xr = x + r * n;
+    T* o = out + r * n;
+    for (int64_t i = 0; i < n; i++) o[i] = src[i] >= 0 ? xr[i] + o[src[i]] * decay : xr[i];
   }
 }
 
@@ -219,14 +218,14 @@ struct PhaserFn : autograd::Function<PhaserFn> {
     Tensor h = host_rows(x);
     Tensor out = fw::empty(h.sizes(), h.options());
     const int64_t rows = h.size(0), n = h.size(1);
-    if (h.dtype() == kFloat)
-      phaser_loop<float>(h.data_ptr<float>(), out.data_ptr<float>(), rows, n, mod, buf_len, float(decay));
-    else
-      phaser_loop<double>(h.data_ptr<double>(), out.data_ptr<double>(), rows, n, mod, buf_len, decay);
+    const std::vector<int64_t> sv = phaser_sources(n, mod, buf_len);
     Tensor src = fw::empty({n}, kLong);
     int64_t* s = src.data_ptr<int64_t>();
-    const int64_t mod_len = int64_t(mod.size());
-    for (int64_t i = 0; i < n; i++) s[i] = i - buf_len + int64_t(mod[size_t(i % mod_len)]) - 1;
+    std::copy(sv.begin(), sv.end(), s);
+    if (h.dtype() == kFloat)
+      phaser_loop<float>(h.data_ptr<float>(), out.data_ptr<float>(), rows, n, s, float(decay));
+    else
+      phaser_loop<double>(h.data_ptr<double>(), out.data_ptr<double>(), rows, n, s, decay);
     ctx->saved_data["src"] = src;
     ctx->saved_data["decay"] = decay;
     return out.reshape(x.sizes()).to(x.device());
