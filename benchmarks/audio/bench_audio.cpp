@@ -1,5 +1,6 @@
 // W6 (and the resample targets of the audio issue): fw's MelSpectrogram, MFCC, Kaldi fbank on 60 s
-// of 16 kHz audio and resampling 60 s of 44.1 kHz / 48 kHz audio to 16 kHz. Prints one line per
+// of 16 kHz audio, resampling 60 s of 44.1 kHz / 48 kHz audio to 16 kHz and Kaldi pitch of 60 s of
+// 16 kHz speech. Prints one line per
 // workload, "name median_ms", for benchmarks/audio/compare.sh, which runs torchaudio on the same
 // shapes (bench_torchaudio.py) alternately and prints the ratios.
 #include <fw/audio.h>
@@ -45,5 +46,10 @@ int main(int argc, char** argv) {
   std::printf("kaldi_fbank %.3f\n", median_ms([&] { fw::audio::kaldi::fbank(xk); }, reps));
   std::printf("resample_44k_16k %.3f\n", median_ms([&] { r44(x44); }, reps / 2 + 1));
   std::printf("resample_48k_16k %.3f\n", median_ms([&] { r48(x48); }, reps / 2 + 1));
+  // Kaldi pitch of 60 s of speech (the English recording, repeated); the peer is Kaldi itself.
+  fw::Tensor speech = fw::audio::load(std::string(FW_AUDIO_FIXTURE_DIR) + "/speech_en_16k.wav").first[0];
+  fw::Tensor speech60 = speech.repeat({16000 * 60 / speech.size(0) + 1}).slice(0, 0, 16000 * 60);
+  std::printf("kaldi_pitch %.3f\n",
+              median_ms([&] { fw::audio::functional::compute_kaldi_pitch(speech60, 16000); }, reps / 2 + 1));
   return 0;
 }

@@ -1,5 +1,8 @@
 """The torchaudio side of benchmarks/audio/compare.sh: same workloads and output format as
-bench_audio.cpp ("name median_ms"). Run with Debian's python3-torchaudio."""
+bench_audio.cpp ("name median_ms"). Run with Debian's python3-torchaudio. kaldi_pitch times Kaldi's
+own ComputeKaldiPitch (vosk's build, tests/fixtures/audio/kaldi_ctypes.py) when VOSK_LIB names
+libvosk.so: torchaudio's compute_kaldi_pitch is missing from Debian's build (and wrong in PyPI's)."""
+import os
 import sys
 import time
 
@@ -36,3 +39,12 @@ with torch.no_grad():
     print(f"kaldi_fbank {median_ms(lambda: K.fbank(xk), reps):.3f}")
     print(f"resample_44k_16k {median_ms(lambda: r44(x44), reps // 2 + 1):.3f}")
     print(f"resample_48k_16k {median_ms(lambda: r48(x48), reps // 2 + 1):.3f}")
+    if os.path.exists(os.environ.get("VOSK_LIB", "")):
+        here = os.path.dirname(os.path.abspath(__file__))
+        sys.path.insert(0, os.path.join(here, "..", "..", "tests", "fixtures", "audio"))
+        import torchaudio
+        from kaldi_ctypes import kaldi_pitch
+
+        w, _ = torchaudio.load(os.path.join(here, "..", "..", "tests", "fixtures", "audio", "speech_en_16k.wav"))
+        speech60 = w[0].repeat(16000 * 60 // w.shape[1] + 1)[: 16000 * 60].contiguous()
+        print(f"kaldi_pitch {median_ms(lambda: kaldi_pitch(speech60, 16000, {}), reps // 2 + 1):.3f}")

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # W6 and the resampling targets: fw (bench_audio.cpp) against torchaudio (bench_torchaudio.py,
 # Debian python3-torchaudio) on the same shapes, run alternately on 2 threads; prints one table
-# (torchaudio time / fw time; > 1 means fw is faster). Usage: benchmarks/audio/compare.sh [rounds]
+# (torchaudio time / fw time; > 1 means fw is faster). kaldi_pitch's peer is Kaldi (vosk's build,
+# fetched from PyPI when reachable; the row is skipped otherwise).
+# Usage: benchmarks/audio/compare.sh [rounds]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 rounds="${1:-3}"
@@ -10,6 +12,9 @@ trap 'rm -rf "$out"' EXIT
 if ! /usr/bin/python3 -c "import torchaudio" 2>/dev/null; then
   echo "compare: installing python3-torchaudio for the peer"
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-torchaudio >/dev/null
+fi
+if [ -z "${VOSK_LIB:-}" ] && pip install -q --no-deps --target "$out/vosk" vosk==0.3.45 >/dev/null 2>&1; then
+  export VOSK_LIB="$out/vosk/vosk/libvosk.so"
 fi
 scripts/setup.sh >/dev/null
 cmake --build build --target fw_bench_audio >/dev/null
@@ -26,6 +31,9 @@ for line in open(sys.argv[1]):
     vals[name][who].append(float(v))
 print(f"{'workload (60 s of audio)':28s} {'torchaudio ms':>14s} {'fw ms':>10s} {'fw speedup':>11s}")
 for name in vals:
+    if not vals[name]["torchaudio"] or not vals[name]["fw"]:
+        print(f"{name:28s} {'-':>14s} {statistics.median(vals[name]['fw'] or [0]):10.2f}   (no peer)")
+        continue
     t, f = statistics.median(vals[name]["torchaudio"]), statistics.median(vals[name]["fw"])
     print(f"{name:28s} {t:14.2f} {f:10.2f} {t / f:10.2f}x")
 PY
