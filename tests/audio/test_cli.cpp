@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "fw/audio/io.h"
+#include "fw/audio/pitch.h"
 #include "tests/audio/audio_fixture.h"
 
 namespace fs = std::filesystem;
@@ -299,6 +300,33 @@ TEST(AudioCli, KaldiArchives) {
   Tensor npy = read_npy(tmp / "m.npy");
   ASSERT_EQ(npy.sizes()[0], 2);
   EXPECT_TRUE(fw::equal(m[0].m, npy[0].transpose(0, 1).contiguous()));
+}
+
+// kaldi-pitch runs compute_kaldi_pitch (+ process_kaldi_pitch), which test_pitch.cpp checks against
+// Kaldi; here the tool must give exactly the library's values for the same options.
+TEST(AudioCli, KaldiPitch) {
+  namespace AF = fw::audio::functional;
+  TempDir tmp;
+  const std::string in = fixture("speech_en_44k_stereo.wav");
+  const Tensor ch1 = fw::audio::load(in).first[1] * 32768.0;
+  Result r = run({"kaldi-pitch", "--process=false", "--channel=1", "--min-f0", "70", in, tmp / "raw.npy"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Tensor raw = AF::compute_kaldi_pitch(ch1, 44100, AF::KaldiPitchOptions().min_f0(70));
+  EXPECT_TRUE(fw::equal(read_npy(tmp / "raw.npy"), raw));
+  r = run({"kaldi-pitch", "--channel", "1", "--min-f0=70", "--delay=2", "--add-raw-log-pitch", in, tmp / "f.npy"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  fw::Generator gen = fw::make_generator<fw::CPUGeneratorImpl>(0);
+  const Tensor feats =
+      AF::process_kaldi_pitch(raw, AF::ProcessPitchOptions().delay(2).add_raw_log_pitch(true), gen);
+  const Tensor got = read_npy(tmp / "f.npy");
+  ASSERT_EQ(got.sizes().vec(), (std::vector<int64_t>{raw.size(0) + 2, 4}));
+  EXPECT_TRUE(fw::equal(got, feats));
+  r = run({"kaldi-pitch", "--channel=2", in, tmp / "bad.npy"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--channel 2 is out of range for 2 channels"), std::string::npos) << r.err;
+  r = run({"kaldi-pitch", "--min-f0=500", in, tmp / "bad.npy"});
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("0 < min_f0 < max_f0"), std::string::npos) << r.err;
 }
 
 // Resampling to .npy is covered by MatchesTorchaudio; here to audio files through fw::audio::save.

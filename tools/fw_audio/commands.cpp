@@ -291,6 +291,88 @@ Tensor compute_kaldi_spectrogram(const OptionSet& o, const Tensor& w, int64_t sr
   return K::spectrogram(int16_scale(w), k);
 }
 
+// ---- Kaldi pitch (compute-and-process-kaldi-pitch-feats; --process=false: compute-kaldi-pitch-feats)
+void declare_kaldi_pitch(OptionSet& o) {
+  o.add_int("channel", "-1", "channel to use (-1: the first)");
+  o.add_double("sample-frequency", "none", "sample rate in Hz; none = the file's", true);
+  o.add_double("frame-length", "25", "frame length in milliseconds");
+  o.add_double("frame-shift", "10", "frame shift in milliseconds");
+  o.add_double("min-f0", "50", "minimum F0 to search for (Hz)");
+  o.add_double("max-f0", "400", "maximum F0 to search for (Hz)");
+  o.add_double("soft-min-f0", "10", "minimum F0, applied in a soft way (Hz)");
+  o.add_double("penalty-factor", "0.1", "cost factor for F0 change");
+  o.add_double("lowpass-cutoff", "1000", "cutoff of the low-pass filter (Hz)");
+  o.add_double("resample-frequency", "4000", "rate the signal is resampled to (Hz)");
+  o.add_double("delta-pitch", "0.005", "smallest relative change in pitch measured");
+  o.add_double("nccf-ballast", "7000", "increasing it reduces the NCCF of quiet frames");
+  o.add_int("lowpass-filter-width", "1", "width of the low-pass filter (zero crossings)");
+  o.add_int("upsample-filter-width", "5", "width of the NCCF upsampling filter (zero crossings)");
+  o.add_int("max-frames-latency", "0", "first-pass output: most frames of traceback latency");
+  o.add_int("frames-per-chunk", "0", "feed the signal in chunks of this many frames (0: at once)");
+  o.add_bool("simulate-first-pass-online", false, "output each frame as an online decoder first sees it");
+  o.add_int("recompute-frame", "500", "frame at which the early frames are revised (chunked input)");
+  o.add_bool("snip-edges", true, "only frames that fit in the signal");
+  o.add_bool("process", true, "post-process to Kaldi's pitch features (false: raw (NCCF, pitch) per frame)");
+  o.add_double("pitch-scale", "2", "scale of the normalized log-pitch");
+  o.add_double("pov-scale", "2", "scale of the POV feature");
+  o.add_double("pov-offset", "0", "offset added to the POV feature");
+  o.add_double("delta-pitch-scale", "10", "scale of the delta log-pitch");
+  o.add_double("delta-pitch-noise-stddev", "0.005", "stddev of the noise added to the delta log-pitch");
+  o.add_int("normalization-left-context", "75", "left context (frames) of the log-pitch normalization");
+  o.add_int("normalization-right-context", "75", "right context (frames) of the log-pitch normalization");
+  o.add_int("delta-window", "2", "frames on each side for the delta");
+  o.add_int("delay", "0", "frames by which the features are delayed");
+  o.add_bool("add-pov-feature", true, "output the POV feature");
+  o.add_bool("add-normalized-log-pitch", true, "output the normalized log-pitch");
+  o.add_bool("add-delta-pitch", true, "output the delta log-pitch");
+  o.add_bool("add-raw-log-pitch", false, "output the raw log-pitch");
+  o.add_int("seed", "0", "seed of the delta-pitch noise");
+}
+Tensor compute_kaldi_pitch(const OptionSet& o, const Tensor& w, int64_t sr) {
+  const int64_t channel = o.get_int("channel") < 0 ? 0 : o.get_int("channel");
+  if (channel >= w.size(0))
+    throw UsageError("--channel " + std::to_string(channel) + " is out of range for " + std::to_string(w.size(0)) +
+                     " channels");
+  namespace AF = fw::audio::functional;
+  Tensor raw = AF::compute_kaldi_pitch(int16_scale(w[channel]), o.get_opt_double("sample-frequency").value_or(double(sr)),
+                                       AF::KaldiPitchOptions()
+                                           .frame_length(o.get_double("frame-length"))
+                                           .frame_shift(o.get_double("frame-shift"))
+                                           .min_f0(o.get_double("min-f0"))
+                                           .max_f0(o.get_double("max-f0"))
+                                           .soft_min_f0(o.get_double("soft-min-f0"))
+                                           .penalty_factor(o.get_double("penalty-factor"))
+                                           .lowpass_cutoff(o.get_double("lowpass-cutoff"))
+                                           .resample_frequency(o.get_double("resample-frequency"))
+                                           .delta_pitch(o.get_double("delta-pitch"))
+                                           .nccf_ballast(o.get_double("nccf-ballast"))
+                                           .lowpass_filter_width(o.get_int("lowpass-filter-width"))
+                                           .upsample_filter_width(o.get_int("upsample-filter-width"))
+                                           .max_frames_latency(o.get_int("max-frames-latency"))
+                                           .frames_per_chunk(o.get_int("frames-per-chunk"))
+                                           .simulate_first_pass_online(o.get_bool("simulate-first-pass-online"))
+                                           .recompute_frame(o.get_int("recompute-frame"))
+                                           .snip_edges(o.get_bool("snip-edges")));
+  if (!o.get_bool("process")) return raw;
+  fw::Generator gen = fw::make_generator<fw::CPUGeneratorImpl>(uint64_t(o.get_int("seed")));
+  return AF::process_kaldi_pitch(raw,
+                                 AF::ProcessPitchOptions()
+                                     .pitch_scale(o.get_double("pitch-scale"))
+                                     .pov_scale(o.get_double("pov-scale"))
+                                     .pov_offset(o.get_double("pov-offset"))
+                                     .delta_pitch_scale(o.get_double("delta-pitch-scale"))
+                                     .delta_pitch_noise_stddev(o.get_double("delta-pitch-noise-stddev"))
+                                     .normalization_left_context(o.get_int("normalization-left-context"))
+                                     .normalization_right_context(o.get_int("normalization-right-context"))
+                                     .delta_window(o.get_int("delta-window"))
+                                     .delay(o.get_int("delay"))
+                                     .add_pov_feature(o.get_bool("add-pov-feature"))
+                                     .add_normalized_log_pitch(o.get_bool("add-normalized-log-pitch"))
+                                     .add_delta_pitch(o.get_bool("add-delta-pitch"))
+                                     .add_raw_log_pitch(o.get_bool("add-raw-log-pitch")),
+                                 gen);
+}
+
 // ---- resample
 void declare_resample(OptionSet& o) {
   o.add_int("sample-rate", "none", "original sample rate in Hz; none = the file's", true);
@@ -339,6 +421,10 @@ const std::vector<Command>& commands() {
       {"kaldi-spectrogram",
        "torchaudio.compliance.kaldi.spectrogram (Kaldi compute-spectrogram-feats): (frames, padded_window/2+1)",
        R::Frames, declare_kaldi_spectrogram, compute_kaldi_spectrogram},
+      {"kaldi-pitch",
+       "Kaldi compute-and-process-kaldi-pitch-feats: (frames, 3) pov / normalized log-pitch / delta-pitch "
+       "(--process=false: compute-kaldi-pitch-feats, (frames, 2) NCCF / pitch)",
+       R::Frames, declare_kaldi_pitch, compute_kaldi_pitch},
       {"resample", "torchaudio.transforms.Resample: (channels, samples), or an audio file", R::Waveform,
        declare_resample, compute_resample},
   };

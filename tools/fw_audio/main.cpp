@@ -1,7 +1,7 @@
 // fw-audio: audio features on files (DESIGN.md §8).
 //   fw-audio info FILE
 //   fw-audio SUBCOMMAND [options] IN OUT     (spectrogram melspectrogram mfcc lfcc fbank kaldi-mfcc
-//                                            kaldi-spectrogram resample)
+//                                            kaldi-spectrogram kaldi-pitch resample)
 //   fw-audio plot [options] IN OUT.png
 // IN: an audio file or scp:wav.scp; OUT: FILE.npy, ark:FILE.ark, ark,scp:FILE.ark,FILE.scp (and an
 // audio file for resample). Errors print one line "fw-audio: <subcommand>: ..." and exit 1
