@@ -1,7 +1,7 @@
 // Kaldi's pitch tracker and pitch post-processing (fw/audio/pitch.h).
 //
 // The tracker runs per signal on the host, in the single-precision arithmetic of Kaldi's
-// pitch-functions.cc / resample.cc (which torchaudio builds), so that argmin choices in the
+// pitch-functions.cc / resample.cc, so that argmin choices in the
 // Viterbi search see the same costs: values Kaldi keeps in float are rounded to float at the same
 // points, and this file is built with -ffp-contract=off so no multiply-add is fused. Dot products
 // accumulate in double (Kaldi's go through BLAS in float; the difference is far below the
@@ -46,7 +46,8 @@ struct PitchConfig {
 // trigonometry, float results).
 float windowed_sinc(float t, float cutoff, int32_t num_zeros) {
   float window = 0.0f;
-  if (std::fabs(t) < num_zeros / (2.0 * cutoff)) window = float(0.5 * (1 + std::cos(2 * M_PI * cutoff / num_zeros * t)));
+  if (std::fabs(t) < num_zeros / (2.0 * cutoff))
+    window = float(0.5 * (1 + std::cos(2 * M_PI * cutoff / num_zeros * t)));
   const float filter = t != 0 ? float(std::sin(2 * M_PI * cutoff * t) / (M_PI * t)) : 2 * cutoff;
   return filter * window;
 }
@@ -198,12 +199,38 @@ class PitchTracker {
     forward_cost_.assign(size_t(states_), 0.0f);
   }
 
-  int32_t states() const { return states_; }
+  // Kaldi's AcceptWaveform: n more input samples.
+  void accept(const float* x, int64_t n) {
+    input_.insert(input_.end(), x, x + n);
+    process();
+  }
 
-  // Appends input samples x[received_, total) (the whole input lives in `x`).
-  void accept(const std::vector<float>& x, int64_t total) {
+  // Kaldi's InputFinished: flush the resampler, take the last frames, revise the early ones.
+  void finish() {
+    finished_ = true;
+    process();
+    if (frames() < c_.recompute_frame) recompute_backtraces();
+    latency_ = 0;
+  }
+
+  int32_t frames() const { return int32_t(best_state_.size()); }
+  int32_t frames_ready() const { return int32_t(lag_nccf_.size()) - latency_; }
+  // (NCCF, pitch) of frame f as the current traceback has it.
+  std::pair<float, float> frame(int32_t f) const {
+    const auto& e = lag_nccf_[size_t(f)];
+    return {e.second, float(1.0 / lags_[size_t(e.first)])};
+  }
+
+ private:
+  struct RecomputeInfo {
+    std::vector<float> nccf_pitch;  // upsampled NCCF with the ballast it was computed with
+    float avg_norm_prod, mean_square;
+  };
+
+  // Resamples what input_ has added since the last call and processes every frame now available.
+  void process() {
     const size_t before = down_.size();
-    resampler_.run(x, total, finished_, down_);
+    resampler_.run(input_, int64_t(input_.size()), finished_, down_);
     const int64_t processed = int64_t(before), new_len = int64_t(down_.size() - before);
     const float* part = down_.data() + before;
     const double part_sumsq = float(dot(part, part, new_len));
@@ -226,8 +253,9 @@ class PitchTracker {
     const int32_t n_lags = last_lag_ + 1 - first_lag_, shift = c_.window_shift(), basic = c_.window_size(),
                   full = basic + last_lag_;
     const int64_t available = processed + new_len;
-    std::vector<float> window(static_cast<size_t>(full)), inner(static_cast<size_t>(n_lags)), norm(static_cast<size_t>(n_lags));
-    std::vector<float> nccf_pitch(static_cast<size_t>(num_new) * size_t(n_lags)), nccf_pov(static_cast<size_t>(num_new) * size_t(n_lags));
+    const size_t lag_rows = size_t(num_new) * size_t(n_lags), state_rows = size_t(num_new) * size_t(states_);
+    std::vector<float> window(static_cast<size_t>(full)), inner(static_cast<size_t>(n_lags)),
+        norm(static_cast<size_t>(n_lags)), nccf_pitch(lag_rows), nccf_pov(lag_rows);
     const double mean_square = cur_sumsq / double(cur_num) - std::pow(cur_sum / double(cur_num), 2.0);
     for (int32_t frame = start_frame; frame < end_frame; frame++) {
       const int64_t start = c_.snip_edges ? int64_t(frame) * shift
@@ -248,7 +276,7 @@ class PitchTracker {
     }
 
     const LagUpsampler& up = *upsampler_;
-    std::vector<float> pitch_up(static_cast<size_t>(num_new) * size_t(states_)), pov_up(static_cast<size_t>(num_new) * size_t(states_));
+    std::vector<float> pitch_up(state_rows), pov_up(state_rows);
     for (int32_t f = 0; f < num_new; f++) {
       up.apply(nccf_pitch.data() + size_t(f) * size_t(n_lags), nccf_pov.data() + size_t(f) * size_t(n_lags),
                pitch_up.data() + size_t(f) * size_t(states_), pov_up.data() + size_t(f) * size_t(states_));
@@ -257,7 +285,8 @@ class PitchTracker {
     std::vector<float> next(static_cast<size_t>(states_));
     for (int32_t frame = start_frame; frame < end_frame; frame++) {
       const size_t row = size_t(frame - start_frame) * size_t(states_);
-      pov_.insert(pov_.end(), pov_up.begin() + std::ptrdiff_t(row), pov_up.begin() + std::ptrdiff_t(row + size_t(states_)));
+      pov_.insert(pov_.end(), pov_up.begin() + std::ptrdiff_t(row),
+                  pov_up.begin() + std::ptrdiff_t(row + size_t(states_)));
       backpointer_.resize(backpointer_.size() + size_t(states_));
       best_state_.push_back(-1);
       viterbi_step(frame, pitch_up.data() + row, forward_cost_.data(), next.data());
@@ -271,30 +300,6 @@ class PitchTracker {
     trace_back();
     latency_ = compute_latency(c_.max_frames_latency);
   }
-
-  void finish() {
-    finished_ = true;
-    accept(input_, int64_t(input_.size()));
-    if (frames() < c_.recompute_frame) recompute_backtraces();
-    latency_ = 0;
-  }
-
-  // The input received so far; callers append to it and then call accept().
-  std::vector<float> input_;
-
-  int32_t frames() const { return int32_t(best_state_.size()); }
-  int32_t frames_ready() const { return int32_t(lag_nccf_.size()) - latency_; }
-  // (NCCF, pitch) of frame f as the current traceback has it.
-  std::pair<float, float> frame(int32_t f) const {
-    const auto& e = lag_nccf_[size_t(f)];
-    return {e.second, float(1.0 / lags_[size_t(e.first)])};
-  }
-
- private:
-  struct RecomputeInfo {
-    std::vector<float> nccf_pitch;  // upsampled NCCF with the ballast it was computed with
-    float avg_norm_prod, mean_square;
-  };
 
   int32_t frames_available(int64_t num_samples) const {
     const int32_t shift = c_.window_shift();
@@ -509,6 +514,7 @@ class PitchTracker {
   int32_t first_lag_ = 0, last_lag_ = 0, states_ = 0;
   std::vector<float> lags_;
   bool finished_ = false;
+  std::vector<float> input_;           // the signal so far
   std::vector<float> down_;            // the resampled signal so far
   double signal_sumsq_ = 0, signal_sum_ = 0;
   std::vector<float> forward_cost_;    // of the last frame, minimum 0
@@ -524,10 +530,7 @@ class PitchTracker {
 std::vector<std::pair<float, float>> track(const PitchConfig& c, const float* x, int64_t n) {
   PitchTracker t(c);
   std::vector<std::pair<float, float>> out;
-  auto feed = [&](int64_t begin, int64_t end) {
-    t.input_.insert(t.input_.end(), x + begin, x + end);
-    t.accept(t.input_, int64_t(t.input_.size()));
-  };
+  auto feed = [&](int64_t begin, int64_t end) { t.accept(x + begin, end - begin); };
   const int64_t per_chunk =
       c.frames_per_chunk > 0 ? int64_t(float(c.frames_per_chunk) * c.samp_freq * c.frame_shift_ms / 1000.0f) : n;
   if (c.simulate_first_pass_online) {
@@ -610,6 +613,16 @@ PitchConfig make_config(double sample_rate, const KaldiPitchOptions& o) {
   FW_CHECK(c.upsample_filter_width / (2.0 * c.resample_freq) < 1.0 / c.max_f0, kOp, " upsample_filter_width ",
            o.upsample_filter_width(), " reaches past the shortest lag 1/max_f0 at resample_frequency ",
            o.resample_frequency());
+  {
+    // The resampler keeps one filter per output phase: rate_out / gcd phases of about
+    // lowpass_filter_width / lowpass_cutoff * sample_rate taps each.
+    const int64_t in = int64_t(sample_rate), out = int64_t(o.resample_frequency());
+    const double phases = double(out / std::gcd(in, out));
+    const double taps = double(o.lowpass_filter_width()) / o.lowpass_cutoff() * sample_rate + 1;
+    FW_CHECK(phases * taps <= 5e7, kOp, " resampling ", sample_rate, " Hz to ", o.resample_frequency(),
+             " Hz with lowpass_filter_width ", o.lowpass_filter_width(), " needs ", phases * taps,
+             " filter taps (at most 5e7); use rates with a larger common divisor");
+  }
   FW_CHECK(c.frames_per_chunk == 0 || float(c.frames_per_chunk) * c.samp_freq * c.frame_shift_ms / 1000.0f >= 1.0f,
            kOp, " frames_per_chunk ", o.frames_per_chunk(), " spans less than one input sample");
   return c;
@@ -680,7 +693,8 @@ Tensor process_kaldi_pitch(const Tensor& pitch, const ProcessPitchOptions& o, st
            " pitch must be (..., frames, 2) holding (NCCF, pitch) as compute_kaldi_pitch returns, got shape ",
            pitch.sizes());
   FW_CHECK(o.add_pov_feature() || o.add_normalized_log_pitch() || o.add_delta_pitch() || o.add_raw_log_pitch(), op,
-           " at least one of add_pov_feature, add_normalized_log_pitch, add_delta_pitch, add_raw_log_pitch must be set");
+           " at least one of add_pov_feature, add_normalized_log_pitch, add_delta_pitch, add_raw_log_pitch must be "
+           "set");
   FW_CHECK(o.normalization_left_context() >= 0 && o.normalization_right_context() >= 0 && o.delta_window() >= 1 &&
                o.delay() >= 0,
            op, " need normalization contexts >= 0, delta_window >= 1 and delay >= 0, got ",
@@ -712,7 +726,8 @@ Tensor process_kaldi_pitch(const Tensor& pitch, const ProcessPitchOptions& o, st
   for (int64_t k = 1; k <= W; k++) norm += 2.0 * double(k * k);
   for (int64_t r = 0; r < rows; r++) {
     const double* p = in + r * T * 2;
-    std::vector<double> log_pitch(static_cast<size_t>(T)), pov(static_cast<size_t>(T)), weighted(static_cast<size_t>(T + 1), 0.0), weights(static_cast<size_t>(T + 1), 0.0);
+    std::vector<double> log_pitch(static_cast<size_t>(T)), pov(static_cast<size_t>(T)),
+        weighted(static_cast<size_t>(T + 1), 0.0), weights(static_cast<size_t>(T + 1), 0.0);
     for (int64_t t = 0; t < T; t++) {
       log_pitch[size_t(t)] = std::log(p[2 * t + 1]);
       pov[size_t(t)] = nccf_to_pov(p[2 * t]);

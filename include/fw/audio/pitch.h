@@ -28,7 +28,10 @@
 // Swap() exchanges the tensors but not the cached data pointers, so its Viterbi search reads stale
 // costs from the second frame on (a 150 Hz sine comes out at 74.9 Hz). fw matches Kaldi, not that.
 // Other differences: sample_rate and resample_frequency must be whole numbers (Kaldi's resampler
-// silently truncates them), and an empty result has shape (..., 0, 2), not (..., 0, 0).
+// silently truncates them); an empty result has shape (..., 0, 2), not (..., 0, 0); with
+// snip_edges = false and chunks of about a frame, Kaldi fails an assertion (the part of the
+// previous chunk it keeps is too short for the frames that straddle two chunks), while fw reads
+// those frames from the signal.
 #pragma once
 #include <optional>
 
