@@ -1,6 +1,6 @@
 // torchaudio.functional's SoX-style effects and measures (torchaudio 0.13 numerics): contrast,
-// dcshift, overdrive, phaser, flanger, loudness (ITU-R BS.1770-4), vad (SoX's voice-activity trim)
-// and pitch_shift.
+// dcshift, overdrive, phaser, flanger, loudness (ITU-R BS.1770-4), vad (SoX's voice-activity trim),
+// pitch_shift and apply_codec.
 //   namespace F = fw::audio::functional;
 //   auto y = F::overdrive(x, 20, 20);
 //   auto lkfs = F::loudness(x, 16000);          // x: (..., channels, time) -> (...)
@@ -70,6 +70,18 @@ Tensor vad(const Tensor& waveform, int64_t sample_rate, const VadOptions& option
 Tensor pitch_shift(const Tensor& waveform, int64_t sample_rate, int64_t n_steps, int64_t bins_per_octave = 12,
                    int64_t n_fft = 512, std::optional<int64_t> win_length = std::nullopt,
                    std::optional<int64_t> hop_length = std::nullopt, const std::optional<Tensor>& window = std::nullopt);
+
+// torchaudio's apply_codec: encodes the waveform as a `format` file ("wav", "flac", "ogg" or
+// "vorbis"; encoding, bits_per_sample and compression as fw::audio::save takes them) and decodes
+// it again, so the result carries the format's quantization or coding loss. Input (channels, time)
+// (channels_first) or (time, channels), or (time) for mono, with any leading batch dims; float32
+// result of the same shape on the input's device, not differentiable. The round trip goes
+// through a private temporary file. Unlike torchaudio 0.13 (whose in-memory FLAC round trip
+// returns no samples), FLAC works; sox-only formats (mp3, amr-nb, gsm) are not available.
+Tensor apply_codec(const Tensor& waveform, int64_t sample_rate, const std::string& format, bool channels_first = true,
+                   std::optional<double> compression = std::nullopt,
+                   std::optional<std::string> encoding = std::nullopt,
+                   std::optional<int64_t> bits_per_sample = std::nullopt);
 
 }  // namespace fw::audio::functional
 
