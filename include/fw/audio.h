@@ -13,6 +13,7 @@
 #include "fw/audio/beamforming.h"
 #include "fw/audio/rnnt.h"
 #include "fw/audio/pitch.h"
+#include "fw/audio/models.h"
 #include "fw/audio/transforms.h"
 #include "fw/audio/kaldi.h"
 #include "fw/audio/kaldi_io.h"
