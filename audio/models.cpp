@@ -6,6 +6,7 @@
 
 #include <utility>
 
+#include "fw/compat_fns.h"
 #include "fw/nn/functional.h"
 
 namespace fw::audio::models {
@@ -102,7 +103,8 @@ void ConformerLayerImpl::reset() {
   ffn1 = register_module("ffn1", detail::ConformerFeedForward(input_dim, ffn_dim, dropout));
   self_attn_layer_norm = register_module("self_attn_layer_norm", nn::LayerNorm(nn::LayerNormOptions({input_dim})));
   self_attn = register_module(
-      "self_attn", nn::MultiheadAttention(nn::MultiheadAttentionOptions(input_dim, num_attention_heads).dropout(dropout)));
+      "self_attn",
+      nn::MultiheadAttention(nn::MultiheadAttentionOptions(input_dim, num_attention_heads).dropout(dropout)));
   self_attn_dropout = register_module("self_attn_dropout", nn::Dropout(dropout));
   conv_module = register_module("conv_module", detail::ConformerConvolution(input_dim, input_dim,
                                                                             depthwise_conv_kernel_size, dropout,
@@ -201,7 +203,8 @@ void Wav2LetterImpl::reset() {
 }
 
 Tensor Wav2LetterImpl::forward(const Tensor& x) {
-  FW_CHECK(x.dim() == 3 && x.size(1) == num_features, "[audio::models::Wav2Letter] input must be (B, ", num_features, ", time), got ", x.sizes());
+  FW_CHECK(x.dim() == 3 && x.size(1) == num_features, "[audio::models::Wav2Letter] input must be (B, ", num_features,
+           ", time), got ", x.sizes());
   return fw::log_softmax(acoustic_model->forward(x), 1);
 }
 
@@ -229,6 +232,361 @@ Tensor DeepSpeechImpl::forward(const Tensor& x) {
   h = h.slice(2, 0, n_hidden) + h.slice(2, n_hidden, 2 * n_hidden);
   h = out->forward(fc4->forward(h));
   return fw::log_softmax(h.permute({1, 0, 2}), 2);
+}
+
+}  // namespace fw::audio::models
+
+// ---- wav2vec 2.0 / HuBERT
+
+namespace fw::audio::models {
+
+namespace detail {
+
+Wav2Vec2ConvBlockImpl::Wav2Vec2ConvBlockImpl(int64_t in_channels, int64_t out_channels, int64_t kernel_size,
+                                             int64_t stride, bool bias, std::string norm)
+    : in_channels(in_channels),
+      out_channels(out_channels),
+      kernel_size(kernel_size),
+      stride(stride),
+      bias(bias),
+      norm(std::move(norm)) {
+  reset();
+}
+
+void Wav2Vec2ConvBlockImpl::reset() {
+  conv = register_module("conv", nn::Conv1d(nn::Conv1dOptions(in_channels, out_channels, kernel_size)
+                                                .stride(stride)
+                                                .bias(bias)));
+  if (norm == "group_norm")
+    group_norm = register_module("layer_norm", nn::GroupNorm(nn::GroupNormOptions(out_channels, out_channels)));
+  else if (norm == "layer_norm")
+    layer_norm = register_module("layer_norm", nn::LayerNorm(nn::LayerNormOptions({out_channels})));
+}
+
+std::tuple<Tensor, Tensor> Wav2Vec2ConvBlockImpl::forward(const Tensor& x, const Tensor& length) {
+  Tensor y = conv->forward(x);
+  if (group_norm) y = group_norm->forward(y);
+  if (layer_norm) y = layer_norm->forward(y.transpose(-2, -1)).transpose(-2, -1);  // over channels
+  y = fw::gelu(y);
+  Tensor l;
+  if (length.defined())
+    l = fw::clamp_min(fw::div(length - kernel_size, stride, "floor") + 1, 0);
+  return {y, l};
+}
+
+WeightNormConv1dImpl::WeightNormConv1dImpl(int64_t channels, int64_t kernel_size, int64_t groups)
+    : channels(channels), kernel_size(kernel_size), groups(groups) {
+  FW_CHECK(channels > 0 && groups > 0 && channels % groups == 0, "[audio::models::Wav2Vec2Model] encoder_embed_dim ",
+           channels, " must be a positive multiple of encoder_pos_conv_groups ", groups);
+  FW_CHECK(kernel_size > 0, "[audio::models::Wav2Vec2Model] encoder_pos_conv_kernel must be positive, got ",
+           kernel_size);
+  reset();
+}
+
+void WeightNormConv1dImpl::reset() {
+  // As torch: the conv's default initialisation, then weight_norm splits the weight into its
+  // direction v and its norm g over the in-channel and out-channel dims (one per tap).
+  nn::Conv1d conv(nn::Conv1dOptions(channels, channels, kernel_size).padding(kernel_size / 2).groups(groups));
+  fw::NoGradGuard no_grad;
+  bias = register_parameter("bias", conv->bias.detach().clone());
+  weight_g = register_parameter("weight_g", fw::norm_except_dim(conv->weight, 2, 2).detach().clone());
+  weight_v = register_parameter("weight_v", conv->weight.detach().clone());
+}
+
+Tensor WeightNormConv1dImpl::forward(const Tensor& x) {
+  Tensor w = weight_v * (weight_g / fw::norm_except_dim(weight_v, 2, 2));
+  return fw::conv1d(x, w, bias, 1, kernel_size / 2, 1, groups);
+}
+
+Wav2Vec2SelfAttentionImpl::Wav2Vec2SelfAttentionImpl(int64_t embed_dim, int64_t num_heads, double dropout)
+    : embed_dim(embed_dim), num_heads(num_heads), head_dim(num_heads > 0 ? embed_dim / num_heads : 0),
+      dropout(dropout) {
+  FW_CHECK(num_heads > 0 && head_dim * num_heads == embed_dim, "[audio::models::Wav2Vec2Model] embed_dim (",
+           embed_dim, ") is not divisible by num_heads (", num_heads, ")");
+  reset();
+}
+
+void Wav2Vec2SelfAttentionImpl::reset() {
+  attn_dropout = register_module("dropout", nn::Dropout(dropout));
+  k_proj = register_module("k_proj", nn::Linear(embed_dim, embed_dim));
+  v_proj = register_module("v_proj", nn::Linear(embed_dim, embed_dim));
+  q_proj = register_module("q_proj", nn::Linear(embed_dim, embed_dim));
+  out_proj = register_module("out_proj", nn::Linear(embed_dim, embed_dim));
+}
+
+Tensor Wav2Vec2SelfAttentionImpl::forward(const Tensor& x, const Tensor& attention_mask) {
+  FW_CHECK(x.dim() == 3 && x.size(2) == embed_dim, "[audio::models::Wav2Vec2Model] the attention takes (batch, "
+           "sequence, ", embed_dim, "), got ", x.sizes());
+  const int64_t B = x.size(0), L = x.size(1);
+  Tensor q = q_proj->forward(x).view({B, L, num_heads, head_dim}).transpose(2, 1);
+  Tensor k = k_proj->forward(x).view({B, L, num_heads, head_dim}).permute({0, 2, 3, 1});
+  Tensor v = v_proj->forward(x).view({B, L, num_heads, head_dim}).transpose(2, 1);
+  Tensor w = fw::matmul(q * (1.0 / std::sqrt(double(head_dim))), k);
+  if (attention_mask.defined()) w = w + attention_mask;
+  w = w - std::get<0>(w.max(-1, true));
+  w = attn_dropout->forward(fw::softmax(w, -1));
+  Tensor out = fw::matmul(w, v).transpose(2, 1).reshape({B, L, embed_dim});
+  return out_proj->forward(out);
+}
+
+Wav2Vec2FeedForwardImpl::Wav2Vec2FeedForwardImpl(const Wav2Vec2Options& options) : options(options) { reset(); }
+
+void Wav2Vec2FeedForwardImpl::reset() {
+  const int64_t D = options.encoder_embed_dim(), H = options.encoder_ff_interm_features();
+  intermediate_dense = register_module("intermediate_dense", nn::Linear(D, H));
+  intermediate_dropout = register_module("intermediate_dropout", nn::Dropout(options.encoder_ff_interm_dropout()));
+  output_dense = register_module("output_dense", nn::Linear(H, D));
+  output_dropout = register_module("output_dropout", nn::Dropout(options.encoder_dropout()));
+}
+
+Tensor Wav2Vec2FeedForwardImpl::forward(const Tensor& x) {
+  Tensor h = intermediate_dropout->forward(fw::gelu(intermediate_dense->forward(x)));
+  return output_dropout->forward(output_dense->forward(h));
+}
+
+Wav2Vec2EncoderLayerImpl::Wav2Vec2EncoderLayerImpl(const Wav2Vec2Options& options) : options(options) { reset(); }
+
+void Wav2Vec2EncoderLayerImpl::reset() {
+  const int64_t D = options.encoder_embed_dim();
+  attention = register_module("attention", Wav2Vec2SelfAttention(D, options.encoder_num_heads(),
+                                                                  options.encoder_attention_dropout()));
+  dropout = register_module("dropout", nn::Dropout(options.encoder_dropout()));
+  layer_norm = register_module("layer_norm", nn::LayerNorm(nn::LayerNormOptions({D})));
+  feed_forward = register_module("feed_forward", Wav2Vec2FeedForward(options));
+  final_layer_norm = register_module("final_layer_norm", nn::LayerNorm(nn::LayerNormOptions({D})));
+}
+
+Tensor Wav2Vec2EncoderLayerImpl::forward(const Tensor& x, const Tensor& attention_mask) {
+  const bool pre_norm = options.encoder_layer_norm_first();
+  Tensor h = attention->forward(pre_norm ? layer_norm->forward(x) : x, attention_mask);
+  Tensor y = x + dropout->forward(h);
+  if (pre_norm) return y + feed_forward->forward(final_layer_norm->forward(y));
+  y = layer_norm->forward(y);
+  return final_layer_norm->forward(y + feed_forward->forward(y));
+}
+
+Wav2Vec2FeatureExtractorImpl::Wav2Vec2FeatureExtractorImpl(const Wav2Vec2Options& options) : options(options) {
+  reset();
+}
+
+void Wav2Vec2FeatureExtractorImpl::reset() {
+  nn::ModuleList blocks;
+  int64_t in = 1;
+  const auto& config = options.extractor_conv_layer_config();
+  for (size_t i = 0; i < config.size(); i++) {
+    const auto [c, k, s] = config[i];
+    const std::string norm = options.extractor_mode() == "layer_norm" ? "layer_norm" : (i == 0 ? "group_norm" : "");
+    blocks->push_back(Wav2Vec2ConvBlock(in, c, k, s, options.extractor_conv_bias(), norm));
+    in = c;
+  }
+  conv_layers = register_module("conv_layers", blocks);
+}
+
+std::tuple<Tensor, Tensor> Wav2Vec2FeatureExtractorImpl::forward(const Tensor& waveforms, const Tensor& lengths) {
+  FW_CHECK(waveforms.dim() == 2, "[audio::models::Wav2Vec2Model] Expected the input Tensor to be 2D (batch, time), "
+           "but received ", waveforms.sizes());
+  Tensor x = waveforms.unsqueeze(1), l = lengths;  // (B, 1, T)
+  for (size_t i = 0; i < conv_layers->size(); i++)
+    std::tie(x, l) = conv_layers->ptr<Wav2Vec2ConvBlockImpl>(i)->forward(x, l);
+  return {x.transpose(1, 2), l};  // (B, frames, C)
+}
+
+Wav2Vec2PosConvEmbeddingImpl::Wav2Vec2PosConvEmbeddingImpl(const Wav2Vec2Options& options) : options(options) {
+  reset();
+}
+
+void Wav2Vec2PosConvEmbeddingImpl::reset() {
+  conv = register_module("conv", WeightNormConv1d(options.encoder_embed_dim(), options.encoder_pos_conv_kernel(),
+                                                  options.encoder_pos_conv_groups()));
+}
+
+Tensor Wav2Vec2PosConvEmbeddingImpl::forward(const Tensor& x) {
+  Tensor y = conv->forward(x.transpose(-2, -1));
+  if (options.encoder_pos_conv_kernel() % 2 == 0) y = y.slice(-1, 0, y.size(-1) - 1);
+  return fw::gelu(y).transpose(-2, -1);
+}
+
+Wav2Vec2FeatureProjectionImpl::Wav2Vec2FeatureProjectionImpl(const Wav2Vec2Options& options) : options(options) {
+  reset();
+}
+
+void Wav2Vec2FeatureProjectionImpl::reset() {
+  const int64_t in = std::get<0>(options.extractor_conv_layer_config().back());
+  layer_norm = register_module("layer_norm", nn::LayerNorm(nn::LayerNormOptions({in})));
+  projection = register_module("projection", nn::Linear(in, options.encoder_embed_dim()));
+  dropout = register_module("dropout", nn::Dropout(options.encoder_projection_dropout()));
+}
+
+Tensor Wav2Vec2FeatureProjectionImpl::forward(const Tensor& x) {
+  return dropout->forward(projection->forward(layer_norm->forward(x)));
+}
+
+Wav2Vec2TransformerImpl::Wav2Vec2TransformerImpl(const Wav2Vec2Options& options) : options(options) { reset(); }
+
+void Wav2Vec2TransformerImpl::reset() {
+  pos_conv_embed = register_module("pos_conv_embed", Wav2Vec2PosConvEmbedding(options));
+  layer_norm = register_module("layer_norm", nn::LayerNorm(nn::LayerNormOptions({options.encoder_embed_dim()})));
+  dropout = register_module("dropout", nn::Dropout(options.encoder_dropout()));
+  nn::ModuleList list;
+  for (int64_t i = 0; i < options.encoder_num_layers(); i++) list->push_back(Wav2Vec2EncoderLayer(options));
+  layers = register_module("layers", list);
+}
+
+Tensor Wav2Vec2TransformerImpl::preprocess(const Tensor& x) {
+  Tensor y = x + pos_conv_embed->forward(x);
+  if (!options.encoder_layer_norm_first()) y = layer_norm->forward(y);
+  return dropout->forward(y);
+}
+
+Tensor Wav2Vec2TransformerImpl::forward(const Tensor& x, const Tensor& attention_mask) {
+  Tensor y = preprocess(x);
+  for (size_t i = 0; i < layers->size(); i++) {
+    // LayerDrop: in training each layer is skipped with probability encoder_layer_drop.
+    if (is_training() && fw::rand({1}).item<double>() <= options.encoder_layer_drop()) continue;
+    y = layers->ptr<Wav2Vec2EncoderLayerImpl>(i)->forward(y, attention_mask);
+  }
+  if (options.encoder_layer_norm_first()) y = layer_norm->forward(y);
+  return y;
+}
+
+std::vector<Tensor> Wav2Vec2TransformerImpl::get_intermediate_outputs(const Tensor& x, const Tensor& attention_mask,
+                                                                      int64_t num_layers) {
+  const int64_t n = int64_t(layers->size());
+  FW_CHECK(num_layers == -1 || (num_layers > 0 && num_layers <= n),
+           "[audio::models::Wav2Vec2Model] num_layers must be between [1, ", n, "] (or -1 for all), got ", num_layers);
+  std::vector<Tensor> out;
+  Tensor y = preprocess(x);
+  for (int64_t i = 0; i < (num_layers == -1 ? n : num_layers); i++) {
+    y = layers->ptr<Wav2Vec2EncoderLayerImpl>(size_t(i))->forward(y, attention_mask);
+    out.push_back(y);
+  }
+  return out;
+}
+
+Wav2Vec2EncoderImpl::Wav2Vec2EncoderImpl(const Wav2Vec2Options& options) : options(options) { reset(); }
+
+void Wav2Vec2EncoderImpl::reset() {
+  feature_projection = register_module("feature_projection", Wav2Vec2FeatureProjection(options));
+  transformer = register_module("transformer", Wav2Vec2Transformer(options));
+}
+
+std::tuple<Tensor, Tensor> Wav2Vec2EncoderImpl::preprocess(const Tensor& features, const Tensor& lengths) {
+  Tensor x = feature_projection->forward(features), mask;
+  if (lengths.defined()) {
+    const int64_t B = x.size(0), T = x.size(1);
+    Tensor pad = fw::arange(T, TensorOptions(kLong).device(lengths.device())).expand({B, T}) >= lengths.unsqueeze(1);
+    x = x.masked_fill(pad.unsqueeze(-1), 0.0);
+    mask = (pad.unsqueeze(1).unsqueeze(1).to(x.dtype()) * -10000.0).expand({B, 1, T, T});
+  }
+  return {x, mask};
+}
+
+Tensor Wav2Vec2EncoderImpl::forward(const Tensor& features, const Tensor& lengths) {
+  auto [x, mask] = preprocess(features, lengths);
+  return transformer->forward(x, mask);
+}
+
+std::vector<Tensor> Wav2Vec2EncoderImpl::extract_features(const Tensor& features, const Tensor& lengths,
+                                                          int64_t num_layers) {
+  auto [x, mask] = preprocess(features, lengths);
+  return transformer->get_intermediate_outputs(x, mask, num_layers);
+}
+
+}  // namespace detail
+
+Wav2Vec2ModelImpl::Wav2Vec2ModelImpl(Wav2Vec2Options options) : options(std::move(options)) {
+  const std::string& mode = this->options.extractor_mode();
+  FW_CHECK(mode == "group_norm" || mode == "layer_norm", "[audio::models::Wav2Vec2Model] extractor_mode must be "
+           "\"group_norm\" or \"layer_norm\", got \"", mode, "\"");
+  if (this->options.extractor_conv_layer_config().empty()) {
+    ConvLayerConfig config = {{512, 10, 5}};
+    for (int i = 0; i < 4; i++) config.emplace_back(512, 3, 2);
+    for (int i = 0; i < 2; i++) config.emplace_back(512, 2, 2);
+    this->options.extractor_conv_layer_config(config);
+  }
+  for (const auto& [c, k, s] : this->options.extractor_conv_layer_config())
+    FW_CHECK(c > 0 && k > 0 && s > 0, "[audio::models::Wav2Vec2Model] extractor_conv_layer_config entries must be "
+             "positive (out_channels, kernel, stride), got (", c, ", ", k, ", ", s, ")");
+  FW_CHECK(this->options.encoder_num_layers() >= 0 && this->options.encoder_embed_dim() > 0 &&
+               this->options.encoder_ff_interm_features() > 0,
+           "[audio::models::Wav2Vec2Model] encoder_num_layers must be >= 0 and the encoder dims positive");
+  FW_CHECK(!this->options.aux_num_out() || *this->options.aux_num_out() > 0,
+           "[audio::models::Wav2Vec2Model] aux_num_out must be positive, got ",
+           this->options.aux_num_out().value_or(0));
+  reset();
+}
+
+void Wav2Vec2ModelImpl::reset() {
+  feature_extractor = register_module("feature_extractor", detail::Wav2Vec2FeatureExtractor(options));
+  encoder = register_module("encoder", detail::Wav2Vec2Encoder(options));
+  aux = options.aux_num_out()
+            ? register_module("aux", nn::Linear(options.encoder_embed_dim(), *options.aux_num_out()))
+            : nn::Linear(nullptr);
+}
+
+std::tuple<Tensor, Tensor> Wav2Vec2ModelImpl::forward(const Tensor& waveforms, const Tensor& lengths) {
+  if (lengths.defined())
+    FW_CHECK(lengths.dim() == 1 && waveforms.dim() >= 1 && lengths.size(0) == waveforms.size(0) &&
+                 !lengths.is_floating_point() && !lengths.is_complex(),
+             "[audio::models::Wav2Vec2Model] lengths must be a (batch,) integer tensor with batch = ",
+             waveforms.dim() ? waveforms.size(0) : 0, ", got ", lengths.dtype(), " ", lengths.sizes());
+  auto [x, l] = feature_extractor->forward(waveforms, lengths);
+  x = encoder->forward(x, l);
+  if (aux) x = aux->forward(x);
+  return {x, l};
+}
+
+std::tuple<std::vector<Tensor>, Tensor> Wav2Vec2ModelImpl::extract_features(const Tensor& waveforms,
+                                                                            const Tensor& lengths,
+                                                                            int64_t num_layers) {
+  auto [x, l] = feature_extractor->forward(waveforms, lengths);
+  return {encoder->extract_features(x, l, num_layers), l};
+}
+
+Wav2Vec2Model wav2vec2_model(const Wav2Vec2Options& options) { return Wav2Vec2Model(options); }
+
+namespace {
+
+Wav2Vec2Options preset(const std::string& mode, bool conv_bias, int64_t dim, int64_t layers, int64_t heads,
+                       int64_t ff, bool layer_norm_first, double proj_drop, double attn_drop, double ff_drop,
+                       double drop, double layer_drop, std::optional<int64_t> aux) {
+  return Wav2Vec2Options()
+      .extractor_mode(mode)
+      .extractor_conv_bias(conv_bias)
+      .encoder_embed_dim(dim)
+      .encoder_projection_dropout(proj_drop)
+      .encoder_pos_conv_kernel(128)
+      .encoder_pos_conv_groups(16)
+      .encoder_num_layers(layers)
+      .encoder_num_heads(heads)
+      .encoder_attention_dropout(attn_drop)
+      .encoder_ff_interm_features(ff)
+      .encoder_ff_interm_dropout(ff_drop)
+      .encoder_dropout(drop)
+      .encoder_layer_norm_first(layer_norm_first)
+      .encoder_layer_drop(layer_drop)
+      .aux_num_out(aux);
+}
+
+}  // namespace
+
+Wav2Vec2Model wav2vec2_base(double p, double a, double f, double d, double l, std::optional<int64_t> aux) {
+  return Wav2Vec2Model(preset("group_norm", false, 768, 12, 12, 3072, false, p, a, f, d, l, aux));
+}
+Wav2Vec2Model wav2vec2_large(double p, double a, double f, double d, double l, std::optional<int64_t> aux) {
+  return Wav2Vec2Model(preset("group_norm", false, 1024, 24, 16, 4096, false, p, a, f, d, l, aux));
+}
+Wav2Vec2Model wav2vec2_large_lv60k(double p, double a, double f, double d, double l, std::optional<int64_t> aux) {
+  return Wav2Vec2Model(preset("layer_norm", true, 1024, 24, 16, 4096, true, p, a, f, d, l, aux));
+}
+Wav2Vec2Model hubert_base(double p, double a, double f, double d, double l, std::optional<int64_t> aux) {
+  return Wav2Vec2Model(preset("group_norm", false, 768, 12, 12, 3072, false, p, a, f, d, l, aux));
+}
+Wav2Vec2Model hubert_large(double p, double a, double f, double d, double l, std::optional<int64_t> aux) {
+  return Wav2Vec2Model(preset("layer_norm", false, 1024, 24, 16, 4096, true, p, a, f, d, l, aux));
+}
+Wav2Vec2Model hubert_xlarge(double p, double a, double f, double d, double l, std::optional<int64_t> aux) {
+  return Wav2Vec2Model(preset("layer_norm", false, 1280, 48, 16, 5120, true, p, a, f, d, l, aux));
 }
 
 }  // namespace fw::audio::models

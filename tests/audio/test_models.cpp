@@ -79,6 +79,9 @@ TEST(AudioModels, ConformerMatchesTorchaudio) {
     auto [y, lengths] = m(fix().out(c, "x"), fix().out(c, "lengths"));
     FW_AUDIO_EXPECT_CLOSE(c, y, fix().out(c), 1e-4, 1e-5);
     EXPECT_TRUE(fw::equal(lengths, fix().out(c, "lengths")));
+    auto copy = std::dynamic_pointer_cast<AM::ConformerImpl>(m->clone());
+    ASSERT_TRUE(copy);
+    EXPECT_TRUE(fw::equal(std::get<0>(copy->forward(fix().out(c, "x"), fix().out(c, "lengths"))), y)) << c.name;
   }
 }
 
@@ -98,6 +101,8 @@ TEST(AudioModels, Wav2LetterAndDeepSpeechMatchTorchaudio) {
   FW_AUDIO_EXPECT_CLOSE(c, m(fix().out(c, "x")), fix().out(c), 1e-4, 1e-5);
 }
 
+AM::Wav2Vec2Options wav2vec2_options(const Case& c);
+
 TEST(AudioModels, LoadsATorchaudioStateDict) {
   const Case c = fix().cases("conformer_pt")[0];
   AM::Conformer m(c.i("input_dim"), c.i("num_heads"), c.i("ffn_dim"), c.i("num_layers"),
@@ -107,6 +112,76 @@ TEST(AudioModels, LoadsATorchaudioStateDict) {
   fw::NoGradGuard no_grad;
   auto [y, lengths] = m(fix().out(c, "x"), fix().out(c, "lengths"));
   FW_AUDIO_EXPECT_CLOSE(c, y, fix().out(c), 1e-4, 1e-5);
+  // wav2vec 2.0 with its weight_g / weight_v positional convolution.
+  const Case w = fix().cases("wav2vec2_pt")[0];
+  AM::Wav2Vec2Model w2v(wav2vec2_options(w));
+  fw::load(w2v, std::string(FW_AUDIO_FIXTURE_DIR) + "/wav2vec2_small.pt");
+  w2v->eval();
+  FW_AUDIO_EXPECT_CLOSE(w, std::get<0>(w2v(fix().out(w, "x"), fix().out(w, "lengths"))), fix().out(w), 1e-4, 1e-5);
+}
+
+AM::Wav2Vec2Options wav2vec2_options(const Case& c) {
+  AM::ConvLayerConfig config;
+  for (const auto& e : c.find("extractor_conv_layer_config")->array)
+    config.emplace_back(std::stoll(e.array[0].text), std::stoll(e.array[1].text), std::stoll(e.array[2].text));
+  return AM::Wav2Vec2Options()
+      .extractor_mode(c.str("extractor_mode"))
+      .extractor_conv_layer_config(config)
+      .extractor_conv_bias(c.flag("extractor_conv_bias"))
+      .encoder_embed_dim(c.i("encoder_embed_dim"))
+      .encoder_projection_dropout(c.num("encoder_projection_dropout"))
+      .encoder_pos_conv_kernel(c.i("encoder_pos_conv_kernel"))
+      .encoder_pos_conv_groups(c.i("encoder_pos_conv_groups"))
+      .encoder_num_layers(c.i("encoder_num_layers"))
+      .encoder_num_heads(c.i("encoder_num_heads"))
+      .encoder_attention_dropout(c.num("encoder_attention_dropout"))
+      .encoder_ff_interm_features(c.i("encoder_ff_interm_features"))
+      .encoder_ff_interm_dropout(c.num("encoder_ff_interm_dropout"))
+      .encoder_dropout(c.num("encoder_dropout"))
+      .encoder_layer_norm_first(c.flag("encoder_layer_norm_first"))
+      .encoder_layer_drop(c.num("encoder_layer_drop"))
+      .aux_num_out(c.has("aux_num_out") ? std::optional<int64_t>(c.i("aux_num_out")) : std::nullopt);
+}
+
+TEST(AudioModels, Wav2Vec2MatchesTorchaudio) {
+  int n = 0;
+  for (const Case& c : fix().cases("wav2vec2_")) {
+    if (c.name == "wav2vec2_base_names" || c.name == "wav2vec2_pt") continue;
+    AM::Wav2Vec2Model m = AM::wav2vec2_model(wav2vec2_options(c));
+    fill_like_torchaudio(*m, c);
+    m->eval();
+    fw::NoGradGuard no_grad;
+    const bool has_lengths = c.name == "wav2vec2_group_norm";
+    const Tensor lengths = has_lengths ? fix().out(c, "lengths") : Tensor();
+    auto [y, l] = m(fix().out(c, "x"), lengths);
+    FW_AUDIO_EXPECT_CLOSE(c, y, fix().out(c), 1e-4, 1e-5);
+    EXPECT_EQ(l.defined(), has_lengths) << c.name;
+    if (has_lengths) EXPECT_TRUE(fw::equal(l, fix().out(c, "out_lengths"))) << c.name;
+    // A deep copy (clone() rebuilds the module tree and copies the values by name) agrees.
+    auto copy = std::dynamic_pointer_cast<AM::Wav2Vec2ModelImpl>(m->clone());
+    ASSERT_TRUE(copy);
+    EXPECT_TRUE(fw::equal(std::get<0>(copy->forward(fix().out(c, "x"), lengths)), y)) << c.name;
+    auto [feats, l2] = m->extract_features(fix().out(c, "x"), lengths, c.i("num_layers"));
+    const size_t expected_layers =
+        size_t(c.i("num_layers") == -1 ? c.i("encoder_num_layers") : c.i("num_layers"));
+    ASSERT_EQ(feats.size(), expected_layers) << c.name;
+    for (size_t i = 0; i < feats.size(); i++)
+      FW_AUDIO_EXPECT_CLOSE(c, feats[i], fix().out(c, "feature" + std::to_string(i)), 1e-4, 1e-5);
+    n++;
+  }
+  EXPECT_EQ(n, 2);
+  // wav2vec2_base: torchaudio's names and shapes (95M parameters; no forward here).
+  const Case names = fix().cases("wav2vec2_base_names")[0];
+  AM::Wav2Vec2Model base = AM::wav2vec2_base();
+  std::map<std::string, std::vector<int64_t>> mine;
+  for (auto& [k, v] : state(*base)) mine[k] = v.sizes().vec();
+  const auto& entries = names.find("names")->array;
+  EXPECT_EQ(entries.size(), mine.size());
+  for (const auto& e : entries) {
+    std::vector<int64_t> shape;
+    for (const auto& d : e.array[1].array) shape.push_back(std::stoll(d.text));
+    EXPECT_EQ(mine[e.array[0].text], shape) << e.array[0].text;
+  }
 }
 
 TEST(AudioModels, TrainsAndChecksArguments) {
@@ -120,11 +195,37 @@ TEST(AudioModels, TrainsAndChecksArguments) {
     ASSERT_TRUE(kv.value().grad().defined()) << kv.key();
     EXPECT_TRUE(kv.value().grad().isfinite().all().item<bool>()) << kv.key();
   }
+  // wav2vec 2.0 in training mode (dropout, LayerDrop): finite gradients wherever they flow.
+  AM::Wav2Vec2Model w2v = AM::wav2vec2_model(AM::Wav2Vec2Options()
+                                                 .extractor_conv_layer_config({{4, 10, 5}, {4, 3, 2}})
+                                                 .encoder_embed_dim(8)
+                                                 .encoder_num_layers(3)
+                                                 .encoder_num_heads(2)
+                                                 .encoder_ff_interm_features(16)
+                                                 .encoder_pos_conv_kernel(4)
+                                                 .encoder_pos_conv_groups(2)
+                                                 .encoder_layer_drop(0.5)
+                                                 .aux_num_out(3));
+  auto [logits, frames] = w2v(fw::randn({2, 400}), fw::tensor({400, 300}, fw::TensorOptions(fw::kLong)));
+  EXPECT_EQ(logits.sizes().vec(), (std::vector<int64_t>{2, 39, 3}));
+  EXPECT_EQ(frames[1].item<int64_t>(), 29);  // (300 - 10) / 5 + 1 = 59, (59 - 3) / 2 + 1 = 29
+  logits.logsumexp(-1).sum().backward();
+  int64_t with_grad = 0;
+  for (const auto& kv : w2v->named_parameters()) {
+    if (!kv.value().grad().defined()) continue;
+    with_grad++;
+    EXPECT_TRUE(kv.value().grad().isfinite().all().item<bool>()) << kv.key();
+  }
+  EXPECT_GT(with_grad, 10);
   EXPECT_ERROR(AM::Conformer(8, 2, 16, 1, 4), "depthwise_kernel_size must be odd");
   EXPECT_ERROR(m(x, fw::tensor({4, 3}, fw::TensorOptions(fw::kLong))), "max(lengths) = 4 must equal");
   EXPECT_ERROR(m(x, fw::tensor({5, 4, 3}, fw::TensorOptions(fw::kLong))), "lengths must be a (B,) integer tensor");
   EXPECT_ERROR(m(fw::randn({2, 5, 7}), fw::tensor({5, 3}, fw::TensorOptions(fw::kLong))), "input must be (B, T, 8)");
   EXPECT_ERROR(AM::Wav2Letter(10, "spectrogram"), "input_type must be");
+  EXPECT_ERROR(AM::Wav2Vec2Model(AM::Wav2Vec2Options().extractor_mode("batch_norm")), "extractor_mode must be");
+  EXPECT_ERROR(AM::Wav2Vec2Model(AM::Wav2Vec2Options().encoder_embed_dim(30).encoder_num_heads(4)
+                                     .encoder_pos_conv_groups(2).encoder_num_layers(1)),
+               "embed_dim (30) is not divisible by num_heads (4)");
   AM::DeepSpeech ds(10, 8, 4);
   EXPECT_ERROR(ds(fw::randn({2, 3, 10})), "input must be (B, 1, T, 10)");
   EXPECT_EQ(ds(fw::randn({2, 1, 7, 10})).sizes().vec(), (std::vector<int64_t>{2, 7, 4}));

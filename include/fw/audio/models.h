@@ -1,15 +1,20 @@
-// torchaudio.models' speech encoders as fw Modules: Conformer (and ConformerLayer), Wav2Letter and
-// DeepSpeech, with torchaudio 0.13's constructor arguments, forward semantics and parameter names,
-// so a torchaudio state_dict loads as it is:
+// torchaudio.models' speech encoders as fw Modules: Conformer (and ConformerLayer), Wav2Letter,
+// DeepSpeech and Wav2Vec2Model (wav2vec 2.0 / HuBERT, with torchaudio's factory functions), with
+// torchaudio 0.13's constructor arguments, forward semantics and parameter names, so a torchaudio
+// state_dict loads as it is:
 //   namespace M = fw::audio::models;
 //   M::Conformer enc(/*input_dim=*/80, /*num_heads=*/4, /*ffn_dim=*/256, /*num_layers=*/4,
 //                    /*depthwise_conv_kernel_size=*/31);
 //   fw::load(enc, "conformer.pt");                       // torch.save(model.state_dict(), ...)
 //   auto [y, y_lengths] = enc(features, lengths);        // (B, T, 80), (B,)
+//   M::Wav2Vec2Model w2v = M::wav2vec2_base();            // fw::load(w2v, "wav2vec2_base.pt")
+//   auto [feats, frames] = w2v(waveforms, lengths);      // (B, T/320, 768)
 // Parameters are initialised as torchaudio's (PyTorch's default initialisers for each layer).
 #pragma once
+#include <optional>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "fw/nn/module.h"
 #include "fw/nn/modules.h"
@@ -134,5 +139,218 @@ class DeepSpeechImpl : public nn::Cloneable<DeepSpeechImpl> {
   nn::Linear out{nullptr};
 };
 FW_MODULE(DeepSpeech);
+
+// ---- wav2vec 2.0 / HuBERT (torchaudio.models.Wav2Vec2Model and its factory functions)
+
+// torchaudio.models.wav2vec2_model's arguments. extractor_conv_layer_config: (out_channels,
+// kernel, stride) per feature-extractor conv; empty = wav2vec 2.0's [(512, 10, 5)] +
+// [(512, 3, 2)] * 4 + [(512, 2, 2)] * 2.
+using ConvLayerConfig = std::vector<std::tuple<int64_t, int64_t, int64_t>>;
+struct Wav2Vec2Options {
+  FW_ARG(std::string, extractor_mode) = "group_norm";  // or "layer_norm"
+  FW_ARG(ConvLayerConfig, extractor_conv_layer_config) = {};
+  FW_ARG(bool, extractor_conv_bias) = false;
+  FW_ARG(int64_t, encoder_embed_dim) = 768;
+  FW_ARG(double, encoder_projection_dropout) = 0.1;
+  FW_ARG(int64_t, encoder_pos_conv_kernel) = 128;
+  FW_ARG(int64_t, encoder_pos_conv_groups) = 16;
+  FW_ARG(int64_t, encoder_num_layers) = 12;
+  FW_ARG(int64_t, encoder_num_heads) = 12;
+  FW_ARG(double, encoder_attention_dropout) = 0.1;
+  FW_ARG(int64_t, encoder_ff_interm_features) = 3072;
+  FW_ARG(double, encoder_ff_interm_dropout) = 0.1;
+  FW_ARG(double, encoder_dropout) = 0.1;
+  FW_ARG(bool, encoder_layer_norm_first) = false;
+  FW_ARG(double, encoder_layer_drop) = 0.1;
+  FW_ARG(std::optional<int64_t>, aux_num_out) = std::nullopt;
+};
+
+namespace detail {
+
+// One feature-extractor block: "conv" (no padding), an optional "layer_norm" (GroupNorm with one
+// group per channel, or LayerNorm over channels), GELU; lengths follow the convolution.
+class Wav2Vec2ConvBlockImpl : public nn::Cloneable<Wav2Vec2ConvBlockImpl> {
+ public:
+  Wav2Vec2ConvBlockImpl(int64_t in_channels, int64_t out_channels, int64_t kernel_size, int64_t stride, bool bias,
+                        std::string norm);  // norm: "", "group_norm" or "layer_norm"
+  void reset() override;
+  std::tuple<Tensor, Tensor> forward(const Tensor& x, const Tensor& length);
+  int64_t in_channels, out_channels, kernel_size, stride;
+  bool bias;
+  std::string norm;
+  nn::Conv1d conv{nullptr};
+  nn::GroupNorm group_norm{nullptr};  // registered as "layer_norm", as torchaudio names it
+  nn::LayerNorm layer_norm{nullptr};
+};
+FW_MODULE(Wav2Vec2ConvBlock);
+
+// The convolutional positional embedding's weight-normalised grouped conv ("conv": bias,
+// weight_g (1, 1, K), weight_v (C, C / groups, K); weight = weight_g * weight_v / ||weight_v||
+// with the norm over all but the kernel dim, as torch.nn.utils.weight_norm(conv, dim=2)).
+class WeightNormConv1dImpl : public nn::Cloneable<WeightNormConv1dImpl> {
+ public:
+  WeightNormConv1dImpl(int64_t channels, int64_t kernel_size, int64_t groups);
+  void reset() override;
+  Tensor forward(const Tensor& x);
+  int64_t channels, kernel_size, groups;
+  Tensor bias, weight_g, weight_v;
+};
+FW_MODULE(WeightNormConv1d);
+
+// wav2vec 2.0's self-attention ("k_proj", "v_proj", "q_proj", "out_proj") with an additive
+// (B, 1, L, L) mask; (B, L, D) -> (B, L, D).
+class Wav2Vec2SelfAttentionImpl : public nn::Cloneable<Wav2Vec2SelfAttentionImpl> {
+ public:
+  Wav2Vec2SelfAttentionImpl(int64_t embed_dim, int64_t num_heads, double dropout = 0.0);
+  void reset() override;
+  Tensor forward(const Tensor& x, const Tensor& attention_mask = {});
+  int64_t embed_dim, num_heads, head_dim;
+  double dropout;
+  nn::Linear k_proj{nullptr}, v_proj{nullptr}, q_proj{nullptr}, out_proj{nullptr};
+  nn::Dropout attn_dropout{nullptr};  // torchaudio's "dropout" (no parameters)
+};
+FW_MODULE(Wav2Vec2SelfAttention);
+
+// "intermediate_dense", GELU, "intermediate_dropout", "output_dense", "output_dropout".
+class Wav2Vec2FeedForwardImpl : public nn::Cloneable<Wav2Vec2FeedForwardImpl> {
+ public:
+  explicit Wav2Vec2FeedForwardImpl(const Wav2Vec2Options& options);
+  void reset() override;
+  Tensor forward(const Tensor& x);
+  Wav2Vec2Options options;
+  nn::Linear intermediate_dense{nullptr}, output_dense{nullptr};
+  nn::Dropout intermediate_dropout{nullptr}, output_dropout{nullptr};
+};
+FW_MODULE(Wav2Vec2FeedForward);
+
+// One transformer layer: "attention", "dropout", "layer_norm", "feed_forward",
+// "final_layer_norm"; pre-LayerNorm with encoder_layer_norm_first, else post-LayerNorm.
+class Wav2Vec2EncoderLayerImpl : public nn::Cloneable<Wav2Vec2EncoderLayerImpl> {
+ public:
+  explicit Wav2Vec2EncoderLayerImpl(const Wav2Vec2Options& options);
+  void reset() override;
+  Tensor forward(const Tensor& x, const Tensor& attention_mask = {});
+  Wav2Vec2Options options;
+  Wav2Vec2SelfAttention attention{nullptr};
+  nn::Dropout dropout{nullptr};
+  nn::LayerNorm layer_norm{nullptr}, final_layer_norm{nullptr};
+  Wav2Vec2FeedForward feed_forward{nullptr};
+};
+FW_MODULE(Wav2Vec2EncoderLayer);
+
+// "conv_layers": the conv blocks; (B, T) waveforms -> (B, frames, C) and frame lengths.
+class Wav2Vec2FeatureExtractorImpl : public nn::Cloneable<Wav2Vec2FeatureExtractorImpl> {
+ public:
+  explicit Wav2Vec2FeatureExtractorImpl(const Wav2Vec2Options& options);
+  void reset() override;
+  std::tuple<Tensor, Tensor> forward(const Tensor& waveforms, const Tensor& lengths);
+  Wav2Vec2Options options;
+  nn::ModuleList conv_layers{nullptr};
+};
+FW_MODULE(Wav2Vec2FeatureExtractor);
+
+// "conv" (WeightNormConv1d, 'same' padding; an even kernel drops the last frame), then GELU;
+// (B, L, D) -> (B, L, D).
+class Wav2Vec2PosConvEmbeddingImpl : public nn::Cloneable<Wav2Vec2PosConvEmbeddingImpl> {
+ public:
+  explicit Wav2Vec2PosConvEmbeddingImpl(const Wav2Vec2Options& options);
+  void reset() override;
+  Tensor forward(const Tensor& x);
+  Wav2Vec2Options options;
+  WeightNormConv1d conv{nullptr};
+};
+FW_MODULE(Wav2Vec2PosConvEmbedding);
+
+// "layer_norm", "projection" (Linear to the embedding dim), "dropout".
+class Wav2Vec2FeatureProjectionImpl : public nn::Cloneable<Wav2Vec2FeatureProjectionImpl> {
+ public:
+  explicit Wav2Vec2FeatureProjectionImpl(const Wav2Vec2Options& options);
+  void reset() override;
+  Tensor forward(const Tensor& x);
+  Wav2Vec2Options options;
+  nn::LayerNorm layer_norm{nullptr};
+  nn::Linear projection{nullptr};
+  nn::Dropout dropout{nullptr};
+};
+FW_MODULE(Wav2Vec2FeatureProjection);
+
+// "pos_conv_embed", "layer_norm", "dropout", "layers". The LayerNorm comes before the layers when
+// they are post-norm and after them when they are pre-norm (torchaudio's arrangement).
+class Wav2Vec2TransformerImpl : public nn::Cloneable<Wav2Vec2TransformerImpl> {
+ public:
+  explicit Wav2Vec2TransformerImpl(const Wav2Vec2Options& options);
+  void reset() override;
+  Tensor forward(const Tensor& x, const Tensor& attention_mask = {});
+  std::vector<Tensor> get_intermediate_outputs(const Tensor& x, const Tensor& attention_mask, int64_t num_layers);
+  Wav2Vec2Options options;
+  Wav2Vec2PosConvEmbedding pos_conv_embed{nullptr};
+  nn::LayerNorm layer_norm{nullptr};
+  nn::Dropout dropout{nullptr};
+  nn::ModuleList layers{nullptr};
+
+ private:
+  Tensor preprocess(const Tensor& x);
+};
+FW_MODULE(Wav2Vec2Transformer);
+
+// "feature_projection" and "transformer"; padded frames (at or past a sequence's length) are
+// zeroed after the projection and get -10000 in the additive attention mask.
+class Wav2Vec2EncoderImpl : public nn::Cloneable<Wav2Vec2EncoderImpl> {
+ public:
+  explicit Wav2Vec2EncoderImpl(const Wav2Vec2Options& options);
+  void reset() override;
+  Tensor forward(const Tensor& features, const Tensor& lengths = {});
+  std::vector<Tensor> extract_features(const Tensor& features, const Tensor& lengths, int64_t num_layers);
+  Wav2Vec2Options options;
+  Wav2Vec2FeatureProjection feature_projection{nullptr};
+  Wav2Vec2Transformer transformer{nullptr};
+
+ private:
+  std::tuple<Tensor, Tensor> preprocess(const Tensor& features, const Tensor& lengths);
+};
+FW_MODULE(Wav2Vec2Encoder);
+
+}  // namespace detail
+
+// torchaudio.models.Wav2Vec2Model: "feature_extractor" (conv blocks over the raw waveform),
+// "encoder" ("feature_projection", "transformer" with a convolutional positional embedding and
+// the layers) and the optional "aux" Linear. forward(waveforms (B, T), lengths (B,) or undefined)
+// -> (features (B, frames, D) or logits (B, frames, aux_num_out), frame lengths or undefined);
+// frames past a sequence's length are zeroed after the projection and masked out of attention.
+class Wav2Vec2ModelImpl : public nn::Cloneable<Wav2Vec2ModelImpl> {
+ public:
+  explicit Wav2Vec2ModelImpl(Wav2Vec2Options options = {});
+  void reset() override;
+  std::tuple<Tensor, Tensor> forward(const Tensor& waveforms, const Tensor& lengths = {});
+  // The output of each transformer layer (the first num_layers; -1 = all), and the frame lengths.
+  std::tuple<std::vector<Tensor>, Tensor> extract_features(const Tensor& waveforms, const Tensor& lengths = {},
+                                                           int64_t num_layers = -1);
+  Wav2Vec2Options options;
+  detail::Wav2Vec2FeatureExtractor feature_extractor{nullptr};
+  detail::Wav2Vec2Encoder encoder{nullptr};
+  nn::Linear aux{nullptr};
+};
+FW_MODULE(Wav2Vec2Model);
+
+// torchaudio's factory functions (same architectures and dropout defaults).
+Wav2Vec2Model wav2vec2_model(const Wav2Vec2Options& options);
+Wav2Vec2Model wav2vec2_base(double encoder_projection_dropout = 0.1, double encoder_attention_dropout = 0.1,
+                            double encoder_ff_interm_dropout = 0.1, double encoder_dropout = 0.1,
+                            double encoder_layer_drop = 0.1, std::optional<int64_t> aux_num_out = std::nullopt);
+Wav2Vec2Model wav2vec2_large(double encoder_projection_dropout = 0.1, double encoder_attention_dropout = 0.1,
+                             double encoder_ff_interm_dropout = 0.1, double encoder_dropout = 0.1,
+                             double encoder_layer_drop = 0.1, std::optional<int64_t> aux_num_out = std::nullopt);
+Wav2Vec2Model wav2vec2_large_lv60k(double encoder_projection_dropout = 0.1, double encoder_attention_dropout = 0.0,
+                                   double encoder_ff_interm_dropout = 0.1, double encoder_dropout = 0.0,
+                                   double encoder_layer_drop = 0.1, std::optional<int64_t> aux_num_out = std::nullopt);
+Wav2Vec2Model hubert_base(double encoder_projection_dropout = 0.1, double encoder_attention_dropout = 0.1,
+                          double encoder_ff_interm_dropout = 0.0, double encoder_dropout = 0.1,
+                          double encoder_layer_drop = 0.05, std::optional<int64_t> aux_num_out = std::nullopt);
+Wav2Vec2Model hubert_large(double encoder_projection_dropout = 0.0, double encoder_attention_dropout = 0.0,
+                           double encoder_ff_interm_dropout = 0.0, double encoder_dropout = 0.0,
+                           double encoder_layer_drop = 0.0, std::optional<int64_t> aux_num_out = std::nullopt);
+Wav2Vec2Model hubert_xlarge(double encoder_projection_dropout = 0.0, double encoder_attention_dropout = 0.0,
+                            double encoder_ff_interm_dropout = 0.0, double encoder_dropout = 0.0,
+                            double encoder_layer_drop = 0.0, std::optional<int64_t> aux_num_out = std::nullopt);
 
 }  // namespace fw::audio::models
