@@ -30,8 +30,15 @@ bool is_bool_mask(const Tensor& m, const char* name) {
 
 // scores + mask (floating) or scores with -inf where mask is true (bool / uint8).
 Tensor apply_mask(const Tensor& scores, const Tensor& mask, const char* name) {
-  if (is_bool_mask(mask, name))
-    return scores.masked_fill(mask.to(kBool), -std::numeric_limits<double>::infinity());
+  if (is_bool_mask(mask, name)) {
+    Tensor m = mask.to(kBool);
+    // In eager mode a mask with nothing set (a batch without padding) leaves the scores as they
+    // are; the check reads the small mask, not the (N * heads, L, S) scores. While fw::compile
+    // traces, reading the mask would break the graph, so the fill is always recorded.
+    if (fw::detail::g_traces_active.load(std::memory_order_relaxed) == 0 && !m.any().item<bool>())
+      return scores;
+    return scores.masked_fill(m, -std::numeric_limits<double>::infinity());
+  }
   return scores + mask.to(scores.dtype());
 }
 

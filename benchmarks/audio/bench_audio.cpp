@@ -1,6 +1,6 @@
 // W6 (and the resample targets of the audio issue): fw's MelSpectrogram, MFCC, Kaldi fbank on 60 s
 // of 16 kHz audio, resampling 60 s of 44.1 kHz / 48 kHz audio to 16 kHz and Kaldi pitch of 60 s of
-// 16 kHz speech. Prints one line per
+// 16 kHz speech, and the Conformer / wav2vec2_base encoders. Prints one line per
 // workload, "name median_ms", for benchmarks/audio/compare.sh, which runs torchaudio on the same
 // shapes (bench_torchaudio.py) alternately and prints the ratios.
 #include <fw/audio.h>
@@ -51,5 +51,17 @@ int main(int argc, char** argv) {
   fw::Tensor speech60 = speech.repeat({16000 * 60 / speech.size(0) + 1}).slice(0, 0, 16000 * 60);
   std::printf("kaldi_pitch %.3f\n",
               median_ms([&] { fw::audio::functional::compute_kaldi_pitch(speech60, 16000); }, reps / 2 + 1));
+  // Speech encoders (eval, no autograd), torchaudio.models' shapes: a Conformer on a (4, 400, 80)
+  // batch and wav2vec2_base on 4 s of 16 kHz audio.
+  fw::manual_seed(0);
+  fw::audio::models::Conformer conformer(80, 4, 256, 4, 31);
+  conformer->eval();
+  fw::Tensor feats = fw::randn({4, 400, 80});
+  fw::Tensor flens = fw::full({4}, 400, fw::TensorOptions(fw::kLong));
+  std::printf("conformer_4x400x80 %.3f\n", median_ms([&] { conformer(feats, flens); }, reps / 2 + 1));
+  fw::audio::models::Wav2Vec2Model w2v = fw::audio::models::wav2vec2_base();
+  w2v->eval();
+  fw::Tensor wave4 = fw::randn({1, 16000 * 4}) * 0.1;
+  std::printf("wav2vec2_base_4s %.3f\n", median_ms([&] { w2v(wave4); }, reps / 4 + 1));
   return 0;
 }

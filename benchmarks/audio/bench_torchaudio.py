@@ -39,6 +39,16 @@ with torch.no_grad():
     print(f"kaldi_fbank {median_ms(lambda: K.fbank(xk), reps):.3f}")
     print(f"resample_44k_16k {median_ms(lambda: r44(x44), reps // 2 + 1):.3f}")
     print(f"resample_48k_16k {median_ms(lambda: r48(x48), reps // 2 + 1):.3f}")
+    import torchaudio.models as M
+
+    torch.manual_seed(0)
+    conformer = M.Conformer(80, 4, 256, 4, 31).eval()
+    feats = torch.randn(4, 400, 80)
+    flens = torch.full((4,), 400)
+    print(f"conformer_4x400x80 {median_ms(lambda: conformer(feats, flens), reps // 2 + 1):.3f}")
+    w2v = M.wav2vec2_base().eval()
+    wave4 = torch.randn(1, 16000 * 4) * 0.1
+    print(f"wav2vec2_base_4s {median_ms(lambda: w2v(wave4), reps // 4 + 1):.3f}")
     if os.path.exists(os.environ.get("VOSK_LIB", "")):
         here = os.path.dirname(os.path.abspath(__file__))
         sys.path.insert(0, os.path.join(here, "..", "..", "tests", "fixtures", "audio"))

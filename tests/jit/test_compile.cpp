@@ -865,3 +865,25 @@ TEST(Compile, OpsTracedUnderNoGradStayWithoutHistory) {
   }
 }
 }  // namespace
+
+// Eager MultiheadAttention skips an all-false key_padding_mask after reading it; traced, the mask
+// must not be read (a graph break): the fill is recorded and the function stays one graph.
+TEST_P(Backends, AttentionWithAPaddingMaskTracesWithoutABreak) {
+  fw::manual_seed(3);
+  fw::nn::MultiheadAttention mha(8, 2);
+  mha->eval();
+  auto fn = [&](const fw::Tensor& x, const fw::Tensor& pad) {
+    return std::get<0>(mha->forward(x, x, x, pad, /*need_weights=*/false));
+  };
+  auto f = fw::compile(fn, opts());
+  fw::Tensor x = fw::randn({5, 2, 8});
+  fw::Tensor none = fw::zeros({2, 5}, fw::TensorOptions(fw::kBool));
+  fw::Tensor some = none.clone();
+  some.index_put_({1, 3}, true);
+  fw::NoGradGuard no_grad;
+  expect_close(f(x, none), fn(x, none));
+  expect_close(f(x, some), fn(x, some));
+  expect_close(fn(x, none), std::get<0>(mha->forward(x, x, x, fw::Tensor(), false)));
+  EXPECT_TRUE(f.explain().breaks.empty());
+  EXPECT_EQ(f.explain().graph_count, 1);
+}
