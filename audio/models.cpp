@@ -590,3 +590,147 @@ Wav2Vec2Model hubert_xlarge(double p, double a, double f, double d, double l, st
 }
 
 }  // namespace fw::audio::models
+
+// ---- Conv-TasNet
+
+namespace fw::audio::models {
+
+namespace detail {
+
+ConvTasNetBlockImpl::ConvTasNetBlockImpl(int64_t io_channels, int64_t hidden_channels, int64_t kernel_size,
+                                         int64_t padding, int64_t dilation, bool no_residual)
+    : io_channels(io_channels),
+      hidden_channels(hidden_channels),
+      kernel_size(kernel_size),
+      padding(padding),
+      dilation(dilation),
+      no_residual(no_residual) {
+  reset();
+}
+
+void ConvTasNetBlockImpl::reset() {
+  conv_layers = register_module(
+      "conv_layers",
+      nn::Sequential(nn::Conv1d(nn::Conv1dOptions(io_channels, hidden_channels, 1)), nn::PReLU(),
+                     nn::GroupNorm(nn::GroupNormOptions(1, hidden_channels).eps(1e-8)),
+                     nn::Conv1d(nn::Conv1dOptions(hidden_channels, hidden_channels, kernel_size)
+                                    .padding(padding)
+                                    .dilation(dilation)
+                                    .groups(hidden_channels)),
+                     nn::PReLU(), nn::GroupNorm(nn::GroupNormOptions(1, hidden_channels).eps(1e-8))));
+  res_out = no_residual ? nn::Conv1d(nullptr)
+                        : register_module("res_out", nn::Conv1d(nn::Conv1dOptions(hidden_channels, io_channels, 1)));
+  skip_out = register_module("skip_out", nn::Conv1d(nn::Conv1dOptions(hidden_channels, io_channels, 1)));
+}
+
+std::tuple<Tensor, Tensor> ConvTasNetBlockImpl::forward(const Tensor& input) {
+  Tensor feature = conv_layers->forward(input);
+  return {res_out ? res_out->forward(feature) : Tensor(), skip_out->forward(feature)};
+}
+
+ConvTasNetMaskGeneratorImpl::ConvTasNetMaskGeneratorImpl(int64_t input_dim, int64_t num_sources, int64_t kernel_size,
+                                                         int64_t num_feats, int64_t num_hidden, int64_t num_layers,
+                                                         int64_t num_stacks, std::string msk_activate)
+    : input_dim(input_dim),
+      num_sources(num_sources),
+      kernel_size(kernel_size),
+      num_feats(num_feats),
+      num_hidden(num_hidden),
+      num_layers(num_layers),
+      num_stacks(num_stacks),
+      msk_activate(std::move(msk_activate)) {
+  FW_CHECK(this->msk_activate == "sigmoid" || this->msk_activate == "relu",
+           "[audio::models::ConvTasNet] Unsupported activation ", this->msk_activate, " (sigmoid or relu)");
+  FW_CHECK(num_layers > 0 && num_stacks > 0, "[audio::models::ConvTasNet] msk_num_layers and msk_num_stacks must be "
+           "positive, got ", num_layers, " and ", num_stacks);
+  // Each block pads by its dilation, which keeps the frame count only for kernel 3 (torchaudio
+  // builds other sizes but fails in forward when the residual's length differs).
+  FW_CHECK(kernel_size == 3, "[audio::models::ConvTasNet] msk_kernel_size must be 3 (the blocks pad by their "
+           "dilation, which keeps the frame count only for kernel 3), got ", kernel_size);
+  reset();
+}
+
+void ConvTasNetMaskGeneratorImpl::reset() {
+  input_norm = register_module("input_norm", nn::GroupNorm(nn::GroupNormOptions(1, input_dim).eps(1e-8)));
+  input_conv = register_module("input_conv", nn::Conv1d(nn::Conv1dOptions(input_dim, num_feats, 1)));
+  nn::ModuleList blocks;
+  receptive_field = 0;
+  for (int64_t s = 0; s < num_stacks; s++)
+    for (int64_t l = 0; l < num_layers; l++) {
+      const int64_t multi = int64_t(1) << l;
+      blocks->push_back(ConvTasNetBlock(num_feats, num_hidden, kernel_size, /*padding=*/multi, /*dilation=*/multi,
+                                        /*no_residual=*/l == num_layers - 1 && s == num_stacks - 1));
+      receptive_field += s == 0 && l == 0 ? kernel_size : (kernel_size - 1) * multi;
+    }
+  conv_layers = register_module("conv_layers", blocks);
+  output_prelu = register_module("output_prelu", nn::PReLU());
+  output_conv = register_module("output_conv", nn::Conv1d(nn::Conv1dOptions(num_feats, input_dim * num_sources, 1)));
+}
+
+Tensor ConvTasNetMaskGeneratorImpl::forward(const Tensor& input) {
+  const int64_t batch = input.size(0);
+  Tensor feats = input_conv->forward(input_norm->forward(input)), output;
+  for (size_t i = 0; i < conv_layers->size(); i++) {
+    auto [residual, skip] = conv_layers->ptr<ConvTasNetBlockImpl>(i)->forward(feats);
+    if (residual.defined()) feats = feats + residual;
+    output = output.defined() ? output + skip : skip;
+  }
+  output = output_conv->forward(output_prelu->forward(output));
+  output = msk_activate == "sigmoid" ? fw::sigmoid(output) : fw::relu(output);
+  return output.view({batch, num_sources, input_dim, -1});
+}
+
+}  // namespace detail
+
+ConvTasNetImpl::ConvTasNetImpl(int64_t num_sources, int64_t enc_kernel_size, int64_t enc_num_feats,
+                               int64_t msk_kernel_size, int64_t msk_num_feats, int64_t msk_num_hidden_feats,
+                               int64_t msk_num_layers, int64_t msk_num_stacks, std::string msk_activate)
+    : num_sources(num_sources),
+      enc_kernel_size(enc_kernel_size),
+      enc_num_feats(enc_num_feats),
+      msk_kernel_size(msk_kernel_size),
+      msk_num_feats(msk_num_feats),
+      msk_num_hidden_feats(msk_num_hidden_feats),
+      msk_num_layers(msk_num_layers),
+      msk_num_stacks(msk_num_stacks),
+      msk_activate(std::move(msk_activate)) {
+  FW_CHECK(enc_kernel_size >= 2 && num_sources > 0, "[audio::models::ConvTasNet] enc_kernel_size must be >= 2 and "
+           "num_sources positive, got ", enc_kernel_size, " and ", num_sources);
+  reset();
+}
+
+void ConvTasNetImpl::reset() {
+  const int64_t stride = enc_kernel_size / 2;
+  encoder = register_module("encoder", nn::Conv1d(nn::Conv1dOptions(1, enc_num_feats, enc_kernel_size)
+                                                      .stride(stride)
+                                                      .padding(stride)
+                                                      .bias(false)));
+  mask_generator = register_module(
+      "mask_generator", detail::ConvTasNetMaskGenerator(enc_num_feats, num_sources, msk_kernel_size, msk_num_feats,
+                                                        msk_num_hidden_feats, msk_num_layers, msk_num_stacks,
+                                                        msk_activate));
+  decoder = register_module("decoder", nn::ConvTranspose1d(nn::ConvTranspose1dOptions(enc_num_feats, 1, enc_kernel_size)
+                                                               .stride(stride)
+                                                               .padding(stride)
+                                                               .bias(false)));
+}
+
+Tensor ConvTasNetImpl::forward(const Tensor& input) {
+  FW_CHECK(input.dim() == 3 && input.size(1) == 1, "[audio::models::ConvTasNet] Expected 3D tensor (batch, "
+           "channel==1, frames). Found: ", input.sizes());
+  // Pad to a whole number of strides (torchaudio's _align_num_frames_with_strides).
+  const int64_t stride = enc_kernel_size / 2, is_odd = enc_kernel_size % 2, frames = input.size(2);
+  const int64_t remaining = frames - (is_odd + (frames - is_odd) / stride * stride);
+  const int64_t pads = remaining == 0 ? 0 : stride - remaining;
+  Tensor padded = pads ? fw::cat({input, fw::zeros({input.size(0), 1, pads}, input.options())}, 2) : input;
+  const int64_t batch = padded.size(0), padded_frames = padded.size(2);
+  Tensor feats = encoder->forward(padded);                                  // (B, F, M)
+  Tensor masked = mask_generator->forward(feats) * feats.unsqueeze(1);      // (B, S, F, M)
+  masked = masked.view({batch * num_sources, enc_num_feats, -1});
+  Tensor out = decoder->forward(masked).view({batch, num_sources, padded_frames});
+  return pads ? out.slice(2, 0, padded_frames - pads) : out;
+}
+
+ConvTasNet conv_tasnet_base(int64_t num_sources) { return ConvTasNet(num_sources, 16, 512, 3, 128, 512, 8, 3, "relu"); }
+
+}  // namespace fw::audio::models

@@ -120,6 +120,41 @@ TEST(AudioModels, LoadsATorchaudioStateDict) {
   FW_AUDIO_EXPECT_CLOSE(w, std::get<0>(w2v(fix().out(w, "x"), fix().out(w, "lengths"))), fix().out(w), 1e-4, 1e-5);
 }
 
+TEST(AudioModels, ConvTasNetMatchesTorchaudio) {
+  int n = 0;
+  for (const Case& c : fix().cases("conv_tasnet_")) {
+    if (c.name == "conv_tasnet_base_names") continue;
+    AM::ConvTasNet m(c.i("num_sources"), c.i("enc_kernel_size"), c.i("enc_num_feats"), c.i("msk_kernel_size"),
+                     c.i("msk_num_feats"), c.i("msk_num_hidden_feats"), c.i("msk_num_layers"), c.i("msk_num_stacks"),
+                     c.str("msk_activate", "sigmoid"));
+    fill_like_torchaudio(*m, c);
+    m->eval();
+    fw::NoGradGuard no_grad;
+    const Tensor y = m(fix().out(c, "x"));
+    FW_AUDIO_EXPECT_CLOSE(c, y, fix().out(c), 1e-4, 1e-5);
+    auto copy = std::dynamic_pointer_cast<AM::ConvTasNetImpl>(m->clone());
+    ASSERT_TRUE(copy);
+    EXPECT_TRUE(fw::equal(copy->forward(fix().out(c, "x")), y)) << c.name;
+    n++;
+  }
+  EXPECT_EQ(n, 2);
+  // conv_tasnet_base: torchaudio's names and shapes.
+  const Case names = fix().cases("conv_tasnet_base_names")[0];
+  AM::ConvTasNet base = AM::conv_tasnet_base(3);
+  std::map<std::string, std::vector<int64_t>> mine;
+  for (auto& [k, v] : state(*base)) mine[k] = v.sizes().vec();
+  const auto& entries = names.find("names")->array;
+  EXPECT_EQ(entries.size(), mine.size());
+  for (const auto& e : entries) {
+    std::vector<int64_t> shape;
+    for (const auto& d : e.array[1].array) shape.push_back(std::stoll(d.text));
+    EXPECT_EQ(mine[e.array[0].text], shape) << e.array[0].text;
+  }
+  EXPECT_ERROR(AM::ConvTasNet(2, 16, 512, 3, 128, 512, 8, 3, "tanh"), "Unsupported activation tanh");
+  EXPECT_ERROR(AM::ConvTasNet(2, 16, 16, 5, 8, 8, 2, 1), "msk_kernel_size must be 3");
+  EXPECT_ERROR(base(fw::randn({2, 2, 100})), "Expected 3D tensor (batch, channel==1, frames)");
+}
+
 AM::Wav2Vec2Options wav2vec2_options(const Case& c) {
   AM::ConvLayerConfig config;
   for (const auto& e : c.find("extractor_conv_layer_config")->array)

@@ -1,5 +1,6 @@
-// torchaudio.models' speech encoders as fw Modules: Conformer (and ConformerLayer), Wav2Letter,
-// DeepSpeech and Wav2Vec2Model (wav2vec 2.0 / HuBERT, with torchaudio's factory functions), with
+// torchaudio.models' speech models as fw Modules: Conformer (and ConformerLayer), Wav2Letter,
+// DeepSpeech, ConvTasNet and Wav2Vec2Model (wav2vec 2.0 / HuBERT, with torchaudio's factory
+// functions), with
 // torchaudio 0.13's constructor arguments, forward semantics and parameter names, so a torchaudio
 // state_dict loads as it is:
 //   namespace M = fw::audio::models;
@@ -139,6 +140,70 @@ class DeepSpeechImpl : public nn::Cloneable<DeepSpeechImpl> {
   nn::Linear out{nullptr};
 };
 FW_MODULE(DeepSpeech);
+
+// ---- Conv-TasNet (torchaudio.models.ConvTasNet)
+
+namespace detail {
+
+// A temporal-convolution block: "conv_layers" = Conv1d(io, hidden, 1), PReLU, GroupNorm(1, hidden,
+// eps 1e-8), dilated depthwise Conv1d(hidden, kernel), PReLU, GroupNorm; then "res_out" (absent
+// with no_residual) and "skip_out" (Conv1d(hidden, io, 1)). forward -> (residual or undefined, skip).
+class ConvTasNetBlockImpl : public nn::Cloneable<ConvTasNetBlockImpl> {
+ public:
+  ConvTasNetBlockImpl(int64_t io_channels, int64_t hidden_channels, int64_t kernel_size, int64_t padding,
+                      int64_t dilation = 1, bool no_residual = false);
+  void reset() override;
+  std::tuple<Tensor, Tensor> forward(const Tensor& input);
+  int64_t io_channels, hidden_channels, kernel_size, padding, dilation;
+  bool no_residual;
+  nn::Sequential conv_layers{nullptr};
+  nn::Conv1d res_out{nullptr}, skip_out{nullptr};
+};
+FW_MODULE(ConvTasNetBlock);
+
+// The mask generator: "input_norm", "input_conv", "conv_layers" (num_stacks x num_layers blocks,
+// dilation 2^layer), "output_prelu", "output_conv", sigmoid or ReLU masks (B, sources, F, frames).
+class ConvTasNetMaskGeneratorImpl : public nn::Cloneable<ConvTasNetMaskGeneratorImpl> {
+ public:
+  ConvTasNetMaskGeneratorImpl(int64_t input_dim, int64_t num_sources, int64_t kernel_size, int64_t num_feats,
+                              int64_t num_hidden, int64_t num_layers, int64_t num_stacks, std::string msk_activate);
+  void reset() override;
+  Tensor forward(const Tensor& input);
+  int64_t input_dim, num_sources, kernel_size, num_feats, num_hidden, num_layers, num_stacks;
+  std::string msk_activate;
+  int64_t receptive_field = 0;
+  nn::GroupNorm input_norm{nullptr};
+  nn::Conv1d input_conv{nullptr}, output_conv{nullptr};
+  nn::ModuleList conv_layers{nullptr};
+  nn::PReLU output_prelu{nullptr};
+};
+FW_MODULE(ConvTasNetMaskGenerator);
+
+}  // namespace detail
+
+// torchaudio.models.ConvTasNet (Luo & Mesgarani, 2019): a learned encoder ("encoder", Conv1d with
+// stride kernel/2), the mask generator ("mask_generator") and a transposed-conv decoder
+// ("decoder"). forward(input (B, 1, frames)) -> separated sources (B, num_sources, frames); the
+// input is zero-padded to a whole number of strides and the padding cut from the output.
+// msk_kernel_size must be 3 (torchaudio accepts others at construction but cannot run them).
+class ConvTasNetImpl : public nn::Cloneable<ConvTasNetImpl> {
+ public:
+  explicit ConvTasNetImpl(int64_t num_sources = 2, int64_t enc_kernel_size = 16, int64_t enc_num_feats = 512,
+                          int64_t msk_kernel_size = 3, int64_t msk_num_feats = 128, int64_t msk_num_hidden_feats = 512,
+                          int64_t msk_num_layers = 8, int64_t msk_num_stacks = 3, std::string msk_activate = "sigmoid");
+  void reset() override;
+  Tensor forward(const Tensor& input);
+  int64_t num_sources, enc_kernel_size, enc_num_feats, msk_kernel_size, msk_num_feats, msk_num_hidden_feats,
+      msk_num_layers, msk_num_stacks;
+  std::string msk_activate;
+  nn::Conv1d encoder{nullptr};
+  detail::ConvTasNetMaskGenerator mask_generator{nullptr};
+  nn::ConvTranspose1d decoder{nullptr};
+};
+FW_MODULE(ConvTasNet);
+
+// torchaudio.models.conv_tasnet_base: the paper's best configuration (ReLU masks).
+ConvTasNet conv_tasnet_base(int64_t num_sources = 2);
 
 // ---- wav2vec 2.0 / HuBERT (torchaudio.models.Wav2Vec2Model and its factory functions)
 
