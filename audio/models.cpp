@@ -734,3 +734,176 @@ Tensor ConvTasNetImpl::forward(const Tensor& input) {
 ConvTasNet conv_tasnet_base(int64_t num_sources) { return ConvTasNet(num_sources, 16, 512, 3, 128, 512, 8, 3, "relu"); }
 
 }  // namespace fw::audio::models
+
+// ---- WaveRNN
+
+namespace fw::audio::models {
+
+Tensor Stretch2dImpl::forward(const Tensor& specgram) {
+  return fw::repeat_interleave(fw::repeat_interleave(specgram, freq_scale, -2), time_scale, -1);
+}
+
+WaveRNNResBlockImpl::WaveRNNResBlockImpl(int64_t n_freq) : n_freq(n_freq) { reset(); }
+
+void WaveRNNResBlockImpl::reset() {
+  resblock_model = register_module(
+      "resblock_model",
+      nn::Sequential(nn::Conv1d(nn::Conv1dOptions(n_freq, n_freq, 1).bias(false)), nn::BatchNorm1d(n_freq),
+                     nn::ReLU(nn::ReLUOptions(true)), nn::Conv1d(nn::Conv1dOptions(n_freq, n_freq, 1).bias(false)),
+                     nn::BatchNorm1d(n_freq)));
+}
+
+Tensor WaveRNNResBlockImpl::forward(const Tensor& specgram) { return resblock_model->forward(specgram) + specgram; }
+
+WaveRNNMelResNetImpl::WaveRNNMelResNetImpl(int64_t n_res_block, int64_t n_freq, int64_t n_hidden, int64_t n_output,
+                                           int64_t kernel_size)
+    : n_res_block(n_res_block), n_freq(n_freq), n_hidden(n_hidden), n_output(n_output), kernel_size(kernel_size) {
+  reset();
+}
+
+void WaveRNNMelResNetImpl::reset() {
+  nn::Sequential mel;
+  mel->push_back(nn::Conv1d(nn::Conv1dOptions(n_freq, n_hidden, kernel_size).bias(false)));
+  mel->push_back(nn::BatchNorm1d(n_hidden));
+  mel->push_back(nn::ReLU(nn::ReLUOptions(true)));
+  for (int64_t i = 0; i < n_res_block; i++) mel->push_back(WaveRNNResBlock(n_hidden));
+  mel->push_back(nn::Conv1d(nn::Conv1dOptions(n_hidden, n_output, 1)));
+  melresnet_model = register_module("melresnet_model", mel);
+}
+
+Tensor WaveRNNMelResNetImpl::forward(const Tensor& specgram) { return melresnet_model->forward(specgram); }
+
+WaveRNNUpsampleNetworkImpl::WaveRNNUpsampleNetworkImpl(std::vector<int64_t> upsample_scales, int64_t n_res_block,
+                                                       int64_t n_freq, int64_t n_hidden, int64_t n_output,
+                                                       int64_t kernel_size)
+    : upsample_scales(std::move(upsample_scales)),
+      n_res_block(n_res_block),
+      n_freq(n_freq),
+      n_hidden(n_hidden),
+      n_output(n_output),
+      kernel_size(kernel_size) {
+  for (int64_t s : this->upsample_scales)
+    FW_CHECK(s > 0, "[audio::models::WaveRNN] upsample_scales must be positive, got ", s);
+  FW_CHECK(kernel_size > 0 && n_res_block >= 0, "[audio::models::WaveRNN] kernel_size must be positive and "
+           "n_res_block non-negative, got ", kernel_size, " and ", n_res_block);
+  reset();
+}
+
+void WaveRNNUpsampleNetworkImpl::reset() {
+  total_scale = 1;
+  for (int64_t s : upsample_scales) total_scale *= s;
+  indent = (kernel_size - 1) / 2 * total_scale;
+  resnet = register_module("resnet", WaveRNNMelResNet(n_res_block, n_freq, n_hidden, n_output, kernel_size));
+  resnet_stretch = register_module("resnet_stretch", Stretch2d(total_scale, 1));
+  nn::Sequential up;
+  for (int64_t s : upsample_scales) {
+    up->push_back(Stretch2d(s, 1));
+    nn::Conv2d conv(nn::Conv2dOptions(1, 1, {1, 2 * s + 1}).padding({0, s}).bias(false));
+    fw::NoGradGuard no_grad;
+    conv->weight.fill_(1.0 / double(2 * s + 1));
+    up->push_back(conv);
+  }
+  upsample_layers = register_module("upsample_layers", up);
+}
+
+std::tuple<Tensor, Tensor> WaveRNNUpsampleNetworkImpl::forward(const Tensor& specgram) {
+  FW_CHECK(specgram.dim() == 3 && specgram.size(1) == n_freq, "[audio::models::WaveRNN] specgram must be (B, ",
+           n_freq, ", frames), got ", specgram.sizes());
+  FW_CHECK(specgram.size(2) >= kernel_size, "[audio::models::WaveRNN] specgram has ", specgram.size(2),
+           " frames, fewer than kernel_size ", kernel_size);
+  Tensor res = resnet_stretch->forward(resnet->forward(specgram).unsqueeze(1)).squeeze(1);
+  Tensor up = upsample_layers->forward(specgram.unsqueeze(1)).squeeze(1);
+  up = up.slice(2, indent, up.size(2) - indent);
+  return {up, res};
+}
+
+WaveRNNImpl::WaveRNNImpl(std::vector<int64_t> upsample_scales, int64_t n_classes, int64_t hop_length,
+                         int64_t n_res_block, int64_t n_rnn, int64_t n_fc, int64_t kernel_size, int64_t n_freq,
+                         int64_t n_hidden, int64_t n_output)
+    : upsample_scales(std::move(upsample_scales)),
+      n_classes(n_classes),
+      hop_length(hop_length),
+      n_res_block(n_res_block),
+      n_rnn(n_rnn),
+      n_fc(n_fc),
+      kernel_size(kernel_size),
+      n_freq(n_freq),
+      n_hidden(n_hidden),
+      n_output(n_output),
+      n_aux(n_output / 4),
+      n_bits(n_classes > 0 ? int64_t(std::log2(double(n_classes))) : 0) {
+  int64_t total = 1;
+  for (int64_t s : this->upsample_scales) total *= s;
+  FW_CHECK(total == hop_length, "[audio::models::WaveRNN] Expected: total_scale == hop_length, but found ", total,
+           " != ", hop_length);
+  FW_CHECK(n_classes >= 2, "[audio::models::WaveRNN] n_classes must be at least 2, got ", n_classes);
+  reset();
+}
+
+void WaveRNNImpl::reset() {
+  upsample = register_module("upsample", WaveRNNUpsampleNetwork(upsample_scales, n_res_block, n_freq, n_hidden,
+                                                                n_output, kernel_size));
+  fc = register_module("fc", nn::Linear(n_freq + n_aux + 1, n_rnn));
+  rnn1 = register_module("rnn1", nn::GRU(nn::GRUOptions(n_rnn, n_rnn).batch_first(true)));
+  rnn2 = register_module("rnn2", nn::GRU(nn::GRUOptions(n_rnn + n_aux, n_rnn).batch_first(true)));
+  fc1 = register_module("fc1", nn::Linear(n_rnn + n_aux, n_fc));
+  fc2 = register_module("fc2", nn::Linear(n_fc + n_aux, n_fc));
+  fc3 = register_module("fc3", nn::Linear(n_fc, n_classes));
+}
+
+Tensor WaveRNNImpl::forward(const Tensor& waveform, const Tensor& specgram) {
+  const char* op = "[audio::models::WaveRNN]";
+  FW_CHECK(waveform.dim() == 3 && waveform.size(1) == 1, op, " Require the input channel of waveform is 1 "
+           "(waveform (B, 1, time)), got ", waveform.sizes());
+  FW_CHECK(specgram.dim() == 4 && specgram.size(1) == 1, op, " Require the input channel of specgram is 1 "
+           "(specgram (B, 1, n_freq, frames)), got ", specgram.sizes());
+  Tensor w = waveform.squeeze(1);
+  auto [spec, aux] = upsample->forward(specgram.squeeze(1));
+  spec = spec.transpose(1, 2);
+  aux = aux.transpose(1, 2);
+  FW_CHECK(spec.size(1) == w.size(1), op, " waveform has ", w.size(1), " samples but the upsampled specgram has ",
+           spec.size(1), " (frames - kernel_size + 1) * hop_length");
+  auto a = [&](int64_t i) { return aux.slice(2, n_aux * i, n_aux * (i + 1)); };
+  Tensor x = fc->forward(fw::cat({w.unsqueeze(-1), spec, a(0)}, -1));
+  Tensor res = x;
+  x = std::get<0>(rnn1->forward(x)) + res;
+  res = x;
+  x = std::get<0>(rnn2->forward(fw::cat({x, a(1)}, -1))) + res;
+  x = fw::relu(fc1->forward(fw::cat({x, a(2)}, -1)));
+  x = fw::relu(fc2->forward(fw::cat({x, a(3)}, -1)));
+  return fc3->forward(x).unsqueeze(1);
+}
+
+std::tuple<Tensor, Tensor> WaveRNNImpl::infer(const Tensor& specgram, const Tensor& lengths,
+                                              std::optional<Generator> generator) {
+  FW_CHECK(specgram.dim() == 3 && specgram.size(1) == n_freq, "[audio::models::WaveRNN] infer takes specgram (B, ",
+           n_freq, ", frames), got ", specgram.sizes());
+  const int64_t pad = (kernel_size % 2 ? kernel_size - 1 : kernel_size) / 2;
+  auto [spec, aux] = upsample->forward(fw::constant_pad_nd(specgram, {pad, pad}));
+  Tensor out_lengths = lengths.defined() ? lengths * upsample->total_scale : Tensor();
+  const int64_t B = spec.size(0), steps = spec.size(2);
+  Tensor h1 = fw::zeros({1, B, n_rnn}, spec.options()), h2 = fw::zeros({1, B, n_rnn}, spec.options());
+  Tensor x = fw::zeros({B, 1}, spec.options());
+  std::vector<Tensor> output;
+  output.reserve(size_t(steps));
+  const double levels = std::pow(2.0, double(n_bits)) - 1.0;
+  for (int64_t i = 0; i < steps; i++) {
+    Tensor m_t = spec.select(2, i);
+    auto a_t = [&](int64_t k) { return aux.slice(1, n_aux * k, n_aux * (k + 1)).select(2, i); };
+    x = fc->forward(fw::cat({x, m_t, a_t(0)}, 1));
+    h1 = std::get<1>(rnn1->forward(x.unsqueeze(1), h1));
+    x = x + h1[0];
+    h2 = std::get<1>(rnn2->forward(fw::cat({x, a_t(1)}, 1).unsqueeze(1), h2));
+    x = x + h2[0];
+    x = fw::relu(fc1->forward(fw::cat({x, a_t(2)}, 1)));
+    x = fw::relu(fc2->forward(fw::cat({x, a_t(3)}, 1)));
+    Tensor posterior = fw::softmax(fc3->forward(x), 1);
+    x = fw::multinomial(posterior, 1, false, generator).to(spec.dtype());
+    x = 2 * x / levels - 1.0;
+    output.push_back(x);
+  }
+  Tensor wave = output.empty() ? fw::zeros({B, 1, 0}, spec.options()) : fw::stack(output).permute({1, 2, 0});
+  return {wave, out_lengths};
+}
+
+}  // namespace fw::audio::models

@@ -155,6 +155,34 @@ TEST(AudioModels, ConvTasNetMatchesTorchaudio) {
   EXPECT_ERROR(base(fw::randn({2, 2, 100})), "Expected 3D tensor (batch, channel==1, frames)");
 }
 
+TEST(AudioModels, WaveRNNMatchesTorchaudioAndSamples) {
+  const Case c = fix().cases("wavernn")[0];
+  std::vector<int64_t> scales;
+  for (const auto& v : c.find("upsample_scales")->array) scales.push_back(std::stoll(v.text));
+  AM::WaveRNN m(scales, c.i("n_classes"), c.i("hop_length"), c.i("n_res_block"), c.i("n_rnn"), c.i("n_fc"),
+                c.i("kernel_size"), c.i("n_freq"), c.i("n_hidden"), c.i("n_output"));
+  fill_like_torchaudio(*m, c);
+  m->eval();
+  fw::NoGradGuard no_grad;
+  const Tensor y = m(fix().out(c, "waveform"), fix().out(c, "specgram"));
+  FW_AUDIO_EXPECT_CLOSE(c, y, fix().out(c), 1e-4, 1e-5);
+  auto copy = std::dynamic_pointer_cast<AM::WaveRNNImpl>(m->clone());
+  ASSERT_TRUE(copy);
+  EXPECT_TRUE(fw::equal(copy->forward(fix().out(c, "waveform"), fix().out(c, "specgram")), y));
+  // infer: one sample per upsampled frame on the 2^n_bits - 1 grid in [-1, 1], reproducible from
+  // a generator; lengths scale by hop_length.
+  const Tensor spec = fix().out(c, "specgram").squeeze(1);  // (B, n_freq, 9)
+  auto g1 = fw::make_generator<fw::CPUGeneratorImpl>(11), g2 = fw::make_generator<fw::CPUGeneratorImpl>(11);
+  auto [wave, lengths] = m->infer(spec, fw::tensor({9, 7}, fw::TensorOptions(fw::kLong)), g1);
+  EXPECT_EQ(wave.sizes().vec(), (std::vector<int64_t>{2, 1, 9 * 6}));
+  EXPECT_TRUE(fw::equal(lengths, fw::tensor({54, 42}, fw::TensorOptions(fw::kLong))));
+  EXPECT_TRUE(fw::equal(std::get<0>(m->infer(spec, Tensor(), g2)), wave));
+  const Tensor level = (wave + 1) / 2 * 15;
+  EXPECT_LT((level - level.round()).abs().max().item<double>(), 1e-5);
+  EXPECT_LE(wave.abs().max().item<double>(), 1.0);
+  EXPECT_ERROR(AM::WaveRNN(std::vector<int64_t>{2, 3}, 16, 5), "total_scale == hop_length, but found 6 != 5");
+}
+
 AM::Wav2Vec2Options wav2vec2_options(const Case& c) {
   AM::ConvLayerConfig config;
   for (const auto& e : c.find("extractor_conv_layer_config")->array)

@@ -1,5 +1,5 @@
 // torchaudio.models' speech models as fw Modules: Conformer (and ConformerLayer), Wav2Letter,
-// DeepSpeech, ConvTasNet and Wav2Vec2Model (wav2vec 2.0 / HuBERT, with torchaudio's factory
+// DeepSpeech, ConvTasNet, WaveRNN and Wav2Vec2Model (wav2vec 2.0 / HuBERT, with torchaudio's factory
 // functions), with
 // torchaudio 0.13's constructor arguments, forward semantics and parameter names, so a torchaudio
 // state_dict loads as it is:
@@ -204,6 +204,85 @@ FW_MODULE(ConvTasNet);
 
 // torchaudio.models.conv_tasnet_base: the paper's best configuration (ReLU masks).
 ConvTasNet conv_tasnet_base(int64_t num_sources = 2);
+
+// ---- WaveRNN (torchaudio.models.WaveRNN)
+
+// torchaudio.models.wavernn.Stretch2d: repeats each (freq, time) cell freq_scale x time_scale times.
+class Stretch2dImpl : public nn::Cloneable<Stretch2dImpl> {
+ public:
+  Stretch2dImpl(int64_t time_scale, int64_t freq_scale) : time_scale(time_scale), freq_scale(freq_scale) {}
+  void reset() override {}
+  Tensor forward(const Tensor& specgram);
+  int64_t time_scale, freq_scale;
+};
+FW_MODULE(Stretch2d);
+
+// torchaudio.models.wavernn.ResBlock: "resblock_model" = Conv1d(1x1, no bias), BatchNorm1d, ReLU,
+// Conv1d(1x1, no bias), BatchNorm1d, plus the input.
+class WaveRNNResBlockImpl : public nn::Cloneable<WaveRNNResBlockImpl> {
+ public:
+  explicit WaveRNNResBlockImpl(int64_t n_freq = 128);
+  void reset() override;
+  Tensor forward(const Tensor& specgram);
+  int64_t n_freq;
+  nn::Sequential resblock_model{nullptr};
+};
+FW_MODULE(WaveRNNResBlock);
+
+// torchaudio.models.wavernn.MelResNet: "melresnet_model" = Conv1d(n_freq, n_hidden, kernel, no bias),
+// BatchNorm1d, ReLU, n_res_block ResBlocks, Conv1d(n_hidden, n_output, 1).
+class WaveRNNMelResNetImpl : public nn::Cloneable<WaveRNNMelResNetImpl> {
+ public:
+  WaveRNNMelResNetImpl(int64_t n_res_block = 10, int64_t n_freq = 128, int64_t n_hidden = 128, int64_t n_output = 128,
+                       int64_t kernel_size = 5);
+  void reset() override;
+  Tensor forward(const Tensor& specgram);
+  int64_t n_res_block, n_freq, n_hidden, n_output, kernel_size;
+  nn::Sequential melresnet_model{nullptr};
+};
+FW_MODULE(WaveRNNMelResNet);
+
+// torchaudio.models.wavernn.UpsampleNetwork: "resnet" (MelResNet: "melresnet_model" = Conv1d(kernel,
+// no bias), BatchNorm1d, ReLU, n_res_block ResBlocks, Conv1d(1x1)), "resnet_stretch", and
+// "upsample_layers" (per scale: Stretch2d, Conv2d(1, 1, (1, 2 scale + 1)) initialised to the mean).
+// forward(specgram (B, n_freq, T)) -> (upsampled (B, n_freq, (T - kernel + 1) * total_scale),
+// resnet output (B, n_output, same)).
+class WaveRNNUpsampleNetworkImpl : public nn::Cloneable<WaveRNNUpsampleNetworkImpl> {
+ public:
+  WaveRNNUpsampleNetworkImpl(std::vector<int64_t> upsample_scales, int64_t n_res_block = 10, int64_t n_freq = 128,
+                             int64_t n_hidden = 128, int64_t n_output = 128, int64_t kernel_size = 5);
+  void reset() override;
+  std::tuple<Tensor, Tensor> forward(const Tensor& specgram);
+  std::vector<int64_t> upsample_scales;
+  int64_t n_res_block, n_freq, n_hidden, n_output, kernel_size, total_scale = 1, indent = 0;
+  WaveRNNMelResNet resnet{nullptr};
+  Stretch2d resnet_stretch{nullptr};
+  nn::Sequential upsample_layers{nullptr};
+};
+FW_MODULE(WaveRNNUpsampleNetwork);
+
+// torchaudio.models.WaveRNN (Kalchbrenner et al., 2018) with torchaudio's layout: "upsample",
+// "fc", GRUs "rnn1" / "rnn2", "fc1".."fc3". forward(waveform (B, 1, T * hop_length), specgram
+// (B, 1, n_freq, T + kernel_size - 1)) -> logits (B, 1, T * hop_length, n_classes); infer(specgram
+// (B, n_freq, T), lengths) samples a waveform (B, 1, T * hop_length) in [-1, 1] one step at a time
+// from the class posteriors (torch.multinomial's role, drawn from `generator` or fw's default).
+// The product of upsample_scales must equal hop_length.
+class WaveRNNImpl : public nn::Cloneable<WaveRNNImpl> {
+ public:
+  WaveRNNImpl(std::vector<int64_t> upsample_scales, int64_t n_classes, int64_t hop_length, int64_t n_res_block = 10,
+              int64_t n_rnn = 512, int64_t n_fc = 512, int64_t kernel_size = 5, int64_t n_freq = 128,
+              int64_t n_hidden = 128, int64_t n_output = 128);
+  void reset() override;
+  Tensor forward(const Tensor& waveform, const Tensor& specgram);
+  std::tuple<Tensor, Tensor> infer(const Tensor& specgram, const Tensor& lengths = {},
+                                   std::optional<Generator> generator = std::nullopt);
+  std::vector<int64_t> upsample_scales;
+  int64_t n_classes, hop_length, n_res_block, n_rnn, n_fc, kernel_size, n_freq, n_hidden, n_output, n_aux, n_bits;
+  WaveRNNUpsampleNetwork upsample{nullptr};
+  nn::Linear fc{nullptr}, fc1{nullptr}, fc2{nullptr}, fc3{nullptr};
+  nn::GRU rnn1{nullptr}, rnn2{nullptr};
+};
+FW_MODULE(WaveRNN);
 
 // ---- wav2vec 2.0 / HuBERT (torchaudio.models.Wav2Vec2Model and its factory functions)
 
