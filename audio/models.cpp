@@ -160,11 +160,16 @@ std::tuple<Tensor, Tensor> ConformerImpl::forward(const Tensor& input, const Ten
                !lengths.is_complex(),
            op, " lengths must be a (B,) integer tensor with B = ", input.size(0), ", got ", lengths.dtype(), " ",
            lengths.sizes());
-  // torchaudio's padding mask: (B, max(lengths)) with true at frames >= the sequence's length.
-  const int64_t max_length = lengths.numel() ? lengths.max().item<int64_t>() : 0;
-  FW_CHECK(max_length == input.size(1), op, " max(lengths) = ", max_length, " must equal the input's ",
-           input.size(1), " frames (the attention's key padding mask is that long)");
-  Tensor mask = fw::arange(max_length, lengths.options()).expand({lengths.size(0), max_length}) >= lengths.unsqueeze(1);
+  // torchaudio's padding mask: (B, max(lengths)) with true at frames >= the sequence's length; it
+  // must span the input's frames. The check reads the lengths, so it is skipped while fw::compile
+  // traces (reading them there would break the graph).
+  const int64_t T = input.size(1);
+  if (fw::detail::g_traces_active.load(std::memory_order_relaxed) == 0) {
+    const int64_t max_length = lengths.numel() ? lengths.max().item<int64_t>() : 0;
+    FW_CHECK(max_length == T, op, " max(lengths) = ", max_length, " must equal the input's ", T,
+             " frames (the attention's key padding mask is that long)");
+  }
+  Tensor mask = fw::arange(T, lengths.options()).expand({lengths.size(0), T}) >= lengths.unsqueeze(1);
   Tensor x = input.transpose(0, 1);
   for (size_t i = 0; i < conformer_layers->size(); i++)
     x = conformer_layers->ptr<ConformerLayerImpl>(i)->forward(x, mask);

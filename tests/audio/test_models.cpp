@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "fw/audio.h"
+#include "fw/jit.h"
 #include "fw/serialize.h"
 #include "tests/audio/audio_fixture.h"
 #include "tests/expect_error.h"
@@ -83,6 +84,22 @@ TEST(AudioModels, ConformerMatchesTorchaudio) {
     ASSERT_TRUE(copy);
     EXPECT_TRUE(fw::equal(std::get<0>(copy->forward(fix().out(c, "x"), fix().out(c, "lengths"))), y)) << c.name;
   }
+}
+
+// The Conformer's lengths check reads the lengths; under fw::compile it is skipped, so the
+// model traces as one graph (no break) and gives eager's values.
+TEST(AudioModels, ConformerCompilesWithoutAGraphBreak) {
+  fw::manual_seed(2);
+  AM::Conformer m(8, 2, 16, 2, 3);
+  m->eval();
+  fw::NoGradGuard no_grad;
+  auto fn = [&](const Tensor& x, const Tensor& lengths) { return std::get<0>(m(x, lengths)); };
+  auto f = fw::compile(fn, fw::CompileOptions().backend("aot_eager"));
+  const Tensor x = fw::randn({2, 6, 8}), lengths = fw::tensor({6, 4}, fw::TensorOptions(fw::kLong));
+  const Tensor eager = fn(x, lengths);
+  EXPECT_TRUE(fw::allclose(f(x, lengths), eager, 1e-5, 1e-6));
+  EXPECT_TRUE(f.explain().breaks.empty());
+  EXPECT_EQ(f.explain().graph_count, 1);
 }
 
 TEST(AudioModels, Wav2LetterAndDeepSpeechMatchTorchaudio) {
