@@ -35,6 +35,20 @@ std::vector<std::pair<std::string, Tensor>> state(const fw::nn::Module& m) {
   return out;
 }
 
+// The module's parameters and buffers have exactly the names and shapes of torchaudio's state_dict
+// (the case's "names").
+void expect_torchaudio_names(const fw::nn::Module& m, const Case& c) {
+  std::map<std::string, std::vector<int64_t>> mine;
+  for (auto& [k, v] : state(m)) mine[k] = v.sizes().vec();
+  const auto& entries = c.find("names")->array;
+  EXPECT_EQ(entries.size(), mine.size()) << c.name;
+  for (const auto& e : entries) {
+    std::vector<int64_t> shape;
+    for (const auto& d : e.array[1].array) shape.push_back(std::stoll(d.text));
+    EXPECT_EQ(mine[e.array[0].text], shape) << c.name << ": " << e.array[0].text;
+  }
+}
+
 // Checks that the module has exactly torchaudio's state_dict entries (name and shape), then sets
 // them as gen_models.py's fill() does, in torchaudio's state_dict order.
 void fill_like_torchaudio(fw::nn::Module& m, const Case& c) {
@@ -156,17 +170,8 @@ TEST(AudioModels, ConvTasNetMatchesTorchaudio) {
   }
   EXPECT_EQ(n, 2);
   // conv_tasnet_base: torchaudio's names and shapes.
-  const Case names = fix().cases("conv_tasnet_base_names")[0];
   AM::ConvTasNet base = AM::conv_tasnet_base(3);
-  std::map<std::string, std::vector<int64_t>> mine;
-  for (auto& [k, v] : state(*base)) mine[k] = v.sizes().vec();
-  const auto& entries = names.find("names")->array;
-  EXPECT_EQ(entries.size(), mine.size());
-  for (const auto& e : entries) {
-    std::vector<int64_t> shape;
-    for (const auto& d : e.array[1].array) shape.push_back(std::stoll(d.text));
-    EXPECT_EQ(mine[e.array[0].text], shape) << e.array[0].text;
-  }
+  expect_torchaudio_names(*base, fix().cases("conv_tasnet_base_names")[0]);
   EXPECT_ERROR(AM::ConvTasNet(2, 16, 512, 3, 128, 512, 8, 3, "tanh"), "Unsupported activation tanh");
   EXPECT_ERROR(AM::ConvTasNet(2, 16, 16, 5, 8, 8, 2, 1), "msk_kernel_size must be 3");
   EXPECT_ERROR(base(fw::randn({2, 2, 100})), "Expected 3D tensor (batch, channel==1, frames)");
@@ -251,17 +256,8 @@ TEST(AudioModels, Wav2Vec2MatchesTorchaudio) {
   }
   EXPECT_EQ(n, 2);
   // wav2vec2_base: torchaudio's names and shapes (95M parameters; no forward here).
-  const Case names = fix().cases("wav2vec2_base_names")[0];
   AM::Wav2Vec2Model base = AM::wav2vec2_base();
-  std::map<std::string, std::vector<int64_t>> mine;
-  for (auto& [k, v] : state(*base)) mine[k] = v.sizes().vec();
-  const auto& entries = names.find("names")->array;
-  EXPECT_EQ(entries.size(), mine.size());
-  for (const auto& e : entries) {
-    std::vector<int64_t> shape;
-    for (const auto& d : e.array[1].array) shape.push_back(std::stoll(d.text));
-    EXPECT_EQ(mine[e.array[0].text], shape) << e.array[0].text;
-  }
+  expect_torchaudio_names(*base, fix().cases("wav2vec2_base_names")[0]);
 }
 
 TEST(AudioModels, TrainsAndChecksArguments) {
