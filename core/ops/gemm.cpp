@@ -91,8 +91,10 @@ void gemm(int64_t m, int64_t n, int64_t k, T alpha, MatArg<T> a, MatArg<T> b, T 
     if (m > 1 && n > 1) return sgemm_avx512(m, n, k, alpha, a, b, beta, c, ldc, ep);
   }
 #elif defined(FW_SGEMM_AVX2)
+  // One row times a Linear's weight (both contiguous in k) takes the skinny kernel (Note [Skinny
+  // float32 GEMM]); other matrix-vector products stay on Eigen's GEMV.
   if constexpr (std::is_same_v<T, float>) {
-    if (m > 1 && n > 1) return sgemm_avx2(m, n, k, alpha, a, b, beta, c, ldc, ep);
+    if (n > 1 && (m > 1 || (a.cs == 1 && b.rs == 1))) return sgemm_avx2(m, n, k, alpha, a, b, beta, c, ldc, ep);
   }
 #endif
   std::vector<T> abuf, bbuf;

@@ -89,9 +89,52 @@ void pack_a(MatArg<float> a, int64_t m, int64_t i0, int64_t p0, int64_t kc, floa
   }
 }
 
+// In-register 8 x 8 transpose: r[i][p] becomes r[p][i].
+inline void transpose8(__m256 r[8]) {
+  __m256 t[8], u[8];
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) {
+    u[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+    u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
+    u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+    u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+  }
+  for (int i = 0; i < 4; i++) {
+    r[i] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20);
+    r[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
+  }
+}
+
 // Columns [j0, j0 + 16) (zero past n) of B's rows [p0, p0 + kc), as kc rows of 16.
 void pack_b(MatArg<float> b, int64_t n, int64_t j0, int64_t p0, int64_t kc, float* dst) {
   const int cols = int(std::min<int64_t>(kNR, n - j0));
+  if (b.rs == 1 && b.cs != 1) {
+    // B is a transposed row-major matrix (a Linear's weight): each column is contiguous in k.
+    // Walking p across the 16 columns touched 16 lines per step, and with a row stride of 4 KiB
+    // (a 1024-wide weight) they all fall in one L1 set and evicted each other on every step. Full
+    // panels move as 8 x 8 blocks (eight 8-float loads along k, transposed in registers); the rest
+    // column by column, so each source line is used whole before the next.
+    int64_t p = 0;
+    if (cols == kNR)
+      for (; p + 8 <= kc; p += 8)
+        for (int g = 0; g < 2; g++) {
+          const float* src = b.data + p0 + p + (j0 + 8 * g) * b.cs;
+          __m256 r[8];
+          for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_ps(src + i * b.cs);
+          transpose8(r);
+          for (int i = 0; i < 8; i++) _mm256_storeu_ps(dst + (p + i) * kNR + 8 * g, r[i]);
+        }
+    for (int j = 0; j < cols; j++) {
+      const float* src = b.data + p0 + (j0 + j) * b.cs;
+      for (int64_t q = p; q < kc; q++) dst[q * kNR + j] = src[q];
+    }
+    for (int j = cols; j < kNR; j++)
+      for (int64_t q = 0; q < kc; q++) dst[q * kNR + j] = 0.0f;
+    return;
+  }
   for (int64_t p = 0; p < kc; p++) {
     const float* src = b.data + (p0 + p) * b.rs + j0 * b.cs;
     float* d = dst + p * kNR;
@@ -103,10 +146,74 @@ void pack_b(MatArg<float> b, int64_t n, int64_t j0, int64_t p0, int64_t kc, floa
   }
 }
 
+// Note [Skinny float32 GEMM]
+// A product with few rows (a Linear on one streaming segment, an LSTM step over a beam, a joiner
+// over a few hypotheses) reads all of B for a few FMAs per element: packing B costs as much as
+// the product. When A's rows and B's columns are both contiguous in k (x @ W^T with a row-major
+// weight, the Linear layout), each element of C is a dot product of two contiguous vectors: B is
+// read once, in place, and A's rows stay in L1. Tiles of R rows x 4 columns keep 4R ymm
+// accumulators over k; each element of C is summed in the same order on any thread count.
+constexpr int64_t kSkinnyRows = 6;
+
+template <int R>
+void skinny_tile(int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, int cols, float out[R][4]) {
+  __m256 acc[R][4];
+  for (int r = 0; r < R; r++)
+    for (int j = 0; j < 4; j++) acc[r][j] = _mm256_setzero_ps();
+  const float* bj[4];
+  for (int j = 0; j < 4; j++) bj[j] = b + (j < cols ? j : 0) * ldb;
+  int64_t p = 0;
+  for (; p + 8 <= k; p += 8) {
+    __m256 av[R];
+    for (int r = 0; r < R; r++) av[r] = _mm256_loadu_ps(a + r * lda + p);
+    for (int j = 0; j < 4; j++) {
+      const __m256 bv = _mm256_loadu_ps(bj[j] + p);
+      for (int r = 0; r < R; r++) acc[r][j] = _mm256_fmadd_ps(av[r], bv, acc[r][j]);
+    }
+  }
+  for (int r = 0; r < R; r++)
+    for (int j = 0; j < 4; j++) {
+      // Lanes summed pairwise, then the tail of k.
+      const __m128 h = _mm_add_ps(_mm256_castps256_ps128(acc[r][j]), _mm256_extractf128_ps(acc[r][j], 1));
+      const __m128 q = _mm_add_ps(h, _mm_movehl_ps(h, h));
+      float v = _mm_cvtss_f32(_mm_add_ss(q, _mm_shuffle_ps(q, q, 1)));
+      for (int64_t t = p; t < k; t++) v += a[r * lda + t] * bj[j][t];
+      out[r][j] = v;
+    }
+}
+
+void sgemm_skinny(int64_t m, int64_t n, int64_t k, float alpha, MatArg<float> a, MatArg<float> b, float beta, float* c,
+                  int64_t ldc, const GemmEpilogue<float>& ep) {
+  constexpr int64_t kCols = 64;  // columns per task
+  const int threads = m * n * k < (int64_t(1) << 21) || in_parallel_region() ? 1 : max_threads();
+  claim_units(threads, (n + kCols - 1) / kCols, [&](int64_t t) {
+    const int64_t j0 = t * kCols, j1 = std::min(n, j0 + kCols);
+    for (int64_t j = j0; j < j1; j += 4) {
+      const int cols = int(std::min<int64_t>(4, j1 - j));
+      for (int64_t i = 0; i < m; i += 3) {
+        const int rows = int(std::min<int64_t>(3, m - i));
+        float out[3][4];
+        const float* ap = a.data + i * a.rs;
+        const float* bp = b.data + j * b.cs;
+        if (rows == 3) skinny_tile<3>(k, ap, a.rs, bp, b.cs, cols, reinterpret_cast<float(*)[4]>(out));
+        else if (rows == 2) skinny_tile<2>(k, ap, a.rs, bp, b.cs, cols, reinterpret_cast<float(*)[4]>(out));
+        else skinny_tile<1>(k, ap, a.rs, bp, b.cs, cols, reinterpret_cast<float(*)[4]>(out));
+        for (int r = 0; r < rows; r++)
+          for (int q = 0; q < cols; q++) {
+            float& dst = c[(i + r) * ldc + j + q];
+            dst = beta != 0.0f ? alpha * out[r][q] + beta * dst : alpha * out[r][q];
+          }
+      }
+    }
+    if (!ep.empty()) ep.apply(c, ldc, 0, m, j0, j1 - j0);
+  });
+}
+
 }  // namespace
 
 void sgemm_avx2(int64_t m, int64_t n, int64_t k, float alpha, MatArg<float> a, MatArg<float> b, float beta, float* c,
                 int64_t ldc, const GemmEpilogue<float>& ep) {
+  if (m <= kSkinnyRows && a.cs == 1 && b.rs == 1) return sgemm_skinny(m, n, k, alpha, a, b, beta, c, ldc, ep);
   const int64_t mp = (m + kMR - 1) / kMR;  // row panels
   const int64_t flops = m * n * k;
   const int threads = flops < (int64_t(1) << 21) || in_parallel_region() ? 1 : max_threads();

@@ -167,6 +167,33 @@ TEST(GemmF32, AroundTheAvx2Blocks) {
   EXPECT_EQ(bad, 0);
 }
 
+// The skinny kernel (Note [Skinny float32 GEMM]): at most 6 rows of A times a transposed B (both
+// contiguous in k), in 1-3 row x 4 column tiles over 64-column tasks; k around the 8-float step,
+// n around the tiles and tasks, one row (which Eigen's GEMV took before), padded rows, beta, the
+// epilogue, and a product big enough for the pool. The other layouts of the same shapes take the
+// packed kernel.
+TEST(GemmF32, AroundTheSkinnyKernel) {
+  std::mt19937 rng(21);
+  int64_t bad = 0;
+  for (int64_t m = 1; m <= 7; m++)
+    for (int64_t n : {2, 3, 4, 5, 63, 64, 65, 131})
+      for (int64_t k : {1, 7, 8, 9, 300}) {
+        Case c{m, n, k, false, true, (m + n) % 2 ? 1.0 : 0.5, k == 9 ? 2.0 : 0.0};
+        c.pad = m % 3 == 0 ? 5 : 0;
+        bad += check<float>(c, rng);
+        c.ta = true;
+        bad += check<float>(c, rng);
+      }
+  for (int bias = 0; bias <= 4; bias++) {
+    Case c{5, 4097, 1024, false, true, 1.0, bias == 2 ? 0.5 : 0.0};
+    c.bias = bias;
+    c.relu = bias % 2 == 0;
+    c.gate = bias % 3;
+    bad += check<float>(c, rng);
+  }
+  EXPECT_EQ(bad, 0);
+}
+
 TEST(GemmF32, AlphaBeta) {
   std::mt19937 rng(3);
   int64_t bad = 0;
