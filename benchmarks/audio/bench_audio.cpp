@@ -1,6 +1,6 @@
 // W6 (and the resample targets of the audio issue): fw's MelSpectrogram, MFCC, Kaldi fbank on 60 s
 // of 16 kHz audio, resampling 60 s of 44.1 kHz / 48 kHz audio to 16 kHz and Kaldi pitch of 60 s of
-// 16 kHz speech, and the Conformer / wav2vec2_base encoders. Prints one line per
+// 16 kHz speech, the Conformer / wav2vec2_base encoders and emformer_rnnt_base's transcriber. Prints one line per
 // workload, "name median_ms", for benchmarks/audio/compare.sh, which runs torchaudio on the same
 // shapes (bench_torchaudio.py) alternately and prints the ratios.
 #include <fw/audio.h>
@@ -63,5 +63,21 @@ int main(int argc, char** argv) {
   w2v->eval();
   fw::Tensor wave4 = fw::randn({1, 16000 * 4}) * 0.1;
   std::printf("wav2vec2_base_4s %.3f\n", median_ms([&] { w2v(wave4); }, reps / 4 + 1));
+  // emformer_rnnt_base's transcriber on 4 s of 80-dim features (400 frames plus the 4 frames of
+  // right context), whole and streamed in 25 segments of 16 + 4 frames.
+  fw::audio::models::RNNT rnnt = fw::audio::models::emformer_rnnt_base(4097);
+  rnnt->eval();
+  fw::Tensor mel4 = fw::randn({1, 404, 80});
+  fw::Tensor len4 = fw::full({1}, 400, fw::TensorOptions(fw::kLong));
+  std::printf("emformer_rnnt_transcribe_4s %.3f\n", median_ms([&] { rnnt->transcribe(mel4, len4); }, reps / 4 + 1));
+  fw::Tensor seg_len = fw::full({1}, 20, fw::TensorOptions(fw::kLong));
+  std::printf("emformer_rnnt_stream_4s %.3f\n", median_ms(
+                                                   [&] {
+                                                     std::optional<fw::audio::models::StreamState> st;
+                                                     for (int64_t s = 0; s < 25; s++)
+                                                       st = std::get<2>(rnnt->transcribe_streaming(
+                                                           mel4.slice(1, s * 16, s * 16 + 20), seg_len, st));
+                                                   },
+                                                   reps / 4 + 1));
   return 0;
 }

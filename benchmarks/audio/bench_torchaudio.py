@@ -49,6 +49,18 @@ with torch.no_grad():
     w2v = M.wav2vec2_base().eval()
     wave4 = torch.randn(1, 16000 * 4) * 0.1
     print(f"wav2vec2_base_4s {median_ms(lambda: w2v(wave4), reps // 4 + 1):.3f}")
+    rnnt = M.emformer_rnnt_base(4097).eval()
+    mel4 = torch.randn(1, 404, 80)
+    len4 = torch.tensor([400])
+    print(f"emformer_rnnt_transcribe_4s {median_ms(lambda: rnnt.transcribe(mel4, len4), reps // 4 + 1):.3f}")
+    seg_len = torch.tensor([20])
+
+    def stream():
+        st = None
+        for s in range(25):
+            _, _, st = rnnt.transcribe_streaming(mel4[:, s * 16: s * 16 + 20], seg_len, st)
+
+    print(f"emformer_rnnt_stream_4s {median_ms(stream, reps // 4 + 1):.3f}")
     if os.path.exists(os.environ.get("VOSK_LIB", "")):
         here = os.path.dirname(os.path.abspath(__file__))
         sys.path.insert(0, os.path.join(here, "..", "..", "tests", "fixtures", "audio"))
