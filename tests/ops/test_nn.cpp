@@ -354,6 +354,44 @@ TEST(Conv, GemmPathsMatchDirectConvolution) {
   }
 }
 
+// Note [Depthwise convolutions]: one channel per group takes a direct kernel (32-output vector
+// blocks away from the edges, a pass per tap near them) for conv1d, and for conv2d in double.
+// Against the same convolution one channel at a time (groups == 1, the GEMM / oneDNN paths):
+// strides, dilations, symmetric and 'same' (asymmetric) padding, rows shorter and longer than a
+// block, float and double.
+TEST(Conv, DepthwiseMatchesOneChannelAtATime) {
+  fw::manual_seed(8);
+  struct C1 { int64_t n, c, l, k, stride, pad, dil; };
+  for (auto [n, c, l, k, stride, pad, dil] : {C1{4, 5, 400, 31, 1, 15, 1}, C1{2, 3, 70, 3, 1, 1, 1}, C1{1, 4, 100, 5, 2, 2, 1},
+                                              C1{3, 2, 90, 3, 1, 0, 4}, C1{2, 3, 7, 9, 1, 6, 1}, C1{1, 2, 200, 4, 1, 0, 3}}) {
+    for (auto dt : {fw::kFloat, fw::kDouble}) {
+      Tensor x = fw::randn({n, c, l}, dt), w = fw::randn({c, 1, k}, dt), b = fw::randn({c}, dt);
+      Tensor y = fw::conv1d(x, w, b, stride, pad, dil, c);
+      std::vector<Tensor> parts;
+      for (int64_t i = 0; i < c; i++)
+        parts.push_back(fw::conv1d(x.slice(1, i, i + 1), w.slice(0, i, i + 1), b.slice(0, i, i + 1), stride, pad, dil));
+      FW_EXPECT_CLOSE(y, fw::cat(parts, 1), 1e-5, 1e-5);
+    }
+  }
+  // 'same' padding with an even kernel pads one more at the end.
+  Tensor x = fw::randn({2, 3, 64}), w = fw::randn({3, 1, 6});
+  Tensor y = F::conv1d(x, w, F::Conv1dFuncOptions().padding(fw::kSame).groups(3));
+  std::vector<Tensor> parts;
+  for (int64_t i = 0; i < 3; i++)
+    parts.push_back(F::conv1d(x.slice(1, i, i + 1), w.slice(0, i, i + 1), F::Conv1dFuncOptions().padding(fw::kSame)));
+  FW_EXPECT_CLOSE(y, fw::cat(parts, 1), 1e-5, 1e-5);
+  // conv2d (float on oneDNN, double on the direct kernel): a 5x3 kernel, strides, dilations.
+  for (auto [stride, pad, dil] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1}, {2, 1, 1}, {1, 2, 2}, {1, 0, 1}})
+    for (auto dt : {fw::kFloat, fw::kDouble}) {
+      Tensor x2 = fw::randn({2, 4, 23, 45}, dt), w2 = fw::randn({4, 1, 5, 3}, dt), b2 = fw::randn({4}, dt);
+      Tensor y2 = fw::conv2d(x2, w2, b2, stride, pad, dil, 4);
+      std::vector<Tensor> p2;
+      for (int64_t i = 0; i < 4; i++)
+        p2.push_back(fw::conv2d(x2.slice(1, i, i + 1), w2.slice(0, i, i + 1), b2.slice(0, i, i + 1), stride, pad, dil));
+      FW_EXPECT_CLOSE(y2, fw::cat(p2, 1), 1e-5, 1e-5);
+    }
+}
+
 TEST(Conv, TransposeIsTheAdjoint) {
   // <conv2d(x, w), y> == <x, conv_transpose2d(y, w)> for any stride, padding and dilation.
   Tensor x = fw::randn({2, 4, 9, 8}, fw::kDouble), w = fw::randn({6, 2, 3, 2}, fw::kDouble);
