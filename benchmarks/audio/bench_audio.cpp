@@ -1,8 +1,8 @@
 // W6 (and the resample targets of the audio issue): fw's MelSpectrogram, MFCC, Kaldi fbank on 60 s
 // of 16 kHz audio, resampling 60 s of 44.1 kHz / 48 kHz audio to 16 kHz and Kaldi pitch of 60 s of
-// 16 kHz speech, the Conformer / wav2vec2_base encoders and emformer_rnnt_base's transcriber. Prints one line per
-// workload, "name median_ms", for benchmarks/audio/compare.sh, which runs torchaudio on the same
-// shapes (bench_torchaudio.py) alternately and prints the ratios.
+// 16 kHz speech, the Conformer / wav2vec2_base encoders, conv_tasnet_base and emformer_rnnt_base's
+// transcriber. Prints one line per workload, "name median_ms", for benchmarks/audio/compare.sh,
+// which runs torchaudio on the same shapes (bench_torchaudio.py) alternately and prints the ratios.
 #include <fw/audio.h>
 
 #include <algorithm>
@@ -63,6 +63,11 @@ int main(int argc, char** argv) {
   w2v->eval();
   fw::Tensor wave4 = fw::randn({1, 16000 * 4}) * 0.1;
   std::printf("wav2vec2_base_4s %.3f\n", median_ms([&] { w2v(wave4); }, reps / 4 + 1));
+  // conv_tasnet_base (2 sources) on 2 s of 8 kHz audio.
+  fw::audio::models::ConvTasNet tasnet = fw::audio::models::conv_tasnet_base(2);
+  tasnet->eval();
+  fw::Tensor mix = fw::randn({1, 1, 16000}) * 0.1;
+  std::printf("conv_tasnet_base_2s_8k %.3f\n", median_ms([&] { tasnet(mix); }, reps / 4 + 1));
   // emformer_rnnt_base's transcriber on 4 s of 80-dim features (400 frames plus the 4 frames of
   // right context), whole and streamed in 25 segments of 16 + 4 frames.
   fw::audio::models::RNNT rnnt = fw::audio::models::emformer_rnnt_base(4097);

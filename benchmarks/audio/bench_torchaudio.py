@@ -49,6 +49,9 @@ with torch.no_grad():
     w2v = M.wav2vec2_base().eval()
     wave4 = torch.randn(1, 16000 * 4) * 0.1
     print(f"wav2vec2_base_4s {median_ms(lambda: w2v(wave4), reps // 4 + 1):.3f}")
+    tasnet = M.conv_tasnet_base(num_sources=2).eval()
+    mix = torch.randn(1, 1, 16000) * 0.1
+    print(f"conv_tasnet_base_2s_8k {median_ms(lambda: tasnet(mix), reps // 4 + 1):.3f}")
     rnnt = M.emformer_rnnt_base(4097).eval()
     mel4 = torch.randn(1, 404, 80)
     len4 = torch.tensor([400])
