@@ -99,6 +99,11 @@ void copy_kernel(const OpCall& c, Outs& o) {
   Tensor& dst = o[0];
   if (try_tiled_copy(dst, src)) return;
   visit_storage(dst.dtype(), "copy", [&]<class To>() {
+    if constexpr (std::is_arithmetic_v<To>) {
+      // A bool source is read as bytes: GCC 12 vectorises To(byte != 0) but left To(bool load)
+      // a scalar loop with a serial int -> float conversion (mask.to(kFloat), x * mask).
+      if (src.dtype() == kBool) return unary_loop<To, uint8_t>(dst, src, [](uint8_t v) { return To(v != 0); });
+    }
     visit_storage(src.dtype(), "copy", [&]<class From>() {
       unary_loop<To, From>(dst, src, [](From v) { return convert<To>(v); });
     });

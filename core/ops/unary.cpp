@@ -93,6 +93,10 @@ void run_unary(const Tensor& out, const Tensor& x, const F& f) {
           *reinterpret_cast<float*>(p[0] + i * s[0]) = f(*reinterpret_cast<const float*>(p[1] + i * s[1]));
       }
     });
+  } else if constexpr (std::is_same_v<T, bool> && std::is_same_v<R, bool>) {
+    // bool -> bool (logical_not): read as bytes, as copy's bool source (creation.cpp), so the
+    // loop vectorises.
+    unary_loop<R, uint8_t>(out, x, [&](uint8_t v) { return f(v != 0); });
   } else {
     unary_loop<R, T>(out, x, f);
   }
