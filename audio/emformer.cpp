@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <map>
 #include <utility>
 
 #include "fw/nn/functional.h"
@@ -428,12 +427,12 @@ void EmformerEncoderImpl::reset() {
   const int64_t stride = o.time_reduction_stride(), d = o.time_reduction_input_dim() * stride;
   input_linear = register_module(
       "input_linear", nn::Linear(nn::LinearOptions(o.input_dim(), o.time_reduction_input_dim()).bias(false)));
-  std::string strategy = o.transformer_weight_init_scale_strategy();
   transformer = register_module(
       "transformer", Emformer(d, o.transformer_num_heads(), o.transformer_ffn_dim(), o.transformer_num_layers(),
                               o.segment_length() / stride, o.transformer_dropout(), o.transformer_activation(),
                               o.transformer_left_context_length(), o.right_context_length() / stride,
-                              o.transformer_max_memory_size(), strategy, o.transformer_tanh_on_mem()));
+                              o.transformer_max_memory_size(), o.transformer_weight_init_scale_strategy(),
+                              o.transformer_tanh_on_mem()));
   output_linear = register_module("output_linear", nn::Linear(d, o.encoding_dim()));
   layer_norm = register_module("layer_norm", nn::LayerNorm(nn::LayerNormOptions({o.encoding_dim()})));
 }
@@ -656,12 +655,6 @@ RNNT emformer_rnnt_base(int64_t num_symbols) {
 
 namespace {
 
-std::string hypo_key(const Hypothesis& h) {
-  std::string k;
-  for (int64_t t : h.tokens) k += std::to_string(t) + ",";
-  return k;
-}
-
 // torch.logaddexp on two float32 values (PyTorch's scalar formula).
 float logaddexp_f32(float a, float b) {
   if (std::isinf(a) && a == b) return a;
@@ -739,7 +732,6 @@ std::vector<Hypothesis> RNNTBeamSearch::search(const Tensor& enc_out, const Hypo
   const auto dev = enc_out.device();
   const TensorOptions longs = TensorOptions(kLong).device(dev);
   const int64_t V = m.joiner->output_dim;
-  FW_CHECK(blank < V, "[audio::models::RNNTBeamSearch] blank ", blank, " is not below the model's ", V, " symbols");
 
   // The initial hypothesis: the blank, or the last token of the hypothesis the stream resumes from.
   std::vector<Hypothesis> b_hypos;
@@ -755,7 +747,6 @@ std::vector<Hypothesis> RNNTBeamSearch::search(const Tensor& enc_out, const Hypo
   for (int64_t t = 0; t < steps; t++) {
     std::vector<Hypothesis> a_hypos = std::move(b_hypos);
     b_hypos.clear();
-    std::map<std::string, size_t> b_index;  // key -> position in b_hypos
     int64_t symbols = 0;
     const Tensor frame = enc_out.slice(1, t, t + 1);
     while (!a_hypos.empty()) {
@@ -769,16 +760,16 @@ std::vector<Hypothesis> RNNTBeamSearch::search(const Tensor& enc_out, const Hypo
       // Hypotheses that emit blank move to b_hypos (merging equal token sequences).
       for (size_t i = 0; i < a_hypos.size(); i++) {
         const float blank_score = float(a_hypos[i].score) + p[i * V + (V - 1)];
-        const std::string key = hypo_key(a_hypos[i]);
         float score = blank_score;
-        auto it = b_index.find(key);
-        if (it != b_index.end()) {
-          score = logaddexp_f32(float(b_hypos[it->second].score), blank_score);
-          b_hypos.erase(b_hypos.begin() + int64_t(it->second));
+        // A hypothesis with the same tokens already in b_hypos merges into this one (torchaudio
+        // keys hypotheses by their token sequence).
+        auto same = std::find_if(b_hypos.begin(), b_hypos.end(),
+                                 [&](const Hypothesis& h) { return h.tokens == a_hypos[i].tokens; });
+        if (same != b_hypos.end()) {
+          score = logaddexp_f32(float(same->score), blank_score);
+          b_hypos.erase(same);
         }
         b_hypos.push_back(Hypothesis{a_hypos[i].tokens, a_hypos[i].predictor_out, a_hypos[i].state, score});
-        b_index.clear();
-        for (size_t j = 0; j < b_hypos.size(); j++) b_index[hypo_key(b_hypos[j])] = j;
       }
       {
         std::vector<double> scores;
@@ -786,8 +777,6 @@ std::vector<Hypothesis> RNNTBeamSearch::search(const Tensor& enc_out, const Hypo
         std::vector<Hypothesis> sorted;
         for (size_t j : order_by(scores, /*descending=*/false)) sorted.push_back(b_hypos[j]);
         b_hypos = std::move(sorted);
-        b_index.clear();
-        for (size_t j = 0; j < b_hypos.size(); j++) b_index[hypo_key(b_hypos[j])] = j;
       }
       if (symbols == step_max_tokens) break;
       // The best non-blank extensions (torchaudio scores every token but the last symbol).
