@@ -202,7 +202,16 @@ TEST(AudioFunctional, Spectrogram) {
     Tensor s = F::spectrogram(fix().signal(c.str("signal")), c.i("pad"), fw::hann_window(c.i("win")), c.i("n_fft"),
                               c.i("hop"), c.i("win"), c.num("power"), norm, c.flag("center"), c.str("pad_mode"),
                               c.flag("onesided"));
-    FW_AUDIO_EXPECT_CLOSE(c, s, fix().out(c));
+    const double power = c.num("power");
+    if (power < 1) {
+      // |X|^p with p < 1 is ill-conditioned near silent bins (d|X|^p = p |X|^(p-1) d|X|): for
+      // spectrogram_3 (p = 0.5) torch's own float32 result is 9.3e-6 from float64, and a 1e-7
+      // relative change of the input moves it by up to 1.8e-5, so FFT rounding alone (FFTW's
+      // measured plans differ run to run) crosses a 1e-5 tolerance. Compare |X| = s^(1/p) instead.
+      FW_AUDIO_EXPECT_CLOSE(c, s.pow(1 / power), fix().out(c).pow(1 / power));
+    } else {
+      FW_AUDIO_EXPECT_CLOSE(c, s, fix().out(c));
+    }
   }
   for (const Case& c : fix().cases("inverse_spectrogram")) {
     Tensor y = F::inverse_spectrogram(as_complex(fix().out(c, "x")), c.i("length"), 0, fw::hann_window(400), 400, 200,
