@@ -3,7 +3,8 @@
 //   fw::audio::functional                torchaudio.functional (fw/audio/functional.h)
 //   fw::audio::transforms                torchaudio.transforms as nn Modules (fw/audio/transforms.h)
 //   fw::audio::kaldi                     torchaudio.compliance.kaldi, batched (fw/audio/kaldi.h)
-//   fw::audio::models                    torchaudio.models (fw/audio/models.h, fw/audio/emformer.h)
+//   fw::audio::models                    torchaudio.models (fw/audio/models.h, fw/audio/emformer.h,
+//                                        fw/audio/hdemucs.h)
 //   fw::audio::functional::compute_kaldi_pitch / process_kaldi_pitch   Kaldi pitch (fw/audio/pitch.h)
 // FFTs (fw::fft::*, fw::stft/istft) are core ops declared in fw/fft.h.
 #pragma once
@@ -16,6 +17,7 @@
 #include "fw/audio/pitch.h"
 #include "fw/audio/models.h"
 #include "fw/audio/emformer.h"
+#include "fw/audio/hdemucs.h"
 #include "fw/audio/transforms.h"
 #include "fw/audio/kaldi.h"
 #include "fw/audio/kaldi_io.h"
