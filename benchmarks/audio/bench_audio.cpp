@@ -1,7 +1,7 @@
 // W6 (and the resample targets of the audio issue): fw's MelSpectrogram, MFCC, Kaldi fbank on 60 s
 // of 16 kHz audio, resampling 60 s of 44.1 kHz / 48 kHz audio to 16 kHz and Kaldi pitch of 60 s of
-// 16 kHz speech, the Conformer / wav2vec2_base encoders, conv_tasnet_base and emformer_rnnt_base's
-// transcriber. Prints one line per workload, "name median_ms", for benchmarks/audio/compare.sh,
+// 16 kHz speech, the Conformer / wav2vec2_base encoders, conv_tasnet_base, emformer_rnnt_base's
+// transcriber and hdemucs_high. Prints one line per workload, "name median_ms", for benchmarks/audio/compare.sh,
 // which runs torchaudio on the same shapes (bench_torchaudio.py) alternately and prints the ratios.
 #include <fw/audio.h>
 
@@ -84,5 +84,10 @@ int main(int argc, char** argv) {
                                                            mel4.slice(1, s * 16, s * 16 + 20), seg_len, st));
                                                    },
                                                    reps / 4 + 1));
+  // hdemucs_high (4 sources) on 2 s of 44.1 kHz stereo.
+  fw::audio::models::HDemucs demucs = fw::audio::models::hdemucs_high({"drums", "bass", "other", "vocals"});
+  demucs->eval();
+  fw::Tensor song = fw::randn({1, 2, 88200}) * 0.1;
+  std::printf("hdemucs_high_2s_44k %.3f\n", median_ms([&] { demucs(song); }, reps / 4 + 1));
   return 0;
 }

@@ -64,6 +64,9 @@ with torch.no_grad():
             _, _, st = rnnt.transcribe_streaming(mel4[:, s * 16: s * 16 + 20], seg_len, st)
 
     print(f"emformer_rnnt_stream_4s {median_ms(stream, reps // 4 + 1):.3f}")
+    demucs = M.hdemucs_high(["drums", "bass", "other", "vocals"]).eval()
+    song = torch.randn(1, 2, 88200) * 0.1
+    print(f"hdemucs_high_2s_44k {median_ms(lambda: demucs(song), reps // 4 + 1):.3f}")
     if os.path.exists(os.environ.get("VOSK_LIB", "")):
         here = os.path.dirname(os.path.abspath(__file__))
         sys.path.insert(0, os.path.join(here, "..", "..", "tests", "fixtures", "audio"))

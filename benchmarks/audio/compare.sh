@@ -9,10 +9,14 @@ cd "$(dirname "$0")/../.."
 rounds="${1:-3}"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
-if ! /usr/bin/python3 -c "import torchaudio" 2>/dev/null; then
-  echo "compare: installing python3-torchaudio for the peer"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-torchaudio >/dev/null
-fi
+# The peer: torchaudio plus OpenBLAS (with Debian's default reference BLAS, torch's GEMMs run at a
+# few GFLOP/s and every model row would be 10-50x slower than torch really is).
+for pkg in python3-torchaudio libopenblas0-openmp; do
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+    echo "compare: installing $pkg for the peer"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$pkg" >/dev/null
+  fi
+done
 if [ -z "${VOSK_LIB:-}" ] && pip install -q --no-deps --target "$out/vosk" vosk==0.3.45 >/dev/null 2>&1; then
   export VOSK_LIB="$out/vosk/vosk/libvosk.so"
 fi
