@@ -445,12 +445,12 @@ class Wav2Vec2EncoderImpl : public nn::Cloneable<Wav2Vec2EncoderImpl> {
   void reset() override;
   Tensor forward(const Tensor& features, const Tensor& lengths = {});
   std::vector<Tensor> extract_features(const Tensor& features, const Tensor& lengths, int64_t num_layers);
+  // torchaudio's _preprocess: the projection with padded frames zeroed, and the additive
+  // attention mask (undefined without lengths). HuBERTPretrainModel masks between the two steps.
+  std::tuple<Tensor, Tensor> preprocess(const Tensor& features, const Tensor& lengths);
   Wav2Vec2Options options;
   Wav2Vec2FeatureProjection feature_projection{nullptr};
   Wav2Vec2Transformer transformer{nullptr};
-
- private:
-  std::tuple<Tensor, Tensor> preprocess(const Tensor& features, const Tensor& lengths);
 };
 FW_MODULE(Wav2Vec2Encoder);
 
