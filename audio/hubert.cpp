@@ -41,6 +41,9 @@ std::vector<int64_t> span_lengths(int64_t num_mask, int64_t mask_length, const s
   if (num_mask == 0 || type == "static") return out;
   Tensor l;
   if (type == "uniform") {
+    FW_CHECK(other == std::floor(other) && other <= double(mask_length) * 2, kOp,
+             " uniform span lengths need an integral mask_other (the lowest length) up to 2 mask_length, got ",
+             other);
     l = fw::randint(int64_t(other), mask_length * 2 + 1, {num_mask}, gen);
   } else if (type == "normal") {
     l = fw::clamp_min(fw::round(fw::normal(double(mask_length), other, {num_mask}, gen, TensorOptions(kDouble))), 1);
@@ -60,7 +63,10 @@ Tensor compute_mask_indices(int64_t batch, int64_t frames, const Tensor& padding
                             bool no_overlap, int64_t min_space, std::optional<Generator> gen) {
   FW_CHECK(batch >= 0 && frames >= 0, kOp, " mask shape must be non-negative, got (", batch, ", ", frames, ")");
   FW_CHECK(mask_length >= 1, kOp, " mask length must be at least 1, got ", mask_length);
-  FW_CHECK(mask_prob >= 0 && std::isfinite(mask_prob), kOp, " mask probability must be non-negative, got ", mask_prob);
+  FW_CHECK(mask_prob >= 0 && mask_prob <= 1, kOp, " mask probability must be in [0, 1], got ", mask_prob);
+  FW_CHECK(std::isfinite(mask_other), kOp, " mask_other must be finite, got ", mask_other);
+  FW_CHECK(min_masks >= 0 && min_space >= 0, kOp, " min_masks (", min_masks, ") and min_space (", min_space,
+           ") must be non-negative");
   check_mask_type(mask_type, "mask selection");
   Tensor pad_counts;
   if (padding_mask.defined()) {
@@ -97,7 +103,9 @@ Tensor compute_mask_indices(int64_t batch, int64_t frames, const Tensor& padding
         std::vector<double> lens;
         double l_sum = 0;
         for (auto [s, e] : parts) {
-          const double v = e - s < length + min_space ? 0.0 : double(e - s);
+          // A part fits when it is longer than the span and its spacing (torchaudio's filter; a
+          // part exactly the span's length would leave randint no room there either).
+          const double v = (e - s < length + min_space || e - s <= length) ? 0.0 : double(e - s);
           lens.push_back(v);
           l_sum += v;
         }
@@ -106,7 +114,7 @@ Tensor compute_mask_indices(int64_t batch, int64_t frames, const Tensor& padding
         const int64_t c = fw::multinomial(probs, 1, false, gen).item<int64_t>();
         const auto [s, e] = parts[size_t(c)];
         parts.erase(parts.begin() + c);
-        const int64_t start = e - length > s ? fw::randint(s, e - length, {1}, gen).item<int64_t>() : s;
+        const int64_t start = fw::randint(s, e - length, {1}, gen).item<int64_t>();
         for (int64_t k = 0; k < length; k++) idc.push_back(start + k);
         if (start - s - min_space >= keep) parts.push_back({s, start - min_space + 1});
         if (e - start - keep - min_space > keep) parts.push_back({start + length + min_space, e});
@@ -234,8 +242,10 @@ Tensor row_ids(const Tensor& emb) {
 // embedding: cosine similarity as ATen computes it (w12 / sqrt(max(w1 w2, eps^2))), over 0.1,
 // with -inf for the classes whose embedding equals the label's. One (frames x classes) product
 // and an id comparison instead of torchaudio's (classes + 1, frames, dim) broadcasts.
-Tensor compute_logits(const Tensor& proj, const Tensor& target, const Tensor& emb) {
+Tensor compute_logits(const Tensor& proj_in, const Tensor& target, const Tensor& emb_in) {
   const double eps = 1e-8, temperature = 0.1;
+  // In float32 and back, as torchaudio's .float() ... .type_as(proj_x).
+  Tensor proj = proj_in.to(kFloat), emb = emb_in.to(kFloat);
   Tensor t = target.to(kLong);
   Tensor pos = emb.index_select(0, t);                                      // (N, F)
   Tensor w1 = (proj * proj).sum({1}, true);                                 // (N, 1)
@@ -246,7 +256,7 @@ Tensor compute_logits(const Tensor& proj, const Tensor& target, const Tensor& em
   Tensor ids = row_ids(emb), label_ids = ids.index_select(0, t).unsqueeze(1);
   Tensor same = fw::logical_and(fw::eq(label_ids, ids.unsqueeze(0)), label_ids >= 0);  // (N, C)
   neg = neg.masked_fill(same, -std::numeric_limits<double>::infinity());
-  return fw::cat({posl, neg}, 1);
+  return fw::cat({posl, neg}, 1).to(proj_in.dtype());
 }
 
 }  // namespace
@@ -259,15 +269,25 @@ std::tuple<Tensor, Tensor> HuBERTLogitGeneratorImpl::forward(const Tensor& x, co
                !labels.is_floating_point() && !labels.is_complex(),
            kOp, " labels must be (batch, frames) = (", x.size(0), ", ", x.size(1), ") integers, got ",
            labels.sizes(), " ", labels.dtype());
-  if (labels.numel()) {
-    const int64_t lo = labels.min().item<int64_t>(), hi = labels.max().item<int64_t>();
-    FW_CHECK(lo >= 0 && hi < num_classes, kOp, " labels must be in [0, ", num_classes, "), got values in [", lo,
-             ", ", hi, "]");
+  for (const Tensor* m : {&mask_m, &mask_u}) {
+    FW_CHECK(m->defined(), kOp, " logit generator: masks must be defined");
+    FW_CHECK(m->scalar_type() == kBool && m->sizes() == labels.sizes(), kOp, " masks must be (batch, frames) = ",
+             labels.sizes(), " bool, got ", m->sizes(), " ", m->dtype());
   }
   Tensor proj = final_proj->forward(x);
+  // Only the selected frames' labels are read (padded frames may hold any value, e.g. -100).
+  auto logits = [&](const Tensor& mask) {
+    Tensor lab = labels.index({mask});
+    if (lab.numel()) {
+      const int64_t lo = lab.min().item<int64_t>(), hi = lab.max().item<int64_t>();
+      FW_CHECK(lo >= 0 && hi < num_classes, kOp, " labels must be in [0, ", num_classes, "), got values in [", lo,
+               ", ", hi, "]");
+    }
+    return compute_logits(proj.index({mask}), lab, label_embeddings);
+  };
   Tensor logit_m, logit_u;
-  if (!skip_masked) logit_m = compute_logits(proj.index({mask_m}), labels.index({mask_m}), label_embeddings);
-  if (!skip_nomask) logit_u = compute_logits(proj.index({mask_u}), labels.index({mask_u}), label_embeddings);
+  if (!skip_masked) logit_m = logits(mask_m);
+  if (!skip_nomask) logit_u = logits(mask_u);
   return {logit_m, logit_u};
 }
 
@@ -290,10 +310,29 @@ void HuBERTPretrainModelImpl::reset() {
   logit_generator = register_module(
       "logit_generator", detail::HuBERTLogitGenerator(d, options.num_classes(), options.final_dim(),
                                                       options.skip_masked(), options.skip_nomask()));
+  // torchaudio's _init_hubert_pretrain_model (applied by hubert_pretrain_model): He-normal
+  // feature-extractor convs, a zero positional-conv bias, and every Linear of the transformer
+  // N(0, 0.02) with zero bias (fairseq's init_bert_params, which also overrides the attention's
+  // xavier init). The feature projection and final_proj keep their defaults.
+  NoGradGuard no_grad;
+  for (const auto& block : *wav2vec2->feature_extractor->conv_layers)
+    nn::init::kaiming_normal_(block->as<detail::Wav2Vec2ConvBlockImpl>()->conv->weight);
+  auto& transformer = wav2vec2->encoder->transformer;
+  transformer->pos_conv_embed->conv->bias.zero_();
+  for (const auto& m : transformer->modules(/*include_self=*/false))
+    if (auto* lin = dynamic_cast<nn::LinearImpl*>(m.get())) {
+      nn::init::normal_(lin->weight, 0.0, 0.02);
+      if (lin->bias.defined()) lin->bias.zero_();
+    }
 }
 
 std::tuple<Tensor, Tensor, Tensor> HuBERTPretrainModelImpl::run(const Tensor& waveforms, const Tensor& labels,
                                                                 const Tensor& lengths, const Tensor* given) {
+  if (lengths.defined())
+    FW_CHECK(lengths.dim() == 1 && waveforms.dim() >= 1 && lengths.size(0) == waveforms.size(0) &&
+                 !lengths.is_floating_point() && !lengths.is_complex(),
+             detail::kOp, " lengths must be a (batch,) integer tensor with batch = ",
+             waveforms.dim() ? waveforms.size(0) : 0, ", got ", lengths.dtype(), " ", lengths.sizes());
   auto [x, out_lengths] = wav2vec2->feature_extractor->forward(waveforms, lengths);
   const auto& g = options.feature_grad_mult();
   if (g && *g < 1.0 && GradMode::is_enabled() && x.requires_grad()) x = detail::GradMultiply::apply(x, *g);

@@ -170,9 +170,11 @@ TEST(AudioHuBERT, SpanMasksFollowTheRules) {
       }
     }
   }
-  // min_masks with a tiny probability: still two spans' worth.
-  Tensor few = AM::detail::compute_mask_indices(2, 100, Tensor(), 0.0, 5, "static", 0, 2);
-  EXPECT_GE(few.sum().item<int64_t>(), 2 * 5);
+  // min_masks with probability 0: exactly two non-overlapping spans of 5 per row.
+  for (int rep = 0; rep < 10; rep++) {
+    Tensor few = AM::detail::compute_mask_indices(2, 100, Tensor(), 0.0, 5, "static", 0, 2, true, 1);
+    EXPECT_TRUE(fw::equal(few.sum({1}), fw::full({2}, 10, fw::TensorOptions(fw::kLong)))) << few.sum({1});
+  }
 }
 
 // The mean masked fraction over many draws matches torchaudio's (each case: 400 draws there, 400
@@ -209,7 +211,8 @@ TEST(AudioHuBERT, FeatureGradMultScalesTheExtractorGradient) {
     fill_like_torchaudio(*m, c);
     m->eval();
     auto [lm, lu, pen] = m->forward_with_mask(x, labels, fix().out(c, "lengths"), mask);
-    (fw::cross_entropy_loss(lm, fw::zeros({lm.size(0)}, fw::TensorOptions(fw::kLong))) + lu.logsumexp(1).mean())
+    (fw::cross_entropy_loss(lm, fw::zeros({lm.size(0)}, fw::TensorOptions(fw::kLong))) + lu.logsumexp(1).mean() +
+     10 * pen)
         .backward();
     grads.push_back(m->named_parameters()["wav2vec2.feature_extractor.conv_layers.0.conv.weight"].grad().clone());
     grads.push_back(m->named_parameters()["logit_generator.final_proj.weight"].grad().clone());
@@ -249,6 +252,67 @@ TEST(AudioHuBERT, Trains) {
   EXPECT_LT(last, first);
 }
 
+// Random masks through forward: with lengths, masked + unmasked logits cover exactly the valid
+// frames; skip_masked leaves logit_m undefined; channel masks zero whole channels of the features.
+TEST(AudioHuBERT, RandomMasksCoverTheValidFrames) {
+  fw::manual_seed(9);
+  fw::NoGradGuard no_grad;
+  const Case& c = case_named("small_lengths");
+  AM::HuBERTPretrainModel m = filled(c);
+  const Tensor x = fix().out(c, "x"), labels = fix().out(c, "labels"), lengths = fix().out(c, "lengths");
+  const Tensor mask = fix().out(c, "mask");
+  const int64_t T = mask.size(1);
+  // The valid frames: feature-extractor output lengths of 4000 and 2500 samples.
+  auto [feat, out_len] = m->wav2vec2->feature_extractor->forward(x, lengths);
+  const int64_t valid = out_len.sum().item<int64_t>();
+  EXPECT_LT(valid, 2 * T);
+  // Labels of padded frames are never read (recipes fill them with -100).
+  Tensor padded_labels = labels.masked_fill(fw::arange(T).expand({2, T}) >= out_len.unsqueeze(1), -100);
+  EXPECT_NO_THROW(m(x, padded_labels, lengths));
+  for (int rep = 0; rep < 5; rep++) {
+    auto [lm, lu, pen] = m(x, labels, lengths);
+    EXPECT_EQ(lm.size(0) + lu.size(0), valid);
+    EXPECT_GT(lm.size(0), 0);
+    EXPECT_EQ(lm.size(1), 8);
+  }
+  AM::HuBERTPretrainModel skip = AM::hubert_pretrain_model(small_options(c).skip_masked(true));
+  auto [sm, su, sp] = skip(x, labels, lengths);
+  EXPECT_FALSE(sm.defined());
+  EXPECT_EQ(su.size(1), 8);
+
+  AM::detail::HuBERTMaskGenerator gen(32, AM::HuBERTPretrainOptions().mask_prob(0.5).mask_length(2)
+                                              .mask_channel_prob(0.5).mask_channel_length(4));
+  Tensor h = fw::randn({2, 30, 32}) + 5;  // nothing zero by chance
+  auto [hm, tm] = gen->forward(h, Tensor());
+  Tensor zero_channel = (hm == 0).all(1);  // (B, C): zeroed across every frame
+  EXPECT_GT(zero_channel.sum().item<int64_t>(), 0);
+  // Masked frames hold the mask embedding, except in the zeroed channels.
+  Tensor keep = fw::logical_not(zero_channel).unsqueeze(1).expand({2, 30, 32});
+  Tensor emb = gen->mask_embedding.expand({2, 30, 32});
+  Tensor at_mask = fw::logical_and(tm.unsqueeze(-1).expand({2, 30, 32}), keep);
+  EXPECT_TRUE(fw::equal(hm.index({at_mask}), emb.index({at_mask})));
+  Tensor elsewhere = fw::logical_and(fw::logical_not(tm).unsqueeze(-1).expand({2, 30, 32}), keep);
+  EXPECT_TRUE(fw::equal(hm.index({elsewhere}), h.index({elsewhere})));
+}
+
+// torchaudio's pre-training init: He-normal extractor convs, N(0, 0.02) transformer Linears with
+// zero biases (the attention projections too), a zero positional-conv bias.
+TEST(AudioHuBERT, InitialisesLikeTorchaudio) {
+  fw::manual_seed(4);
+  AM::HuBERTPretrainModel m = AM::hubert_pretrain_base();
+  auto p = m->named_parameters();
+  // conv_layers.1: 512 x 512 x 3, fan_in 1536.
+  EXPECT_NEAR(p["wav2vec2.feature_extractor.conv_layers.1.conv.weight"].std().item<double>(), std::sqrt(2.0 / 1536),
+              0.01 * std::sqrt(2.0 / 1536));
+  for (const char* w : {"wav2vec2.encoder.transformer.layers.3.attention.k_proj.weight",
+                        "wav2vec2.encoder.transformer.layers.3.feed_forward.output_dense.weight"})
+    EXPECT_NEAR(p[w].std().item<double>(), 0.02, 0.0005) << w;
+  EXPECT_EQ(p["wav2vec2.encoder.transformer.layers.0.attention.out_proj.bias"].abs().max().item<double>(), 0.0);
+  EXPECT_EQ(p["wav2vec2.encoder.transformer.pos_conv_embed.conv.bias"].abs().max().item<double>(), 0.0);
+  // Outside the transformer: defaults (the feature projection's bias is not zeroed).
+  EXPECT_GT(p["wav2vec2.encoder.feature_projection.projection.bias"].abs().max().item<double>(), 0.0);
+}
+
 TEST(AudioHuBERT, RejectsBadArguments) {
   const Case& c = case_named("small");
   AM::HuBERTPretrainModel m = AM::hubert_pretrain_model(small_options(c));
@@ -256,6 +320,13 @@ TEST(AudioHuBERT, RejectsBadArguments) {
   EXPECT_ERROR(m(x, labels.narrow(1, 0, 5)), "the labels must have one entry per output frame");
   EXPECT_ERROR(m(x, labels.to(fw::kFloat)), "integers");
   EXPECT_ERROR(m(x, labels + 7), "labels must be in [0, 7)");
+  EXPECT_ERROR(m(x, labels - 1), "labels must be in [0, 7)");
+  EXPECT_ERROR(m(x, labels, fw::tensor({4000.0, 3000.0})), "lengths must be a (batch,) integer tensor");
+  EXPECT_ERROR(m(x, labels, fw::tensor({{4000}, {3000}})), "lengths must be a (batch,) integer tensor");
+  EXPECT_ERROR(m->forward_with_mask(x, labels, Tensor(), fix().out(c, "mask").to(fw::kLong)),
+               "the mask must be (batch, frames)");
+  EXPECT_ERROR(AM::detail::compute_mask_indices(2, 10, Tensor(), 0.5, 2, "uniform", 0.5), "integral mask_other");
+  EXPECT_ERROR(AM::detail::compute_mask_indices(2, 10, Tensor(), 0.5, 2, "static", 0, -1), "must be non-negative");
   EXPECT_ERROR(m->forward_with_mask(x, labels, Tensor(), fw::zeros({2, 3}, fw::TensorOptions(fw::kBool))),
                "the mask must be (batch, frames)");
   EXPECT_ERROR(AM::hubert_pretrain_model(small_options(c).feature_grad_mult(1.5)),

@@ -19,7 +19,8 @@
 
 namespace fw::audio::models {
 
-// hubert_pretrain_model's arguments beyond the wav2vec2 ones (defaults: hubert_pretrain_base's).
+// hubert_pretrain_model's arguments beyond the wav2vec2 ones (the masking and logit defaults are
+// hubert_pretrain_base's; the nested Wav2Vec2Options keep wav2vec2's, whose dropouts differ).
 struct HuBERTPretrainOptions {
   FW_ARG(Wav2Vec2Options, wav2vec2) = {};
   FW_ARG(double, mask_prob) = 0.8;          // expected fraction of frames masked (spans overlap)
@@ -51,7 +52,8 @@ namespace detail {
 // options (its "poisson" lengths call torch.poisson wrongly; its no_overlap placement passes
 // tensors to torch.randint after the first span); fw implements their evident meaning, Poisson
 // (mask_length) lengths and fairseq's placement, and the tests compare those against patched
-// torchaudio runs.
+// torchaudio runs. "uniform" lengths are drawn from [mask_other, 2 mask_length]; mask_other must
+// be integral (torch.randint rejects any float there).
 Tensor compute_mask_indices(int64_t batch, int64_t frames, const Tensor& padding_mask, double mask_prob,
                             int64_t mask_length, const std::string& mask_type = "static", double mask_other = 0.0,
                             int64_t min_masks = 0, bool no_overlap = false, int64_t min_space = 0,
@@ -99,6 +101,8 @@ FW_MODULE(HuBERTLogitGenerator);
 // integer, lengths (B,) or undefined) -> (logit_m, logit_u, feature_pen): the logits of the
 // masked and of the unmasked valid frames (undefined when skipped) and the mean square of the
 // extracted features (a penalty term). labels must have one entry per output frame.
+// Initialised as torchaudio's hubert_pretrain_model does (He-normal extractor convs, N(0, 0.02)
+// transformer Linears with zero biases, zero positional-conv bias).
 class HuBERTPretrainModelImpl : public nn::Cloneable<HuBERTPretrainModelImpl> {
  public:
   explicit HuBERTPretrainModelImpl(HuBERTPretrainOptions options = {});
