@@ -57,6 +57,12 @@ class FixtureFile {
       if (c.name.rfind(prefix, 0) == 0) out.push_back(c);
     return out;
   }
+  // The case called exactly `name` (raises when there is none).
+  const Case& named(const std::string& name) const {
+    for (const auto& c : cases_)
+      if (c.name == name) return c;
+    throw std::runtime_error("fixture case missing: " + name);
+  }
   const fw::Tensor& get(const std::string& key) const {
     auto it = tensors_.find(key);
     if (it == tensors_.end()) throw std::runtime_error("fixture tensor missing: " + key);

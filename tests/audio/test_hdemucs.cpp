@@ -28,12 +28,7 @@ const fwtest::audio::FixtureFile& fix() {
   return f;
 }
 
-const Case& case_named(const std::string& name) {
-  static std::vector<Case> all = fix().cases("");
-  for (const Case& c : all)
-    if (c.name == name) return c;
-  throw std::runtime_error("no fixture case " + name);
-}
+const Case& case_named(const std::string& name) { return fix().named(name); }
 
 std::vector<std::string> sources_of(const Case& c) {
   std::vector<std::string> out;

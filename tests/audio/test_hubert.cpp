@@ -27,12 +27,7 @@ const fwtest::audio::FixtureFile& fix() {
   return f;
 }
 
-const Case& case_named(const std::string& name) {
-  static std::vector<Case> all = fix().cases("");
-  for (const Case& c : all)
-    if (c.name == name) return c;
-  throw std::runtime_error("no fixture case " + name);
-}
+const Case& case_named(const std::string& name) { return fix().named(name); }
 
 // gen_hubert.py's SMALL configuration with the case's overrides.
 AM::HuBERTPretrainOptions small_options(const Case& c) {
