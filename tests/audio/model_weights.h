@@ -72,4 +72,13 @@ inline void fill_like_torchaudio(fw::nn::Module& m, const Case& c) {
   }
 }
 
+// Every parameter has a gradient, and it is finite (after a backward pass). Fatal when one has
+// none: callers wrap it in ASSERT_NO_FATAL_FAILURE.
+inline void expect_finite_grads(const fw::nn::Module& m) {
+  for (const auto& kv : m.named_parameters()) {
+    ASSERT_TRUE(kv.value().grad().defined()) << kv.key();
+    EXPECT_TRUE(fw::isfinite(kv.value().grad()).all().item<bool>()) << kv.key();
+  }
+}
+
 }  // namespace fwtest::audio

@@ -178,10 +178,7 @@ TEST(AudioHDemucs, Trains) {
     Tensor loss = fw::l1_loss(m(x), target);
     loss.backward();
     if (step == 0) {
-      for (const auto& kv : m->named_parameters()) {
-        ASSERT_TRUE(kv.value().grad().defined()) << kv.key();
-        EXPECT_TRUE(fw::isfinite(kv.value().grad()).all().item<bool>()) << kv.key();
-      }
+      ASSERT_NO_FATAL_FAILURE(fwtest::audio::expect_finite_grads(*m));
       first = loss.item<double>();
     }
     last = loss.item<double>();
