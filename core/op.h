@@ -127,6 +127,9 @@ void bump_version(const Tensor& t, const char* writer = nullptr);
 // check_targets op's kernel: nll_loss/cross_entropy validate without reading values on the host,
 // so a traced loss does not break the graph.
 Tensor check_targets(const Tensor& target, int64_t classes, int64_t ignore_index);
+// istft's window envelope (real floating), returned unchanged; raises "[istft] window overlap add
+// min: v ..." when min |envelope| <= 1e-11 (the window fails NOLA), inside the check_nola kernel.
+Tensor check_nola(const Tensor& envelope);
 
 // Sums a broadcast gradient back to `shape` (the vjp of broadcasting).
 Tensor sum_to(const Tensor& g, IntArrayRef shape);

@@ -10,13 +10,16 @@
 // views) run without a contiguous copy. Multi-dim transforms apply one dim after the other.
 #include <fftw3.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <tuple>
 
 #include "core/op.h"
 #include "core/parallel.h"
+#include "core/visit.h"
 #include "fw/fft.h"
 #include "fw/nn/functional.h"
 
@@ -318,8 +321,34 @@ void c2c_vjp(const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) {
   r[0] = fw::_fft_c2c(g[0], c.a.ints, c.a.i0, !(c.a.flags & 1));
 }
 
+// ---- check_nola: in = {envelope}, real floating; the output is a copy of it.
+void nola_meta(const OpCall& c, Metas& m) {
+  const Tensor& e = c.in[0];
+  FW_CHECK(e.dtype() == kFloat || e.dtype() == kDouble, "[istft] the window envelope must be float32 or float64, got ",
+           dtype_str(e.dtype()));
+  m.push_back({DimVec(e.sizes()), e.dtype()});
+}
+void nola_kernel(const OpCall& c, Outs& o) {
+  Tensor e = c.in[0].contiguous();
+  double lo = std::numeric_limits<double>::infinity();
+  visit_float(e.dtype(), "istft", [&]<class T>() {
+    const T* p = e.data_ptr<T>();
+    for (int64_t i = 0, n = e.numel(); i < n; i++) lo = std::min(lo, double(std::abs(p[i])));
+  });
+  FW_CHECK(!(lo <= 1e-11), "[istft] window overlap add min: ", lo,
+           " (the window's squared overlap-add must be nonzero everywhere, NOLA)");
+  o[0].copy_(e);
+}
+void nola_vjp(const VjpCtx&, ArrayRef<Tensor> g, Outs& r) { r[0] = g[0]; }
+
 }  // namespace
 
+FW_DEFINE_OP(check_nola) {
+  d.meta = nola_meta;
+  d.cpu = nola_kernel;
+  d.vjp = nola_vjp;
+  d.vjp_reads_in = false;
+}
 FW_DEFINE_OP(fft_r2c) {
   d.meta = r2c_meta;
   d.cpu = r2c_kernel;
@@ -338,6 +367,8 @@ FW_DEFINE_OP(fft_c2c) {
   d.vjp = c2c_vjp;
   d.vjp_reads_in = false;
 }
+
+Tensor detail::check_nola(const Tensor& envelope) { return dispatch1(OpId::check_nola, {envelope}, OpAttrs{}); }
 
 // ---- primitives
 Tensor _fft_r2c(const Tensor& self, IntArrayRef dim, int64_t normalization, bool onesided) {
@@ -706,10 +737,7 @@ Tensor istft(const Tensor& self, int64_t n_fft, std::optional<int64_t> hop_lengt
   FW_CHECK(end > start, "[istft] the requested output is empty (start ", start, ", end ", end, ")");
   y = y.slice(1, start, end);
   env = env.slice(0, start, end);
-  FW_CHECK(env.abs().min().item<double>() > 1e-11,
-           "[istft] window overlap add min: ", env.abs().min().item<double>(),
-           " (the window's squared overlap-add must be nonzero everywhere, NOLA)");
-  y = y / env;
+  y = y / detail::check_nola(env);
   if (length && y.sizes()[1] < *length) y = fw::constant_pad_nd(y, {0, *length - y.sizes()[1]}, 0);
   if (self.dim() == 2) y = y.squeeze(0);
   return y;

@@ -146,6 +146,12 @@ TEST(AudioFft, Errors) {
   EXPECT_NE(msg([] { fw::stft(fw::ones({1000}), 400, 100, 300, fw::hann_window(400), true, "reflect", false,
                               std::nullopt, true); }).find("window"), std::string::npos);
   EXPECT_NE(msg([] { fw::istft(fw::ones({201, 5}), 400); }).find("complex"), std::string::npos);
+  // A window whose squared overlap-add has zeros (4 nonzero samples in 16, hop 8) fails NOLA.
+  EXPECT_NE(msg([] {
+    fw::Tensor gap = fw::zeros({16});
+    gap.narrow(0, 0, 4).fill_(1);
+    fw::istft(fw::complex(fw::ones({9, 6}), fw::zeros({9, 6})), 16, 8, 16, gap);
+  }).find("[istft] window overlap add min: 0 (the window's squared overlap-add must be nonzero"), std::string::npos);
 }
 
 TEST(AudioStft, MatchesTorch) {

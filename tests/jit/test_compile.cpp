@@ -695,6 +695,43 @@ TEST(Compile, CrossEntropyCapturesWholeAndChecksTargetsOnReplay) {
   EXPECT_TRUE(f.explain().breaks.empty());
 }
 
+// istft checks its window envelope (NOLA) inside the check_nola op: a stft/istft round trip
+// compiles into one graph, gradients match eager, and a window that fails NOLA raises on replay.
+TEST(Compile, IstftCapturesWholeAndChecksTheWindowOnReplay) {
+  auto fn = [](const fw::Tensor& x, const fw::Tensor& w) {
+    fw::Tensor s = fw::stft(x, 16, 4, 16, w, true, "reflect", false, std::nullopt, true);
+    return fw::istft(s * 0.5, 16, 4, 16, w, true, false, std::nullopt, x.size(-1));
+  };
+  fw::manual_seed(5);
+  fw::Tensor x = fw::randn({2, 50}, fw::requires_grad());
+  fw::Tensor w = fw::hann_window(16);
+  for (const char* backend : {"aot_eager", "inductor"}) {
+    auto f = fw::compile(fn, fw::CompileOptions().backend(backend).fullgraph(true));
+    fw::Tensor y = f(x, w);
+    fw::Tensor e = fn(x, w);
+    expect_close(y, e, 1e-5, 1e-6);
+    expect_close(y, x * 0.5, 1e-5, 1e-6);
+    fw::Tensor gx = fw::autograd::grad({y.square().sum()}, {x})[0];
+    fw::Tensor ge = fw::autograd::grad({e.square().sum()}, {x})[0];
+    expect_close(gx, ge, 1e-5, 1e-6);
+    // A rectangular window of 4 nonzero samples in 16 leaves gaps between hops of 8.
+    fw::Tensor gap = fw::zeros({16});
+    gap.narrow(0, 0, 4).fill_(1);
+    try {
+      fw::Tensor s = fw::stft(x.detach(), 16, 4, 16, w, true, "reflect", false, std::nullopt, true);
+      auto g = fw::compile([](const fw::Tensor& s, const fw::Tensor& w) { return fw::istft(s, 16, 8, 16, w); },
+                           fw::CompileOptions().backend(backend).fullgraph(true));
+      g(s, w);
+      g(s, gap);
+      ADD_FAILURE() << backend << ": a window that fails NOLA did not raise";
+    } catch (const fw::Error& err) {
+      EXPECT_NE(std::string(err.what()).find("[istft] window overlap add min: 0"), std::string::npos) << err.what();
+    }
+    EXPECT_EQ(f.explain().graph_count, 1);
+    EXPECT_TRUE(f.explain().breaks.empty());
+  }
+}
+
 TEST(Compile, BackwardInsideTheCompiledFunctionIsRejectedWithAClearMessage) {
   fw::Tensor w = fw::randn({3}, fw::requires_grad());
   auto step = fw::compile([&] {

@@ -3,6 +3,7 @@
 // The public transforms (fw::fft::*, stft, istft) are tested in tests/audio/test_spectral.cpp.
 #include <gtest/gtest.h>
 
+#include "core/op.h"
 #include "tests/op_table.h"
 
 using fw::Tensor;
@@ -37,6 +38,15 @@ FW_OP_TEST(fft_c2c) {
   t.atol = 1e-5;
   t.error([] { fw::_fft_c2c(fw::ones({4}), {0}, 0, true); }, "[fft_c2c] expected a complex input, got float32");
   t.error([] { fw::_fft_c2c(fw::complex(fw::ones({4}), fw::ones({4})), {1}, 0, true); }, "[fft_c2c] Dimension out of range");
+}
+
+// istft's envelope check: the identity on a window envelope that satisfies NOLA, an error naming
+// istft and the smallest |value| otherwise.
+FW_OP_TEST(check_nola) {
+  t.run = [](const FixCase& c) { return V{fw::detail::check_nola(c.in[0])}; };
+  t.error([] { fw::detail::check_nola(fw::tensor({0.5f, 1e-12f, 0.75f})); }, "[istft] window overlap add min: 1e-12");
+  t.error([] { fw::detail::check_nola(fw::tensor({0.5, -0.0, 2.0})); }, "[istft] window overlap add min: 0 (");
+  t.error([] { fw::detail::check_nola(fw::tensor({1, 2})); }, "[istft] the window envelope must be float32 or float64, got int64");
 }
 
 TEST(FftOps, GradcheckPrimitives) {
