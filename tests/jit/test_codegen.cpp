@@ -466,7 +466,8 @@ TEST(Codegen, ManyKernelsBuildAsSeveralLibrariesInParallel) {
   CacheDir dir;
   auto fn = [](const std::vector<fw::Tensor>& xs) {
     std::vector<fw::Tensor> ys;
-    for (const auto& x : xs) ys.push_back(((x * 2 + 1).tanh() - x).exp());  // one kernel per shape
+    double k = 1;  // a different constant per kernel: 8 distinct functions (Note [Shared kernel code])
+    for (const auto& x : xs) ys.push_back(((x * k++ + 1).tanh() - x).exp());
     return ys;
   };
   std::vector<fw::Tensor> xs;
@@ -485,4 +486,32 @@ TEST(Codegen, ManyKernelsBuildAsSeveralLibrariesInParallel) {
   for (size_t i = 0; i < again.size(); i++) EXPECT_TRUE(fw::allclose(again[i], want[i], 1e-5, 1e-6)) << i;
   EXPECT_EQ(dir.files(".so").size(), parts);
 }
+// Note [Shared kernel code]: kernels whose code differs only in names (a loop of the same
+// computation between matrix products) run one compiled function, emitted once; the results are
+// eager's, also for a second shape (kernels take sizes as arguments).
+TEST(Codegen, RepeatedKernelsShareOneFunction) {
+  CacheDir dir;
+  fw::manual_seed(3);
+  fw::Tensor w = fw::randn({16, 16}) * 0.25;
+  auto fn = [&](const fw::Tensor& x0, const fw::Tensor& scale) {
+    fw::Tensor x = x0;
+    for (int i = 0; i < 6; i++) x = (fw::mm(x, w) * scale + 1).tanh() * 0.5 - x;
+    return (fw::mm(x, w) * 3 + 2).sigmoid();  // other constants, another function
+  };
+  auto f = fw::compile(fn, fw::CompileOptions().dynamic(false));
+  for (int64_t rows : {8, 5}) {
+    fw::Tensor x = fw::randn({rows, 16}), scale = fw::randn({16});
+    EXPECT_TRUE(fw::allclose(f(x, scale), fn(x, scale), 1e-5, 1e-6)) << rows;
+  }
+  std::string src = read_sources(dir);
+  size_t defs = 0;
+  for (size_t at = src.find("extern \"C\" void fused_"); at != std::string::npos;
+       at = src.find("extern \"C\" void fused_", at + 1))
+    defs++;
+  // Two functions: the loop's and the last line's; the second shape's graph has the same source
+  // (no sizes in it), so it loads the same library.
+  EXPECT_EQ(defs, 2u) << src;
+  EXPECT_NE(src.find("// also run by: fused_"), std::string::npos) << src;
+}
+
 }  // namespace
