@@ -4,7 +4,7 @@
 //   fw::audio::transforms                torchaudio.transforms as nn Modules (fw/audio/transforms.h)
 //   fw::audio::kaldi                     torchaudio.compliance.kaldi, batched (fw/audio/kaldi.h)
 //   fw::audio::models                    torchaudio.models (fw/audio/models.h, fw/audio/emformer.h,
-//                                        fw/audio/hdemucs.h, fw/audio/hubert.h)
+//                                        fw/audio/hdemucs.h, fw/audio/hubert.h, fw/audio/tacotron2.h)
 //   fw::audio::functional::compute_kaldi_pitch / process_kaldi_pitch   Kaldi pitch (fw/audio/pitch.h)
 // FFTs (fw::fft::*, fw::stft/istft) are core ops declared in fw/fft.h.
 #pragma once
@@ -19,6 +19,7 @@
 #include "fw/audio/emformer.h"
 #include "fw/audio/hdemucs.h"
 #include "fw/audio/hubert.h"
+#include "fw/audio/tacotron2.h"
 #include "fw/audio/transforms.h"
 #include "fw/audio/kaldi.h"
 #include "fw/audio/kaldi_io.h"
