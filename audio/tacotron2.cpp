@@ -93,7 +93,24 @@ Tensor Tacotron2PrenetImpl::forward(const Tensor& x) {
   return y;
 }
 
-// ---- _Attention with _LocationLayer
+// ---- _LocationLayer
+
+Tacotron2LocationLayerImpl::Tacotron2LocationLayerImpl(int64_t n_filter, int64_t kernel_size, int64_t hidden_dim)
+    : n_filter(n_filter), kernel_size(kernel_size), hidden_dim(hidden_dim) {
+  check_odd("attention_location_kernel_size", kernel_size);
+  reset();
+}
+
+void Tacotron2LocationLayerImpl::reset() {
+  location_conv = register_module("location_conv", xavier_conv(2, n_filter, kernel_size, false, 1.0));
+  location_dense = register_module("location_dense", xavier_linear(n_filter, hidden_dim, false, kGainTanh));
+}
+
+Tensor Tacotron2LocationLayerImpl::forward(const Tensor& weights_cat) {
+  return location_dense(location_conv(weights_cat).transpose(1, 2));
+}
+
+// ---- _Attention
 
 Tacotron2AttentionImpl::Tacotron2AttentionImpl(int64_t attention_rnn_dim, int64_t encoder_embedding_dim,
                                                int64_t attention_hidden_dim, int64_t location_n_filter,
@@ -103,7 +120,6 @@ Tacotron2AttentionImpl::Tacotron2AttentionImpl(int64_t attention_rnn_dim, int64_
       attention_hidden_dim(attention_hidden_dim),
       location_n_filter(location_n_filter),
       location_kernel_size(location_kernel_size) {
-  check_odd("attention_location_kernel_size", location_kernel_size);
   reset();
 }
 
@@ -112,18 +128,15 @@ void Tacotron2AttentionImpl::reset() {
   memory_layer =
       register_module("memory_layer", xavier_linear(encoder_embedding_dim, attention_hidden_dim, false, kGainTanh));
   v = register_module("v", xavier_linear(attention_hidden_dim, 1, false, 1.0));
-  location_layer = register_module("location_layer", std::make_shared<nn::Module>("_LocationLayer"));
-  location_conv =
-      location_layer->register_module("location_conv", xavier_conv(2, location_n_filter, location_kernel_size, false, 1.0));
-  location_dense = location_layer->register_module(
-      "location_dense", xavier_linear(location_n_filter, attention_hidden_dim, false, kGainTanh));
+  location_layer = register_module(
+      "location_layer", Tacotron2LocationLayer(location_n_filter, location_kernel_size, attention_hidden_dim));
 }
 
 std::tuple<Tensor, Tensor> Tacotron2AttentionImpl::forward(const Tensor& query, const Tensor& memory,
                                                            const Tensor& processed_memory, const Tensor& weights_cat,
                                                            const Tensor& mask) {
   Tensor pq = query_layer(query.unsqueeze(1));                                  // (B, 1, H)
-  Tensor pa = location_dense(location_conv(weights_cat).transpose(1, 2));       // (B, L, H)
+  Tensor pa = location_layer(weights_cat);                                       // (B, L, H)
   Tensor energies = v(fw::tanh(pq + pa + processed_memory)).squeeze(2);         // (B, L)
   energies = energies.masked_fill(mask, -std::numeric_limits<double>::infinity());
   Tensor weights = fw::softmax(energies, 1);
@@ -337,7 +350,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> Tacotron2DecoderImpl::infer(const Ten
     input = mel;
   }
   if (int64_t(mels.size()) == options.decoder_max_step())
-    TORCH_WARN("[Tacotron2] Reached max decoder steps (", options.decoder_max_step(),
+    // Once per process, as Python shows torchaudio's warnings.warn by default.
+    TORCH_WARN_ONCE("[Tacotron2] Reached max decoder steps (", options.decoder_max_step(),
                "). The generated spectrogram might not cover the whole transcript.");
   return {frames_to_mel(fw::stack(mels), n_mels), lengths, fw::stack(gates, 1), fw::stack(aligns, 1)};
 }

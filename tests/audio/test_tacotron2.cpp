@@ -140,6 +140,13 @@ TEST(AudioTacotron2, LoadsATorchaudioStateDict) {
   FW_AUDIO_EXPECT_CLOSE(c, mel, fix().out(c, "mel"), 1e-4, 1e-5);
   FW_AUDIO_EXPECT_CLOSE(c, align, fix().out(c, "alignments"), 1e-4, 1e-5);
   EXPECT_TRUE(fw::equal(lengths, fix().out(c, "lengths")));
+  // A deep copy (Module::clone) carries every parameter and buffer, also the location layer's.
+  auto copy = std::dynamic_pointer_cast<AM::Tacotron2Impl>(m->clone());
+  ASSERT_TRUE(copy);
+  auto [mel2, lengths2, align2] = copy->infer(fix().out(c, "tokens"), fix().out(c, "token_lengths"));
+  EXPECT_TRUE(fw::equal(mel2, mel));
+  EXPECT_NE(copy->decoder->attention_layer->location_layer->location_conv->weight.data_ptr(),
+            m->decoder->attention_layer->location_layer->location_conv->weight.data_ptr());
 }
 
 // torchaudio packs the encoder's sequences with enforce_sorted and rejects unsorted lengths; fw

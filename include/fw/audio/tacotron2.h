@@ -68,9 +68,21 @@ class Tacotron2PrenetImpl : public nn::Cloneable<Tacotron2PrenetImpl> {
 };
 FW_MODULE(Tacotron2Prenet);
 
-// torchaudio's _Attention (location-sensitive attention) with its _LocationLayer:
-// "query_layer", "memory_layer", "v" (Linear, no bias) and "location_layer" ("location_conv":
-// Conv1d(2, n_filter, kernel), "location_dense": Linear(n_filter, hidden)). forward(query
+// torchaudio's _LocationLayer: "location_conv" (Conv1d(2, n_filter, kernel), no bias) and
+// "location_dense" (Linear(n_filter, hidden), no bias); forward(weights_cat (B, 2, L)) -> (B, L, hidden).
+class Tacotron2LocationLayerImpl : public nn::Cloneable<Tacotron2LocationLayerImpl> {
+ public:
+  Tacotron2LocationLayerImpl(int64_t n_filter, int64_t kernel_size, int64_t hidden_dim);
+  void reset() override;
+  Tensor forward(const Tensor& weights_cat);
+  int64_t n_filter, kernel_size, hidden_dim;
+  nn::Conv1d location_conv{nullptr};
+  nn::Linear location_dense{nullptr};
+};
+FW_MODULE(Tacotron2LocationLayer);
+
+// torchaudio's _Attention (location-sensitive attention): "query_layer", "memory_layer", "v"
+// (Linear, no bias) and "location_layer". forward(query
 // (B, attention_rnn_dim), memory (B, L, enc), processed_memory (B, L, hidden), weights_cat
 // (B, 2, L), mask (B, L) true at padding) -> (context (B, enc), weights (B, L)).
 class Tacotron2AttentionImpl : public nn::Cloneable<Tacotron2AttentionImpl> {
@@ -82,9 +94,7 @@ class Tacotron2AttentionImpl : public nn::Cloneable<Tacotron2AttentionImpl> {
                                      const Tensor& weights_cat, const Tensor& mask);
   int64_t attention_rnn_dim, encoder_embedding_dim, attention_hidden_dim, location_n_filter, location_kernel_size;
   nn::Linear query_layer{nullptr}, memory_layer{nullptr}, v{nullptr};
-  std::shared_ptr<nn::Module> location_layer;
-  nn::Conv1d location_conv{nullptr};
-  nn::Linear location_dense{nullptr};
+  Tacotron2LocationLayer location_layer{nullptr};
 };
 FW_MODULE(Tacotron2Attention);
 
