@@ -49,7 +49,10 @@ Fmt choose_format(const double* p, int64_t n) {
     double a = std::fabs(v);
     if (!any) lo = hi = a, any = true;
     lo = std::min(lo, a);
-    hi = std::max(hi, a);
+    // libtorch 1.13's formatter replaces its largest magnitude only when the signed value exceeds
+    // it, so a negative value of larger magnitude does not count ({0.0166, -0.87} prints as
+    // "0.01 *"); fw keeps that so that printed output compares line for line.
+    if (v > hi) hi = a;
   }
   double emin = 1, emax = 1;
   if (any) {

@@ -26,5 +26,8 @@
         T::tensor(std::nan("")), T::tensor(-0.25f), T::tensor(123456789.0), T::zeros({3, 0, 2}),        \
         T::tensor({true, false}).reshape({1, 2}), T::full({3, 3}, 1e-5), T::tensor({{1e-5, 1e-4}}),     \
         T::tensor({12.5, 99999.5}), T::arange(-50, 50).reshape({4, 25}).to(T::kFloat).mul(0.37),         \
-        T::tensor({{1e-7, 0.0}, {0.0, 2e-7}})                                                           \
+        T::tensor({{1e-7, 0.0}, {0.0, 2e-7}}),                                                          \
+        /* libtorch takes the largest magnitude only where the signed value beats it */                 \
+        T::tensor({0.0166f, -0.8712f, -0.4759f}), T::tensor({2.5, -150000.0}), T::tensor({0.0, -0.003}), \
+        T::tensor({{-7.25, 0.5}, {-12.0, 0.125}}), T::tensor({-1e6, 3.5, -2e-3})                         \
   }
