@@ -2,6 +2,7 @@
 // conversions, printing, allocator, random streams.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <fstream>
 #include <iomanip>
 #include <map>
@@ -359,6 +360,45 @@ TEST(Tensor, NestedListsAndOptions) {
   EXPECT_THROW(fw::zeros({2}, fw::Device(fw::kCUDA)), fw::Error);
   EXPECT_EQ(fw::Device("cuda:1").index(), 1);
   EXPECT_THROW(fw::Device("tpu"), fw::Error);
+}
+
+// float32/float64 linspace equals libtorch 1.13's bit for bit (Note [libtorch's float linspace];
+// tests/fixtures/linspace.txt from gen_linspace.py): libtorch rounds in the dtype, so its values
+// are not the correctly rounded ones, and fw reproduces its vector layout.
+TEST(Tensor, LinspaceEqualsLibtorchBitForBit) {
+  std::ifstream in(std::string(FW_FIXTURE_DIR) + "/linspace.txt");
+  ASSERT_TRUE(in.good());
+  std::string head, values;
+  int cases = 0;
+  while (std::getline(in, head) && std::getline(in, values)) {
+    std::istringstream hs(head), vs(values);
+    double a, b;
+    int64_t n;
+    std::string dtype;
+    hs >> a >> b >> n >> dtype;
+    const bool f32 = dtype == "float32";
+    fw::Tensor t = fw::linspace(a, b, n, fw::TensorOptions(f32 ? fw::kFloat : fw::kDouble));
+    ASSERT_EQ(t.numel(), n) << head;
+    int64_t wrong = 0, first = -1;
+    for (int64_t i = 0; i < n; i++) {
+      uint64_t want = 0;
+      vs >> std::hex >> want;
+      uint64_t got = 0;
+      if (f32) {
+        float v = t.data_ptr<float>()[i];
+        uint32_t u;
+        std::memcpy(&u, &v, 4);
+        got = u;
+      } else {
+        double v = t.data_ptr<double>()[i];
+        std::memcpy(&got, &v, 8);
+      }
+      if (got != want && wrong++ == 0) first = i;
+    }
+    EXPECT_EQ(wrong, 0) << head << ": first differing element " << first;
+    cases++;
+  }
+  EXPECT_EQ(cases, 24);
 }
 
 // Note [Printing like libtorch] (core/print.cpp): every case of tests/printing_cases.h prints

@@ -164,10 +164,50 @@ void linspace_meta(const OpCall& c, Metas& m) {
   m.push_back({DimVec{c.a.i0}, c.a.dtype});
 }
 
+// Note [libtorch's float linspace]
+// libtorch 1.13's CPU kernel computes a float32/float64 linspace in the dtype itself: step =
+// (end - start) / (n - 1); element i is start + step * i in the first half and
+// end - step * (n - 1 - i) in the second, each one rounding (the compiler fuses them into an
+// FMA). Its vectorised loop (AVX2: 8 floats / 4 doubles per vector, two vectors per iteration)
+// computes only the first element of a vector that way and the others as base + k * step,
+// rounding twice; elements past the last whole pair of vectors take the scalar form. fw
+// reproduces the scheme, so its values equal libtorch's bit for bit (float32 results can differ
+// from the correctly rounded ones by a few ulps; near a zero crossing that is a large relative
+// difference). This file is compiled with -ffp-contract=off, so base + k * step keeps its two
+// roundings. Integer and 16-bit dtypes are computed in double as below. (Outputs over 32768
+// elements are split across threads in libtorch, restarting the vectors at each chunk; fw
+// follows its one-thread layout.)
+template <class T>
+void linspace_like_torch(T* p, int64_t n, T start, T end) {
+  if (n == 1) {
+    p[0] = start;
+    return;
+  }
+  const T step = (end - start) / T(n - 1);
+  const int64_t half = n / 2;
+  auto one = [&](int64_t i) {
+    return i < half ? std::fma(step, T(i), start) : std::fma(-step, T(n - 1 - i), end);
+  };
+  constexpr int64_t V = 32 / int64_t(sizeof(T));
+  int64_t i = 0;
+  for (; i + 2 * V <= n; i += 2 * V)
+    for (int64_t v = i; v < i + 2 * V; v += V) {
+      const T base = one(v);
+      p[v] = base;
+      for (int64_t k = 1; k < V; k++) p[v + k] = base + T(k) * step;
+    }
+  for (; i < n; i++) p[i] = one(i);
+}
+
 // PyTorch fills the first half from start and the second half from end (symmetric rounding).
 void linspace_values(const OpCall& c, Outs& o, bool log) {
   double start = c.a.s0.toDouble(), end = c.a.s1.toDouble(), base = c.a.f0;
   int64_t n = c.a.i0;
+  if (!log && n > 0 && o[0].is_contiguous() && (o[0].dtype() == kFloat || o[0].dtype() == kDouble)) {
+    if (o[0].dtype() == kFloat) linspace_like_torch(o[0].data_ptr<float>(), n, float(start), float(end));
+    else linspace_like_torch(o[0].data_ptr<double>(), n, start, end);
+    return;
+  }
   double step = n > 1 ? (end - start) / double(n - 1) : 0.0;
   visit_storage(o[0].dtype(), c.def.name, [&]<class T>() {
     T* p = o[0].data_ptr<T>();
