@@ -56,19 +56,19 @@ void execute(const std::vector<Node::Edge>& roots, const variable_list& root_gra
   std::unordered_map<Node*, std::shared_ptr<Node>> owner;
   std::vector<Node*> stack;
   for (auto& r : roots)
-    if (r.fn && !owner.count(r.fn.get())) {
-      owner[r.fn.get()] = r.fn;
-      stack.push_back(r.fn.get());
+    if (r.function && !owner.count(r.function.get())) {
+      owner[r.function.get()] = r.function;
+      stack.push_back(r.function.get());
     }
   while (!stack.empty()) {
     Node* n = stack.back();
     stack.pop_back();
     for (auto& e : n->next_edges_) {
-      if (!e.fn) continue;
-      deps[e.fn.get()]++;
-      if (!owner.count(e.fn.get())) {
-        owner[e.fn.get()] = e.fn;
-        stack.push_back(e.fn.get());
+      if (!e.function) continue;
+      deps[e.function.get()]++;
+      if (!owner.count(e.function.get())) {
+        owner[e.function.get()] = e.function;
+        stack.push_back(e.function.get());
       }
     }
   }
@@ -79,12 +79,12 @@ void execute(const std::vector<Node::Edge>& roots, const variable_list& root_gra
     return it->second;
   };
   for (size_t i = 0; i < roots.size(); i++)
-    if (roots[i].fn) accumulate(buffer(roots[i].fn.get()), roots[i].input_nr, root_grads[i], create_graph);
+    if (roots[i].function) accumulate(buffer(roots[i].function.get()), roots[i].input_nr, root_grads[i], create_graph);
   auto later = [](Node* a, Node* b) { return a->seq_ < b->seq_; };
   std::priority_queue<Node*, std::vector<Node*>, decltype(later)> ready(later);
   std::unordered_set<Node*> queued;
   for (auto& r : roots)
-    if (r.fn && deps[r.fn.get()] == 0 && queued.insert(r.fn.get()).second) ready.push(r.fn.get());
+    if (r.function && deps[r.function.get()] == 0 && queued.insert(r.function.get()).second) ready.push(r.function.get());
   while (!ready.empty()) {
     Node* n = ready.top();
     ready.pop();
@@ -108,9 +108,9 @@ void execute(const std::vector<Node::Edge>& roots, const variable_list& root_gra
     }
     for (size_t i = 0; i < n->next_edges_.size(); i++) {
       const auto& e = n->next_edges_[i];
-      if (!e.fn) continue;
-      if (i < out.size()) accumulate(buffer(e.fn.get()), e.input_nr, out[i], create_graph);
-      if (--deps[e.fn.get()] == 0 && queued.insert(e.fn.get()).second) ready.push(e.fn.get());
+      if (!e.function) continue;
+      if (i < out.size()) accumulate(buffer(e.function.get()), e.input_nr, out[i], create_graph);
+      if (--deps[e.function.get()] == 0 && queued.insert(e.function.get()).second) ready.push(e.function.get());
     }
   }
 }
@@ -144,10 +144,10 @@ variable_list grad(const variable_list& outputs, const variable_list& inputs, co
   for (size_t i = 0; i < inputs.size(); i++) {
     FW_CHECK(inputs[i].requires_grad(), "[autograd::grad] input ", i, " does not require grad");
     auto e = detail::gradient_edge(inputs[i]);
-    caps.push_back({e.fn.get(), e.input_nr, Tensor()});
+    caps.push_back({e.function.get(), e.input_nr, Tensor()});
   }
   std::vector<std::shared_ptr<Node>> keep;
-  for (auto& in : inputs) keep.push_back(detail::gradient_edge(in).fn);
+  for (auto& in : inputs) keep.push_back(detail::gradient_edge(in).function);
   execute(roots, gs, retain_graph.value_or(create_graph), create_graph, caps, false, nullptr);
   variable_list result;
   for (size_t i = 0; i < caps.size(); i++) {
@@ -176,7 +176,7 @@ void backward(const variable_list& tensors, const variable_list& grad_tensors, s
   for (auto& in : inputs) {
     FW_CHECK(in.requires_grad(), "[backward] an input tensor does not require grad");
     FW_CHECK(in.is_leaf(), "[backward] inputs= supports leaf tensors only in fw");
-    only.insert(detail::gradient_edge(in).fn.get());
+    only.insert(detail::gradient_edge(in).function.get());
   }
   execute(roots, gs, retain_graph.value_or(create_graph), create_graph, caps, true, inputs.empty() ? nullptr : &only);
 }
@@ -184,6 +184,7 @@ void backward(const variable_list& tensors, const variable_list& grad_tensors, s
 DetectAnomalyGuard::DetectAnomalyGuard() : prev_(t_anomaly) { t_anomaly = true; }
 DetectAnomalyGuard::~DetectAnomalyGuard() { t_anomaly = prev_; }
 bool anomaly_mode_enabled() { return t_anomaly; }
+void AnomalyMode::set_enabled(bool enabled, bool) { t_anomaly = enabled; }
 
 }  // namespace autograd
 

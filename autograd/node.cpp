@@ -59,7 +59,21 @@ Tensor SavedTensor::unpack(const std::string& node_name) const {
   return t;
 }
 
+// libtorch names a node after the ATen overload it differentiates: the Scalar overloads of add,
+// sub, mul and div end in 1 (x * 2 is MulBackward1), pow with a tensor exponent is PowBackward1,
+// clamp with number bounds is ClampBackward1 and with tensor bounds ClampBackward0.
 std::string OpNode::name() const {
+  const bool scalar_rhs = attrs.flags & kScalarRhs;
+  switch (id) {
+    case OpId::add: return scalar_rhs ? "AddBackward1" : "AddBackward0";
+    case OpId::sub: return scalar_rhs ? "SubBackward1" : "SubBackward0";
+    case OpId::mul: return scalar_rhs ? "MulBackward1" : "MulBackward0";
+    case OpId::div: return scalar_rhs ? "DivBackward1" : "DivBackward0";
+    case OpId::pow: return scalar_rhs ? "PowBackward0" : "PowBackward1";
+    case OpId::clamp_scalar: return "ClampBackward1";
+    case OpId::clamp_tensor: return "ClampBackward0";
+    default: break;
+  }
   std::string n, op = op_def(id).name;
   bool up = true;
   for (char c : op) {

@@ -58,7 +58,7 @@ struct OpNode : EngineNode {
 struct AccumulateGrad : EngineNode {
   intrusive_ptr<TensorImpl> leaf;
   explicit AccumulateGrad(intrusive_ptr<TensorImpl> l) : leaf(std::move(l)) {}
-  std::string name() const override { return "AccumulateGrad"; }
+  std::string name() const override { return "torch::autograd::AccumulateGrad"; }  // libtorch's name
   variable_list apply(variable_list&& grads, bool create_graph) override;
   void release() override {}  // leaves outlive backward passes
 };

@@ -53,7 +53,6 @@ namespace cg = fw::codegen;
 
 namespace {
 
-constexpr uint32_t kScalarRhs = 1u << 8;  // binary ops: the second operand is attrs.s0
 constexpr uint32_t kKeepDim = 1;          // reductions
 
 // Note [Bool buffers in kernels]

@@ -27,6 +27,12 @@ std::string Device::str() const {
 
 std::ostream& operator<<(std::ostream& os, const Device& d) { return os << d.str(); }
 
+std::string DeviceTypeName(DeviceType t, bool lower_case) {
+  if (t == kCPU) return lower_case ? "cpu" : "CPU";
+  return lower_case ? "cuda" : "CUDA";
+}
+std::ostream& operator<<(std::ostream& os, DeviceType t) { return os << DeviceTypeName(t, true); }
+
 namespace detail {
 void assert_fail(const char* cond, const char* file, int line) {
   throw_error("[internal] fw invariant failed: ", cond, " at ", file, ":", line,

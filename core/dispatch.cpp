@@ -209,9 +209,9 @@ static void dispatch_into_with_grad(const OpDef& d, OpId id, ArrayRef<Tensor> in
            " can't be cast to the desired output type ", dtype_name(out.dtype()));
   {
     AutoGradMode off(false);
-    out.copy_(r[0]);
+    out.copy_(r[0]);  // one version bump, as libtorch counts one per in-place op
   }
-  bump_version(out, d.name);
+  out.impl()->storage->last_writer = d.name;
   if (out.impl()->view_base) g_autograd->rebase_view(out, r[0]);
   else rebind_grad(out, r[0]);
 }

@@ -563,7 +563,7 @@ TEST(TorchCompat, NodeEdges) {
   auto z = (x * 2 + y).sum();
   auto fn = z.grad_fn();
   ASSERT_EQ(fn->next_edges().size(), 1u);
-  auto add = fn->next_edge(0).fn;
+  auto add = fn->next_edge(0).function;
   ASSERT_NE(add, nullptr);
   EXPECT_EQ(add->next_edges().size(), 2u);
   EXPECT_THROW(fn->next_edge(5), std::out_of_range);
@@ -1327,6 +1327,19 @@ TEST(TorchCompat, DataHasItsOwnVersionCounter) {
   EXPECT_EQ(w2._version(), 1u);
   EXPECT_ERROR(y2.backward(), "modified by an in-place operation");
 
+  // One count per in-place op also on tensors autograd tracks (libtorch: 1 to 5 below).
+  auto g = w2 * 2;
+  g.add_(1);
+  EXPECT_EQ(g._version(), 1u);
+  g.mul_(3);
+  EXPECT_EQ(g._version(), 2u);
+  g.select(0, 1).fill_(4);  // through a view of a grad-tracking tensor
+  EXPECT_EQ(g._version(), 3u);
+  g.copy_(torch::ones({3}));
+  EXPECT_EQ(g._version(), 4u);
+  g.index_put_({torch::tensor({0L})}, torch::tensor(2.0f));
+  EXPECT_EQ(g._version(), 5u);
+
   auto z = torch::zeros({2});
   z.add_(1);
   z.add_(1);
@@ -1626,4 +1639,58 @@ TEST(TorchCompat, InPlaceMethodsApplyThroughConstHandles) {
   const torch::Tensor k = torch::arange(4);
   k.bitwise_xor_(1).__ilshift__(1);
   EXPECT_TRUE(torch::equal(k, torch::tensor({2, 0, 6, 4})));
+}
+
+// Spellings an API hunt (libtorch programs built against both) found missing: printing a device
+// type, c10::DeviceTypeName, AnomalyMode, Edge::function, and the loader's type names
+// (StatelessDataLoader held in a class member, data::Iterator<Batch> spelled in a loop).
+namespace {
+struct Squares : torch::data::datasets::Dataset<Squares> {
+  torch::data::Example<> get(size_t i) override {
+    return {torch::full({1}, double(i * i)), torch::full({1}, int64_t(i))};
+  }
+  torch::optional<size_t> size() const override { return 5; }
+};
+struct Trainer {
+  using Loader = torch::data::StatelessDataLoader<Squares, torch::data::samplers::SequentialSampler>;
+  std::unique_ptr<Loader> loader;
+};
+}  // namespace
+
+TEST(TorchCompat, ApiHuntDeviceTypeAnomalyEdgesLoaderTypes) {
+  std::ostringstream os;
+  os << torch::Device(torch::kCPU).type() << " " << c10::DeviceTypeName(torch::kCPU) << " "
+     << c10::DeviceTypeName(torch::kCUDA, true);
+  EXPECT_EQ(os.str(), "cpu CPU cuda");
+
+  EXPECT_FALSE(torch::autograd::AnomalyMode::is_enabled());
+  torch::autograd::AnomalyMode::set_enabled(true);
+  EXPECT_TRUE(torch::autograd::AnomalyMode::is_enabled());
+  auto w = torch::ones({2}, torch::requires_grad());
+  auto bad = (w * std::nan("")).sum();
+  EXPECT_ERROR(bad.backward(), "nan");
+  torch::autograd::AnomalyMode::set_enabled(false);
+  EXPECT_FALSE(torch::autograd::AnomalyMode::is_enabled());
+
+  auto y = (w * 2).sum();
+  const auto& edges = y.grad_fn()->next_edges();
+  ASSERT_EQ(edges.size(), 1u);
+  ASSERT_TRUE(edges[0].is_valid());
+  EXPECT_EQ(edges[0].function->name(), "MulBackward1");  // libtorch's names, by ATen overload
+  EXPECT_EQ(edges[0].function->next_edges()[0].function->name(), "torch::autograd::AccumulateGrad");
+
+  auto x = torch::ones({2}, torch::requires_grad());
+  EXPECT_EQ((x + 2).grad_fn()->name(), "AddBackward1");
+  EXPECT_EQ((x + x).grad_fn()->name(), "AddBackward0");
+  EXPECT_EQ((x / 2).grad_fn()->name(), "DivBackward1");
+  EXPECT_EQ(x.pow(x).grad_fn()->name(), "PowBackward1");
+  EXPECT_EQ(x.clamp(0, 1).grad_fn()->name(), "ClampBackward1");
+  EXPECT_EQ(x.exp().grad_fn()->name(), "ExpBackward0");
+
+  Trainer t;
+  t.loader = torch::data::make_data_loader<torch::data::samplers::SequentialSampler>(Squares(), 2);
+  std::vector<double> seen;
+  for (torch::data::Iterator<std::vector<torch::data::Example<>>> it = t.loader->begin(); it != t.loader->end(); ++it)
+    for (const auto& ex : *it) seen.push_back(ex.data.item<double>());
+  EXPECT_EQ(seen, (std::vector<double>{0, 1, 4, 9, 16}));
 }

@@ -12,8 +12,6 @@ using namespace detail;
 
 namespace {
 
-constexpr uint32_t kScalarRhs = 1u << 8;
-
 enum class BK {
   Arith,    // result_type; bool allowed
   Sub,      // as Arith; bool - bool rejected

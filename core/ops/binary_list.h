@@ -11,3 +11,9 @@
   X(bitwise_and, Elementwise) X(bitwise_or, Elementwise) X(bitwise_xor, Elementwise)         \
   X(where, Elementwise) X(lerp, Elementwise) X(clamp_tensor, Elementwise)                    \
   X(addcmul, Elementwise) X(addcdiv, Elementwise) X(complex, Elementwise) X(polar, Elementwise)
+
+#include <cstdint>
+namespace fw::detail {
+// OpAttrs::flags bit of a binary op whose second operand is the scalar attrs.s0.
+inline constexpr uint32_t kScalarRhs = 1u << 8;
+}  // namespace fw::detail

@@ -36,9 +36,11 @@ struct Node {
   // libtorch-style name, e.g. "MulBackward".
   virtual std::string name() const = 0;
   size_t num_inputs() const { return next_edges_.size(); }
+  // libtorch's torch::autograd::Edge: the node a gradient goes to and which of its inputs.
   struct Edge {
-    std::shared_ptr<Node> fn;
+    std::shared_ptr<Node> function;
     uint32_t input_nr = 0;
+    bool is_valid() const noexcept { return function != nullptr; }
   };
   // The nodes this one passes gradients to (libtorch's next_edges()).
   const std::vector<Edge>& next_edges() const noexcept { return next_edges_; }
@@ -63,6 +65,11 @@ struct DetectAnomalyGuard {
   bool prev_;
 };
 bool anomaly_mode_enabled();
+// libtorch's AnomalyMode switch (for the calling thread in fw, as DetectAnomalyGuard).
+struct AnomalyMode {
+  static bool is_enabled() { return anomaly_mode_enabled(); }
+  static void set_enabled(bool enabled, bool check_nan = true);
+};
 
 // Compares analytical gradients with float64 central differences (PyTorch's defaults).
 // fn maps inputs to outputs; inputs that require grad are perturbed. Raises fw::Error with

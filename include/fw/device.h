@@ -28,6 +28,10 @@ struct Device {
   std::string str() const;
 };
 std::ostream& operator<<(std::ostream& os, const Device& d);
+// libtorch's c10::DeviceTypeName ("CPU", or "cpu" with lower_case) and its printing of a device
+// type (`std::cout << device.type()` prints "cpu").
+std::string DeviceTypeName(DeviceType t, bool lower_case = false);
+std::ostream& operator<<(std::ostream& os, DeviceType t);
 
 // libtorch's availability queries. fw's kernels run on the CPU (CUDA is reserved for the GPU
 // work), so programs that pick `cuda::is_available() ? kCUDA : kCPU` run on the CPU.

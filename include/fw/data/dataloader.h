@@ -92,36 +92,56 @@ inline size_t request_size(const std::vector<size_t>& r) { return r.size(); }
 inline size_t request_size(const samplers::BatchSize& r) { return r.size(); }
 }  // namespace detail
 
+namespace detail {
+// What a data::Iterator pulls batches from.
+template <class Batch>
+struct BatchSource {
+  virtual ~BatchSource() = default;
+  virtual std::optional<Batch> next_batch() = 0;
+};
+}  // namespace detail
+
 template <class DatasetT>
-class DataLoader {
+class DataLoader;
+
+// libtorch's torch::data::Iterator<Batch>: the input iterator a loader's begin() returns, so a
+// loop can spell its type (`for (data::Iterator<std::vector<Example<>>> it = loader->begin(); ...`).
+template <class Batch>
+class Iterator {
+ public:
+  using iterator_category = std::input_iterator_tag;
+  using value_type = Batch;
+  using difference_type = std::ptrdiff_t;
+  using pointer = Batch*;
+  using reference = Batch&;
+  Iterator() = default;
+  Batch& operator*() { return *batch_; }
+  Batch* operator->() { return &*batch_; }
+  Iterator& operator++() {
+    batch_ = source_->next_batch();
+    return *this;
+  }
+  // Iterators compare equal once both are exhausted.
+  bool operator==(const Iterator& o) const { return !batch_ && !o.batch_; }
+  bool operator!=(const Iterator& o) const { return !(*this == o); }
+
+ private:
+  template <class>
+  friend class DataLoader;
+  detail::BatchSource<Batch>* source_ = nullptr;
+  std::optional<Batch> batch_;
+};
+
+template <class DatasetT>
+class DataLoader : public detail::BatchSource<typename DatasetT::BatchType> {
  public:
   using BatchType = typename DatasetT::BatchType;
   using BatchRequestType = typename detail::SamplerRequest<typename DatasetT::BatchRequestType>::type;
   using SamplerType = samplers::Sampler<BatchRequestType>;
 
-  class Iterator {
-   public:
-    using iterator_category = std::input_iterator_tag;
-    using value_type = BatchType;
-    using difference_type = std::ptrdiff_t;
-    using pointer = BatchType*;
-    using reference = BatchType&;
-    Iterator() = default;
-    BatchType& operator*() { return *batch_; }
-    BatchType* operator->() { return &*batch_; }
-    Iterator& operator++() {
-      batch_ = loader_->next();
-      return *this;
-    }
-    // Iterators compare equal once both are exhausted.
-    bool operator==(const Iterator& o) const { return !batch_ && !o.batch_; }
-    bool operator!=(const Iterator& o) const { return !(*this == o); }
-
-   private:
-    friend class DataLoader;
-    DataLoader* loader_ = nullptr;
-    std::optional<BatchType> batch_;
-  };
+  // libtorch's data::Iterator<Batch> (begin() starts an epoch; iterators compare equal once
+  // both are exhausted).
+  using Iterator = data::Iterator<BatchType>;
 
   // Samples sequentially, or randomly (seeded) when options.shuffle().
   DataLoader(DatasetT dataset, DataLoaderOptions options = DataLoaderOptions())
@@ -152,7 +172,7 @@ class DataLoader {
   Iterator begin() {
     start_epoch();
     Iterator it;
-    it.loader_ = this;
+    it.source_ = this;
     it.batch_ = next();
     return it;
   }
@@ -220,6 +240,8 @@ class DataLoader {
       jobs_cv_.notify_one();
     }
   }
+
+  std::optional<BatchType> next_batch() override { return next(); }
 
   std::optional<BatchType> next() {
     if (workers_.empty()) {
@@ -290,6 +312,11 @@ class DataLoader {
   uint64_t generation_ = 0, next_seq_ = 0, submitted_ = 0;
   bool sampler_done_ = false, stop_ = false;
 };
+
+// libtorch's names for the loader make_data_loader returns (fw has one loader class; the sampler
+// is chosen at run time): std::unique_ptr<StatelessDataLoader<D, SequentialSampler>> holds it.
+template <class DatasetT, class SamplerT = samplers::RandomSampler>
+using StatelessDataLoader = DataLoader<DatasetT>;
 
 template <class DatasetT>
 DataLoader(DatasetT, DataLoaderOptions) -> DataLoader<DatasetT>;
