@@ -1,7 +1,7 @@
 // W6 (and the resample targets of the audio issue): fw's MelSpectrogram, MFCC, Kaldi fbank on 60 s
 // of 16 kHz audio, resampling 60 s of 44.1 kHz / 48 kHz audio to 16 kHz and Kaldi pitch of 60 s of
 // 16 kHz speech, the Conformer / wav2vec2_base encoders, conv_tasnet_base, emformer_rnnt_base's
-// transcriber and hdemucs_high. Prints one line per workload, "name median_ms", for benchmarks/audio/compare.sh,
+// transcriber, hdemucs_high and Tacotron2's inference. Prints one line per workload, "name median_ms", for benchmarks/audio/compare.sh,
 // which runs torchaudio on the same shapes (bench_torchaudio.py) alternately and prints the ratios.
 #include <fw/audio.h>
 
@@ -89,5 +89,12 @@ int main(int argc, char** argv) {
   demucs->eval();
   fw::Tensor song = fw::randn({1, 2, 88200}) * 0.1;
   std::printf("hdemucs_high_2s_44k %.3f\n", median_ms([&] { demucs(song); }, reps / 4 + 1));
+  // Tacotron2 (torchaudio's default sizes) inferring 200 decoder steps from 60 tokens (early
+  // stopping off, so both sides run the same steps).
+  fw::audio::models::Tacotron2 taco(
+      fw::audio::models::Tacotron2Options().decoder_max_step(200).decoder_early_stopping(false));
+  taco->eval();
+  fw::Tensor text = fw::arange(60, fw::TensorOptions(fw::kLong)).remainder(147) + 1;
+  std::printf("tacotron2_infer_200_steps %.3f\n", median_ms([&] { taco->infer(text.unsqueeze(0)); }, reps / 4 + 1));
   return 0;
 }

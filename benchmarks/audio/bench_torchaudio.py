@@ -3,6 +3,7 @@ bench_audio.cpp ("name median_ms"). Run with Debian's python3-torchaudio. kaldi_
 own ComputeKaldiPitch (vosk's build, tests/fixtures/audio/kaldi_ctypes.py) when VOSK_LIB names
 libvosk.so: torchaudio's compute_kaldi_pitch is missing from Debian's build (and wrong in PyPI's)."""
 import os
+import warnings
 import sys
 import time
 
@@ -67,6 +68,11 @@ with torch.no_grad():
     demucs = M.hdemucs_high(["drums", "bass", "other", "vocals"]).eval()
     song = torch.randn(1, 2, 88200) * 0.1
     print(f"hdemucs_high_2s_44k {median_ms(lambda: demucs(song), reps // 4 + 1):.3f}")
+    taco = M.Tacotron2(decoder_max_step=200, decoder_early_stopping=False).eval()
+    text = (torch.arange(60) % 147 + 1)[None]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        print(f"tacotron2_infer_200_steps {median_ms(lambda: taco.infer(text), reps // 4 + 1):.3f}")
     if os.path.exists(os.environ.get("VOSK_LIB", "")):
         here = os.path.dirname(os.path.abspath(__file__))
         sys.path.insert(0, os.path.join(here, "..", "..", "tests", "fixtures", "audio"))
