@@ -370,7 +370,8 @@ std::string kernel_name(const Graph& g, const Kernel& k, size_t idx) {
 // The code of an emitted kernel up to names (Note [Shared kernel code]): comments dropped, the
 // kernel's name replaced, and identifiers of one or two lower-case letters and digits (t12,
 // v12, x0, p1: locals named after value ids or buffer slots) renumbered in order of first
-// appearance. Calls (an identifier before '(') and qualified or member names keep theirs.
+// appearance. Calls (an identifier before '(') and qualified or member names keep theirs, and
+// numbers stay as written (the x1 of the hex float 0x1.8p+1 is not a name).
 std::string canonical_kernel_code(const std::string& code, const std::string& name) {
   std::string out;
   out.reserve(code.size());
@@ -380,6 +381,15 @@ std::string canonical_kernel_code(const std::string& code, const std::string& na
   for (size_t i = 0; i < n;) {
     if (code.compare(i, 2, "//") == 0) {  // to the end of the line
       while (i < n && code[i] != '\n') i++;
+      continue;
+    }
+    if (std::isdigit(static_cast<unsigned char>(code[i]))) {  // a number (0x1.8p+1, 1e-05f, 42LL): verbatim
+      size_t j = i + 1;
+      while (j < n && (ident(code[j]) || code[j] == '.' ||
+                       ((code[j] == '+' || code[j] == '-') && std::strchr("eEpP", code[j - 1]) != nullptr)))
+        j++;
+      out.append(code, i, j - i);
+      i = j;
       continue;
     }
     if (!(std::isalpha(static_cast<unsigned char>(code[i])) || code[i] == '_')) {

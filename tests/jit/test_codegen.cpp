@@ -1,6 +1,8 @@
 // Codegen: the generated source is readable, the disk cache is reused, a corrupted cache file is
 // detected and rebuilt, and several processes compiling the same graph at once share the cache.
 #include <gtest/gtest.h>
+
+#include <cmath>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -512,6 +514,25 @@ TEST(Codegen, RepeatedKernelsShareOneFunction) {
   // (no sizes in it), so it loads the same library.
   EXPECT_EQ(defs, 2u) << src;
   EXPECT_NE(src.find("// also run by: fused_"), std::string::npos) << src;
+}
+
+// Numbers are not names: kernels whose constants print as 0x0.8p-1022 (subnormal) and
+// 0x1.8p-1022 differ only in the hex float's leading digit, and must stay two functions.
+TEST(Codegen, KernelsDifferingInAConstantDoNotShare) {
+  CacheDir dir;
+  fw::manual_seed(4);
+  const double a = std::ldexp(1.0, -1023), b = std::ldexp(1.5, -1022);
+  fw::Tensor w = fw::randn({8, 8}, fw::TensorOptions(fw::kDouble));
+  auto fn = [&](const fw::Tensor& x1, const fw::Tensor& x2) {  // two shapes: two kernels
+    return std::vector<fw::Tensor>{(fw::mm(x1, w) * a).neg(), (fw::mm(x2, w) * b).neg()};
+  };
+  fw::Tensor x1 = fw::randn({4, 8}, fw::TensorOptions(fw::kDouble)), x2 = fw::randn({3, 8}, fw::TensorOptions(fw::kDouble));
+  auto got = fw::compile(fn)(x1, x2), want = fn(x1, x2);
+  EXPECT_TRUE(fw::equal(got[0], want[0]));
+  EXPECT_TRUE(fw::equal(got[1], want[1]));
+  std::string src = read_sources(dir);
+  EXPECT_NE(src.find("0x0.8p-1022"), std::string::npos) << src;
+  EXPECT_NE(src.find("0x1.8p-1022"), std::string::npos) << src;
 }
 
 }  // namespace
