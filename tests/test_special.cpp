@@ -47,6 +47,7 @@ const std::map<std::string, Unary>& unary_table() {
       {"scaled_modified_bessel_k0", sp::scaled_modified_bessel_k0},
       {"scaled_modified_bessel_k1", sp::scaled_modified_bessel_k1},
       {"spherical_bessel_j0", sp::spherical_bessel_j0},
+      {"airy_ai", sp::airy_ai},
   };
   return t;
 }
@@ -69,6 +70,9 @@ std::pair<double, double> tolerance(const std::string& fn, fw::ScalarType t) {
   const bool f64 = t == fw::kDouble;
   if (fn == "gammainc" || fn == "gammaincc") return f64 ? std::make_pair(1e-12, 4e-15) : std::make_pair(4e-6, 1e-6);
   if (fn.rfind("bessel_", 0) == 0 && !f64) return {4e-6, 2e-6};
+  // Ai oscillates for x << 0 with a phase of 2/3 |x|^1.5 (2600 at x = -250): errors are
+  // relative to its amplitude, not to its value near a zero.
+  if (fn == "airy_ai") return f64 ? std::make_pair(1e-12, 1e-14) : std::make_pair(4e-6, 2e-6);
   return f64 ? std::make_pair(1e-12, 1e-300) : std::make_pair(4e-6, 1e-37);
 }
 
@@ -149,14 +153,14 @@ TEST(Special, UnaryMatchesPyTorch) {
       Tensor gx = fw::autograd::grad({(y * c.get("g")).sum()}, {x})[0];
       SCOPED_TRACE("grad");
       expect_grad_close(gx, c.get("grad.x"), grad_scale(fn, c.get("x"), c.get("g"), c.get("grad.x")));
-    } else if (x.is_floating_point() && fn.find("bessel") != std::string::npos) {
+    } else if (x.is_floating_point() && (fn.find("bessel") != std::string::npos || fn == "airy_ai")) {
       // Not differentiable in PyTorch 1.13: the result does not require grad.
       x.requires_grad_(true);
       EXPECT_FALSE(unary_table().at(fn)(x).requires_grad());
     }
     checked++;
   }
-  EXPECT_EQ(checked, 18 * 4);
+  EXPECT_EQ(checked, 19 * 4);
 }
 
 TEST(Special, BinaryMatchesPyTorch) {
@@ -207,6 +211,73 @@ TEST(Special, ScalarOverloadsMatchPyTorch) {
     checked++;
   }
   EXPECT_EQ(checked, 10);
+}
+
+namespace {
+
+struct Poly {
+  Tensor (*tt)(const Tensor&, const Tensor&);
+  Tensor (*st)(const fw::Scalar&, const Tensor&);
+  Tensor (*ts)(const Tensor&, const fw::Scalar&);
+};
+
+const std::map<std::string, Poly>& poly_table() {
+#define FW_POLY(name) {#name, {sp::name, sp::name, sp::name}}
+  static const std::map<std::string, Poly> t = {
+      FW_POLY(chebyshev_polynomial_t),         FW_POLY(chebyshev_polynomial_u),
+      FW_POLY(chebyshev_polynomial_v),         FW_POLY(chebyshev_polynomial_w),
+      FW_POLY(shifted_chebyshev_polynomial_t), FW_POLY(shifted_chebyshev_polynomial_u),
+      FW_POLY(shifted_chebyshev_polynomial_v), FW_POLY(shifted_chebyshev_polynomial_w),
+      FW_POLY(hermite_polynomial_h),           FW_POLY(hermite_polynomial_he),
+      FW_POLY(laguerre_polynomial_l),          FW_POLY(legendre_polynomial_p),
+  };
+#undef FW_POLY
+  return t;
+}
+
+// The recurrences run in the dtype, so an element's error is relative to the size of the terms
+// it sums (up to |x|^n with n <= 20 here), not to its value near a root: the atol covers a build
+// that fuses multiply-adds differently from PyTorch's.
+void expect_poly_close(const Tensor& got, const Tensor& want) {
+  const bool f64 = want.dtype() == fw::kDouble;
+  FW_EXPECT_CLOSE(got, want, f64 ? 1e-12 : 4e-6, f64 ? 1e-12 : 4e-6);
+}
+
+}  // namespace
+
+// torch.special's orthogonal polynomials (Note [Orthogonal polynomials]): a grid of x and
+// degrees (endpoints, high degrees' closed forms, negative, fractional and NaN inputs) in
+// float32 and float64, integer degrees, and the Scalar overloads; not differentiable.
+TEST(Special, OrthogonalPolynomialsMatchPyTorch) {
+  int checked = 0;
+  for (const Case& c : fwtest::load_records("special.txt", "poly")) {
+    SCOPED_TRACE(c.name);
+    const Poly& f = poly_table().at(c.opt("fn"));
+    Tensor x = c.get("a").clone();
+    Tensor y = f.tt(x, c.get("b"));
+    EXPECT_EQ(y.dtype(), c.get("y0").dtype());
+    expect_poly_close(y, c.get("y0"));
+    x.requires_grad_(true);
+    EXPECT_FALSE(f.tt(x, c.get("b")).requires_grad());
+    checked++;
+  }
+  for (const Case& c : fwtest::load_records("special.txt", "scalar_n_poly")) {
+    SCOPED_TRACE(c.name);
+    expect_poly_close(poly_table().at(c.opt("fn")).ts(c.get("a"), scalar_opt(c)), c.get("y0"));
+    checked++;
+  }
+  for (const Case& c : fwtest::load_records("special.txt", "scalar_x_poly")) {
+    SCOPED_TRACE(c.name);
+    Tensor y = poly_table().at(c.opt("fn")).st(scalar_opt(c), c.get("b"));
+    EXPECT_EQ(y.dtype(), c.get("y0").dtype());
+    expect_poly_close(y, c.get("y0"));
+    checked++;
+  }
+  EXPECT_EQ(checked, 12 * 5);
+  // ATen's flat name, and a complex input's error.
+  Tensor x = fw::tensor({0.5, 2.0});
+  EXPECT_TRUE(fw::equal(fw::special_legendre_polynomial_p(x, fw::tensor({2.0, 2.0})), fw::tensor({-0.125, 5.5})));
+  EXPECT_ERROR(sp::hermite_polynomial_h(fw::complex(x, x), x), "[special_hermite_polynomial_h] not implemented");
 }
 
 TEST(Special, AliasesAndPromotion) {

@@ -1162,6 +1162,196 @@ Tensor bessel(const char* op, const Tensor& t, const F& f) {
   return map_unary(t, float_result(op, t.dtype(), Reduced::None), f);
 }
 
+// ---- the Airy function Ai (Cephes' airy as PyTorch 1.13 evaluates it, in the dtype): rational
+// asymptotic expansions in 1/zeta (zeta = 2/3 |x|^1.5) for x <= -2.09 (oscillating) and
+// x >= 2.09 (decaying), the Maclaurin series Ai = c1 f(x) - c2 g(x) between; 0 above 103.892
+// (underflow), NaN at +-inf.
+template <class T, size_t N>
+T horner(const double (&c)[N], T z) {
+  T r = T(0);
+  for (double v : c) r = r * z + T(v);
+  return r;
+}
+
+template <class T>
+T airy_ai_k(T x) {
+  static constexpr double kAN[] = {3.46538101525629032477e-01, 1.20075952739645805542e+01, 7.62796053615234516538e+01,
+                                   1.68089224934630576269e+02, 1.59756391350164413639e+02, 7.05360906840444183113e+01,
+                                   1.40264691163389668864e+01, 9.99999999999999995305e-01};
+  static constexpr double kAD[] = {5.67594532638770212846e-01, 1.47562562584847203173e+01, 8.45138970141474626562e+01,
+                                   1.77318088145400459522e+02, 1.64234692871529701831e+02, 7.14778400825575695274e+01,
+                                   1.40959135607834029598e+01, 1.00000000000000000470e+00};
+  static constexpr double kAFN[] = {-1.31696323418331795333e-01, -6.26456544431912369773e-01,
+                                    -6.93158036036933542233e-01, -2.79779981545119124951e-01,
+                                    -4.91900132609500318020e-02, -4.06265923594885404393e-03,
+                                    -1.59276496239262096340e-04, -2.77649108155232920844e-06,
+                                    -1.67787698489114633780e-08};
+  static constexpr double kAFD[] = {1.33560420706553243746e+01, 3.26825032795224613948e+01, 2.67367040941499554804e+01,
+                                    9.18707402907259625840e+00, 1.47529146771666414581e+00, 1.15687173795188044134e-01,
+                                    4.40291641615211203805e-03, 7.54720348287414296618e-05, 4.51850092970580378464e-07};
+  static constexpr double kAGN[] = {1.97339932091685679179e-02, 3.91103029615688277255e-01, 1.06579897599595591108e+00,
+                                    9.39169229816650230044e-01, 3.51465656105547619242e-01, 6.33888919628925490927e-02,
+                                    5.85804113048388458567e-03, 2.82851600836737019778e-04, 6.98793669997260967291e-06,
+                                    8.11789239554389293311e-08, 3.41551784765923618484e-10};
+  static constexpr double kAGD[] = {9.30892908077441974853e+00, 1.98352928718312140417e+01, 1.55646628932864612953e+01,
+                                    5.47686069422975497931e+00, 9.54293611618961883998e-01, 8.64580826352392193095e-02,
+                                    4.12656523824222607191e-03, 1.01259085116509135510e-04, 1.17166733214413521882e-06,
+                                    4.91834570062930015649e-09};
+  const T inv_sqrt_pi = T(5.64189583547756286948e-01);
+  if (std::isinf(x)) return std::numeric_limits<T>::quiet_NaN();
+  if (x > T(103.892)) return T(0);
+  if (x < T(-2.09)) {
+    const T zeta = T(-2) * x * std::sqrt(-x) / T(3);
+    const T z = T(1) / zeta, zz = z * z;
+    const T afn = horner(kAFN, zz), afd = horner(kAFD, zz), agn = horner(kAGN, zz), agd = horner(kAGD, zz);
+    const T t = T(double(zeta) + 0.25 * 3.14159265358979323846);  // the phase is summed in double
+    return inv_sqrt_pi / std::sqrt(std::sqrt(-x)) * (std::sin(t) * (T(1) + zz * afn / afd) - std::cos(t) * (z * agn / agd));
+  }
+  if (x >= T(2.09)) {
+    const T zeta = T(2) * x * std::sqrt(x) / T(3);
+    const T w = T(1) / zeta;
+    return inv_sqrt_pi * (horner(kAN, w) / horner(kAD, w)) / (T(2) * std::sqrt(std::sqrt(x)) * std::exp(zeta));
+  }
+  // f = sum x^(3j) / (2*3)(5*6)..., g = sum x^(3j+1) / (3*4)(6*7)...: terms until the last
+  // one of f is below the dtype's epsilon relative to f.
+  T f = T(1), g = x, k = T(1), m = T(1), nn = x;
+  const T z = x * x * x;
+  for (T t = T(1); t > std::numeric_limits<T>::epsilon(); t = std::abs(m / f)) {
+    m *= z;
+    k += T(1);
+    m /= k;
+    nn *= z;
+    k += T(1);
+    nn /= k;
+    m /= k;
+    f += m;
+    k += T(1);
+    nn /= k;
+    g += nn;
+  }
+  return T(0.355028053887817239260) * f - T(0.258819403792806798405) * g;
+}
+
+// ---- orthogonal polynomials (torch.special's, PyTorch 1.13's kernels)
+// Note [Orthogonal polynomials]
+// Each is evaluated in the dtype by its three-term recurrence from P_0 = 1 and P_1; n is the
+// degree, truncated to an integer (negative degrees give 0, as does a NaN degree, which
+// PyTorch's integer conversion leaves undefined). Inside (-1, 1) the Chebyshev families switch
+// to their closed forms cos(n t), sin((n+1) t) / sin t, cos((n+1/2) t) / cos(t/2),
+// sin((n+1/2) t) / sin(t/2) (t = acos y) for high degrees, and the endpoints return their known
+// values; the thresholds and endpoint values are PyTorch's, including its quirks (the shifted
+// W's closed form applies from degree 5 and falls back to +-1 where cos(t/2) rounds to 1). The
+// shifted Chebyshev polynomials are the plain ones at y = 2x - 1.
+enum class Cheb { T, U, V, W };
+
+int64_t degree_of(double v) {
+  return v >= -9.2e18 && v <= 9.2e18 ? int64_t(v) : std::numeric_limits<int64_t>::min();
+}
+
+template <class T>
+T chebyshev_k(Cheb kind, T y, int64_t n, bool shifted) {
+  if (n < 0) return T(0);
+  const bool even = n % 2 == 0;
+  if (std::abs(y) == T(1)) {
+    switch (kind) {
+      case Cheb::T: return y > T(0) || even ? T(1) : T(-1);
+      case Cheb::U: return y > T(0) || even ? T(n + 1) : -T(n + 1);
+      case Cheb::V: return y > T(0) ? T(1) : even ? T(n + n + 1) : -T(n + n + 1);
+      case Cheb::W: return y > T(0) ? T(n + n + 1) : even ? T(1) : T(-1);
+    }
+  }
+  const int64_t closed_from = kind == Cheb::T ? 6 : shifted ? (kind == Cheb::W ? 4 : 6) : 8;
+  if (n > closed_from && std::abs(y) < T(1)) {
+    const T t = std::acos(y);
+    switch (kind) {
+      case Cheb::T: return std::cos(T(n) * t);
+      case Cheb::U:
+        if (std::sin(t) != T(0)) return std::sin(T(n + 1) * t) / std::sin(t);
+        return T(n + 1) * std::cos(T(n + 1) * t) / y;
+      case Cheb::V:
+        if (std::sin(t / T(2)) != T(1)) return std::cos((T(n) + T(0.5)) * t) / std::cos(t / T(2));
+        return even ? T(n + n + 1) : -T(n + n + 1);
+      case Cheb::W:
+        if (std::cos(t / T(2)) != T(1)) return std::sin((T(n) + T(0.5)) * t) / std::sin(t / T(2));
+        if (!shifted && y > T(0)) return T(n + n + 1);
+        return even ? T(1) : T(-1);
+    }
+  }
+  if (n == 0) return T(1);
+  const T two_y = y + y;
+  T q = kind == Cheb::T ? y : kind == Cheb::U ? two_y : kind == Cheb::V ? two_y - T(1) : two_y + T(1);
+  T p = T(1);
+  for (int64_t k = 2; k <= n; k++) {
+    const T r = two_y * q - p;
+    p = q;
+    q = r;
+  }
+  return q;
+}
+
+template <class T>
+T hermite_h_k(T x, int64_t n) {  // physicists': H_{k+1} = 2x H_k - 2k H_{k-1}
+  if (n < 0) return T(0);
+  if (n == 0) return T(1);
+  T p = T(1), q = x + x;
+  for (int64_t k = 2; k < n + n; k += 2) {
+    const T r = (x + x) * q - T(k) * p;
+    p = q;
+    q = r;
+  }
+  return q;
+}
+
+template <class T>
+T hermite_he_k(T x, int64_t n) {  // probabilists': He_{k+1} = x He_k - k He_{k-1}
+  if (n < 0) return T(0);
+  if (n == 0) return T(1);
+  T p = T(1), q = x;
+  for (int64_t k = 1; k < n; k++) {
+    const T r = x * q - T(k) * p;
+    p = q;
+    q = r;
+  }
+  return q;
+}
+
+template <class T>
+T laguerre_k(T x, int64_t n) {  // (k+1) L_{k+1} = (2k + 1 - x) L_k - k L_{k-1}
+  if (n < 0) return T(0);
+  if (std::abs(x) == T(0) || n == 0) return T(1);
+  T p = T(1), q = T(1) - x;
+  for (int64_t k = 1; k < n; k++) {
+    const T r = ((T(k + k) + (T(1) - x)) * q - T(k) * p) / T(k + 1);
+    p = q;
+    q = r;
+  }
+  return q;
+}
+
+template <class T>
+T legendre_k(T x, int64_t n) {  // (k+1) P_{k+1} = (2k+1) x P_k - k P_{k-1}
+  if (n < 0) return T(0);
+  if (std::abs(x) == T(1)) return x > T(0) || n % 2 == 0 ? T(1) : T(-1);
+  if (n == 0) return T(1);
+  T p = T(1), q = x;
+  for (int64_t k = 1; k < n; k++) {
+    const T r = (T(k + k + 1) * x * q - T(k) * p) / T(k + 1);
+    p = q;
+    q = r;
+  }
+  return q;
+}
+
+// f(x, degree) over broadcast x and n; float32/float64 (integers and bool: the default dtype).
+// Not differentiable (as in PyTorch 1.13).
+template <class F>
+Tensor polynomial(const char* op, const Tensor& x, const Tensor& n, const F& f) {
+  NoGradGuard no_grad;
+  FW_CHECK(x.defined() && n.defined(), "[", op, "] expected defined tensors");
+  const ScalarType out = float_result(op, detail::result_type({x, n}), Reduced::None);
+  return map_binary(op, x, n, out, [&](auto xv, auto nv) { return f(xv, degree_of(double(nv))); });
+}
+
 // A 0-dim tensor holding s in the dtype PyTorch's promotion gives s (a wrapped number) with t.
 
 }  // namespace
@@ -1259,6 +1449,27 @@ Tensor scaled_modified_bessel_k1(const Tensor& t) {
 Tensor spherical_bessel_j0(const Tensor& t) {
   return bessel("special_spherical_bessel_j0", t, [](auto v) { return spherical_j0_k(v); });
 }
+Tensor airy_ai(const Tensor& t) { return bessel("special_airy_ai", t, [](auto v) { return airy_ai_k(v); }); }
+
+#define FW_SPECIAL_POLYNOMIAL(name, expr)                                                          \
+  Tensor name(const Tensor& x, const Tensor& n) {                                                  \
+    return polynomial("special_" #name, x, n, [](auto xv, int64_t k) { return expr; });           \
+  }                                                                                                \
+  Tensor name(const Scalar& x, const Tensor& n) { return name(detail::wrapped_scalar(x, n), n); } \
+  Tensor name(const Tensor& x, const Scalar& n) { return name(x, detail::wrapped_scalar(n, x)); }
+FW_SPECIAL_POLYNOMIAL(chebyshev_polynomial_t, chebyshev_k(Cheb::T, xv, k, false))
+FW_SPECIAL_POLYNOMIAL(chebyshev_polynomial_u, chebyshev_k(Cheb::U, xv, k, false))
+FW_SPECIAL_POLYNOMIAL(chebyshev_polynomial_v, chebyshev_k(Cheb::V, xv, k, false))
+FW_SPECIAL_POLYNOMIAL(chebyshev_polynomial_w, chebyshev_k(Cheb::W, xv, k, false))
+FW_SPECIAL_POLYNOMIAL(shifted_chebyshev_polynomial_t, chebyshev_k(Cheb::T, xv + xv - decltype(xv)(1), k, true))
+FW_SPECIAL_POLYNOMIAL(shifted_chebyshev_polynomial_u, chebyshev_k(Cheb::U, xv + xv - decltype(xv)(1), k, true))
+FW_SPECIAL_POLYNOMIAL(shifted_chebyshev_polynomial_v, chebyshev_k(Cheb::V, xv + xv - decltype(xv)(1), k, true))
+FW_SPECIAL_POLYNOMIAL(shifted_chebyshev_polynomial_w, chebyshev_k(Cheb::W, xv + xv - decltype(xv)(1), k, true))
+FW_SPECIAL_POLYNOMIAL(hermite_polynomial_h, hermite_h_k(xv, k))
+FW_SPECIAL_POLYNOMIAL(hermite_polynomial_he, hermite_he_k(xv, k))
+FW_SPECIAL_POLYNOMIAL(laguerre_polynomial_l, laguerre_k(xv, k))
+FW_SPECIAL_POLYNOMIAL(legendre_polynomial_p, legendre_k(xv, k))
+#undef FW_SPECIAL_POLYNOMIAL
 }  // namespace special
 
 }  // namespace fw

@@ -1,7 +1,8 @@
 // libtorch's special functions beyond those in fw/ops_extra.h (core/ops/special_fns.cpp):
 // modified Bessel functions I0/I1 (and their exponentially scaled forms), the normal log-CDF and
 // quantile, erfcx, the Hurwitz zeta function, the regularized incomplete gamma functions, the
-// Bessel functions of torch.special (PyTorch 1.13), and binomial sampling.
+// Bessel functions and orthogonal polynomials of torch.special (PyTorch 1.13), and binomial
+// sampling.
 //
 // Dtypes follow PyTorch 1.13: integer and bool inputs give the default float dtype; complex
 // inputs raise (as do float16/bfloat16 where PyTorch's CPU kernels lack them). float32 results
@@ -63,6 +64,31 @@ Tensor modified_bessel_k1(const Tensor& t);
 Tensor scaled_modified_bessel_k0(const Tensor& t);
 Tensor scaled_modified_bessel_k1(const Tensor& t);
 Tensor spherical_bessel_j0(const Tensor& t);
+// The Airy function Ai(x) (0 above x = 103.892, NaN at +-inf). Not differentiable.
+Tensor airy_ai(const Tensor& t);
+
+// The orthogonal polynomials of degree n at x (x and n broadcast; n truncated to an integer,
+// negative degrees give 0): Chebyshev of the first to fourth kinds T, U, V, W and their shifted
+// forms on [0, 1] (T*_n(x) = T_n(2x - 1)), Hermite (physicists' H and probabilists' He),
+// Laguerre L and Legendre P, evaluated as PyTorch 1.13 does (Note [Orthogonal polynomials] in
+// core/ops/special_fns.cpp). Not differentiable, as in PyTorch 1.13.
+#define FW_SPECIAL_POLYNOMIAL_DECL(name)              \
+  Tensor name(const Tensor& x, const Tensor& n);      \
+  Tensor name(const Scalar& x, const Tensor& n);      \
+  Tensor name(const Tensor& x, const Scalar& n);
+FW_SPECIAL_POLYNOMIAL_DECL(chebyshev_polynomial_t)
+FW_SPECIAL_POLYNOMIAL_DECL(chebyshev_polynomial_u)
+FW_SPECIAL_POLYNOMIAL_DECL(chebyshev_polynomial_v)
+FW_SPECIAL_POLYNOMIAL_DECL(chebyshev_polynomial_w)
+FW_SPECIAL_POLYNOMIAL_DECL(shifted_chebyshev_polynomial_t)
+FW_SPECIAL_POLYNOMIAL_DECL(shifted_chebyshev_polynomial_u)
+FW_SPECIAL_POLYNOMIAL_DECL(shifted_chebyshev_polynomial_v)
+FW_SPECIAL_POLYNOMIAL_DECL(shifted_chebyshev_polynomial_w)
+FW_SPECIAL_POLYNOMIAL_DECL(hermite_polynomial_h)
+FW_SPECIAL_POLYNOMIAL_DECL(hermite_polynomial_he)
+FW_SPECIAL_POLYNOMIAL_DECL(laguerre_polynomial_l)
+FW_SPECIAL_POLYNOMIAL_DECL(legendre_polynomial_p)
+#undef FW_SPECIAL_POLYNOMIAL_DECL
 }  // namespace special
 
 }  // namespace fw
