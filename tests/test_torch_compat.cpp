@@ -1694,3 +1694,17 @@ TEST(TorchCompat, ApiHuntDeviceTypeAnomalyEdgesLoaderTypes) {
     for (const auto& ex : *it) seen.push_back(ex.data.item<double>());
   EXPECT_EQ(seen, (std::vector<double>{0, 1, 4, 9, 16}));
 }
+
+// Tensor::stft / istft (libtorch's methods) equal the free functions, both stft overloads.
+TEST(TorchCompat, StftMethods) {
+  torch::manual_seed(2);
+  auto x = torch::randn({2, 300});
+  auto w = torch::hann_window(64);
+  auto s = x.stft(64, 16, 64, w, true, "reflect", false, torch::nullopt, true);
+  EXPECT_TRUE(torch::equal(torch::view_as_real(s), torch::view_as_real(torch::stft(x, 64, 16, 64, w, true, "reflect",
+                                                                                  false, torch::nullopt, true))));
+  auto s2 = x.stft(64, 16, 64, w, false, torch::nullopt, true);  // the overload without centering
+  EXPECT_EQ(s2.sizes().vec(), (std::vector<int64_t>{2, 33, 15}));
+  auto y = s.istft(64, 16, 64, w, true, false, torch::nullopt, 300);
+  EXPECT_TRUE(torch::allclose(y, x, 1e-5, 1e-5));
+}

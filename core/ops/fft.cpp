@@ -689,6 +689,22 @@ Tensor stft(const Tensor& self, int64_t n_fft, std::optional<int64_t> hop_length
   return stft(self, n_fft, hop_length, win_length, window, false, "reflect", normalized, onesided, return_complex);
 }
 
+Tensor Tensor::stft(int64_t n_fft, std::optional<int64_t> hop_length, std::optional<int64_t> win_length,
+                    const std::optional<Tensor>& window, bool center, std::string_view pad_mode, bool normalized,
+                    std::optional<bool> onesided, std::optional<bool> return_complex) const {
+  return fw::stft(*this, n_fft, hop_length, win_length, window, center, pad_mode, normalized, onesided, return_complex);
+}
+Tensor Tensor::stft(int64_t n_fft, std::optional<int64_t> hop_length, std::optional<int64_t> win_length,
+                    const std::optional<Tensor>& window, bool normalized, std::optional<bool> onesided,
+                    std::optional<bool> return_complex) const {
+  return fw::stft(*this, n_fft, hop_length, win_length, window, normalized, onesided, return_complex);
+}
+Tensor Tensor::istft(int64_t n_fft, std::optional<int64_t> hop_length, std::optional<int64_t> win_length,
+                     const std::optional<Tensor>& window, bool center, bool normalized, std::optional<bool> onesided,
+                     std::optional<int64_t> length, bool return_complex) const {
+  return fw::istft(*this, n_fft, hop_length, win_length, window, center, normalized, onesided, length, return_complex);
+}
+
 Tensor istft(const Tensor& self, int64_t n_fft, std::optional<int64_t> hop_length, std::optional<int64_t> win_length,
              const std::optional<Tensor>& window, bool center, bool normalized, std::optional<bool> onesided,
              std::optional<int64_t> length, bool return_complex) {

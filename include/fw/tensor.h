@@ -5,6 +5,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <vector>
@@ -662,6 +663,20 @@ class Tensor {
   std::tuple<Tensor, Tensor> topk(int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true) const;
   Tensor median() const;
   std::tuple<Tensor, Tensor> median(int64_t dim, bool keepdim = false) const;
+
+  // ---- short-time Fourier transforms (libtorch's methods; the same as fw::stft / fw::istft of
+  // fw/fft.h, with the same two stft overloads)
+  Tensor stft(int64_t n_fft, std::optional<int64_t> hop_length = std::nullopt,
+              std::optional<int64_t> win_length = std::nullopt, const std::optional<Tensor>& window = {},
+              bool center = true, std::string_view pad_mode = "reflect", bool normalized = false,
+              std::optional<bool> onesided = std::nullopt, std::optional<bool> return_complex = std::nullopt) const;
+  Tensor stft(int64_t n_fft, std::optional<int64_t> hop_length, std::optional<int64_t> win_length,
+              const std::optional<Tensor>& window, bool normalized, std::optional<bool> onesided = std::nullopt,
+              std::optional<bool> return_complex = std::nullopt) const;
+  Tensor istft(int64_t n_fft, std::optional<int64_t> hop_length = std::nullopt,
+               std::optional<int64_t> win_length = std::nullopt, const std::optional<Tensor>& window = {},
+               bool center = true, bool normalized = false, std::optional<bool> onesided = std::nullopt,
+               std::optional<int64_t> length = std::nullopt, bool return_complex = false) const;
 
   // ---- linear algebra and nn
   Tensor matmul(const Tensor& o) const;
