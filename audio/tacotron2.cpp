@@ -404,16 +404,13 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> Tacotron2Impl::forward(const Tensor& 
   auto [mel, gate, alignments] = decoder(memory, mel_specgram, token_lengths);
   Tensor post = mel + postnet(mel);
   if (options.mask_padding()) {
-    const int64_t frames = mel.size(2), n = options.n_frames_per_step();
-    FW_CHECK(mel_specgram_lengths.defined() && mel_specgram_lengths.dim() == 1 &&
-                 mel_specgram_lengths.size(0) == tokens.size(0) && !mel_specgram_lengths.is_floating_point(),
-             "[Tacotron2] mel_specgram_lengths must be a 1-D integer tensor of ", tokens.size(0), " lengths");
-    Tensor mask = padding_mask(mel_specgram_lengths, frames).unsqueeze(1);  // (B, 1, frames)
-    mel = mel.masked_fill(mask, 0.0);
-    post = post.masked_fill(mask, 0.0);
+    const int64_t frames = mel.size(2);
+    check_lengths("Tacotron2", "mel_specgram_lengths", mel_specgram_lengths, tokens.size(0), frames);
+    Tensor pad = padding_mask(mel_specgram_lengths, frames);  // (B, frames)
+    mel = mel.masked_fill(pad.unsqueeze(1), 0.0);
+    post = post.masked_fill(pad.unsqueeze(1), 0.0);
     // A step is padding when its first frame is.
-    Tensor step_mask = padding_mask(mel_specgram_lengths, frames).slice(1, 0, frames, n);
-    gate = gate.masked_fill(step_mask, 1e3);
+    gate = gate.masked_fill(pad.slice(1, 0, frames, options.n_frames_per_step()), 1e3);
   }
   return {mel, post, gate, alignments};
 }
