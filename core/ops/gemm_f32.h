@@ -37,6 +37,15 @@ void claim_units(int nt, int64_t n, const F& body) {
 // Multithreaded on fw's pool unless called inside a parallel region.
 void sgemm_avx512(int64_t m, int64_t n, int64_t k, float alpha, MatArg<float> a, MatArg<float> b, float beta,
                   float* c, int64_t ldc, const GemmEpilogue<float>& ep = {});
+#if defined(__AVX512BF16__)
+#define FW_BGEMM_AVX512 1
+// bfloat16 operands (their bits), float32 accumulation (Note [bfloat16 GEMM] in gemm_f32.cpp):
+// C (float, ldc) = alpha * A B + beta * C, then the epilogue, as sgemm_avx512. When out is set,
+// every finished tile of C is also rounded to bfloat16 (nearest even, as fw::BFloat16) into out
+// (leading dimension ldo), while it is still in L1.
+void bgemm_avx512(int64_t m, int64_t n, int64_t k, float alpha, MatArg<uint16_t> a, MatArg<uint16_t> b, float beta,
+                  float* c, int64_t ldc, const GemmEpilogue<float>& ep, uint16_t* out, int64_t ldo);
+#endif
 #elif defined(__AVX2__) && defined(__FMA__)
 #define FW_SGEMM_AVX2 1
 // The same contract for AVX2 hosts (Note [AVX2 float32 GEMM] in gemm_f32_avx2.cpp).

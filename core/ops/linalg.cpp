@@ -13,6 +13,7 @@
 #include "core/convert.h"
 #include "core/op.h"
 #include "core/ops/gemm.h"
+#include "core/ops/gemm_f32.h"
 #include "core/parallel.h"
 #include "core/visit.h"
 
@@ -63,6 +64,58 @@ struct ProductEpilogue {
 template <class T>
 constexpr bool kGemmType = std::is_same_v<T, float> || std::is_same_v<T, double>;
 
+#if defined(FW_BGEMM_AVX512)
+// bfloat16 on AVX512-BF16 hosts: products accumulate in float32 (Note [bfloat16 GEMM] in
+// gemm_f32.cpp) into a float32 C, whose tiles are rounded into out as they finish.
+void bf16_product(const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha, const Scalar& beta,
+                  const ProductEpilogue& ep) {
+  const int64_t d = a.dim(), nb = d == 3 ? a.size(0) : 1;
+  const int64_t m = a.size(d - 2), k = a.size(d - 1), n = b.size(d - 1);
+  Tensor c32 = is_zero(beta) ? make_tensor(out.sizes(), kFloat) : out.to(kFloat).contiguous();
+  // Broadcast dims (stride 0) are converted once, not once per element of C.
+  auto to_float = [](const Tensor& x) {
+    if (!x.defined()) return Tensor();
+    DimVec sz(x.sizes().begin(), x.sizes().end());
+    for (int64_t i = 0; i < x.dim(); i++)
+      if (x.stride(i) == 0) sz[size_t(i)] = 1;
+    return x.as_strided(sz, x.strides(), x.storage_offset()).to(kFloat).expand(x.sizes());
+  };
+  Tensor bias = to_float(ep.bias), gate = to_float(ep.gate);
+  GemmEpilogue<float> gep;
+  Batch sbias{0, 0, 0}, sgate{0, 0, 0};
+  if (bias.defined() && ep.bias_scale.to<float>() != 0.f) {
+    sbias = batch_of(bias);
+    gep.bias = bias.data_ptr<float>();
+    gep.rs = sbias.rs;
+    gep.cs = sbias.cs;
+    gep.bias_scale = ep.bias_scale.to<float>();
+  }
+  gep.relu = ep.relu;
+  if (gate.defined()) {
+    sgate = batch_of(gate);
+    gep.gate = gate.data_ptr<float>();
+    gep.grs = sgate.rs;
+    gep.gcs = sgate.cs;
+  }
+  const Batch sa = batch_of(a), sb = batch_of(b);
+  const auto* pa = reinterpret_cast<const uint16_t*>(a.data_ptr<BFloat16>());
+  const auto* pb = reinterpret_cast<const uint16_t*>(b.data_ptr<BFloat16>());
+  auto* po = reinterpret_cast<uint16_t*>(out.data_ptr<BFloat16>());
+  float* pc = c32.data_ptr<float>();
+  const float al = alpha.to<float>(), be = beta.to<float>();
+  const int64_t work = std::max<int64_t>(1, m * n * k);
+  parallel_for(0, nb, std::max<int64_t>(1, (int64_t(1) << 22) / work), [&](int64_t b0, int64_t b1) {
+    for (int64_t i = b0; i < b1; i++) {
+      GemmEpilogue<float> e = gep;
+      if (e.bias) e.bias += i * sbias.bs;
+      if (e.gate) e.gate += i * sgate.bs;
+      bgemm_avx512(m, n, k, al, {pa + i * sa.bs, sa.rs, sa.cs}, {pb + i * sb.bs, sb.rs, sb.cs}, be, pc + i * m * n, n,
+                   e, po + i * m * n, n);
+    }
+  });
+}
+#endif
+
 // out (contiguous [B,] m x n) = alpha * a @ b + beta * out, then the epilogue. beta == 0 ignores
 // out's contents. float and double run the epilogue inside gemm() (Note [GEMM epilogues]); the
 // plain loop of the other dtypes takes relu only (addmm sends their bias through beta).
@@ -71,6 +124,9 @@ void product(const char* op, const Tensor& out, const Tensor& a, const Tensor& b
   int64_t d = a.dim(), nb = d == 3 ? a.size(0) : 1;
   int64_t m = a.size(d - 2), k = a.size(d - 1), n = b.size(d - 1);
   ScalarType t = out.dtype();
+#if defined(FW_BGEMM_AVX512)
+  if (t == kBFloat16) return bf16_product(out, a, b, alpha, beta, ep);
+#endif
   if (t == kHalf || t == kBFloat16) {
     Tensor o32 = is_zero(beta) ? make_tensor(out.sizes(), kFloat) : out.to(kFloat);
     auto f32 = [](const Tensor& x) { return x.defined() ? x.to(kFloat) : Tensor(); };
