@@ -4,6 +4,7 @@
 
 #include <sstream>
 
+#include "core/autocast.h"
 #include "core/layout.h"
 #include "core/op.h"
 #include "core/parallel.h"
@@ -65,7 +66,10 @@ static void check_inputs(const OpDef& d, ArrayRef<Tensor> in) {
 // recording hook in at the tls() check below and are filled in by their issues; both reuse
 // meta, so a shape error reads the same eager, traced or compiled.
 Outs dispatch(OpId id, ArrayRef<Tensor> in, const OpAttrs& a) {
-  if (void* tr = tls().tracer; FW_UNLIKELY(tr != nullptr)) return g_tracer->dispatch(tr, id, in, a);
+  ThreadState& ts = tls();
+  // Before the tracer: a trace records autocast's casts as ops (Note [Autocast]).
+  if (FW_UNLIKELY(ts.autocast) && autocasts_to_lower(id)) return autocast_dispatch(id, in, a);
+  if (void* tr = ts.tracer; FW_UNLIKELY(tr != nullptr)) return g_tracer->dispatch(tr, id, in, a);
   const OpDef& d = op_def(id);
   check_inputs(d, in);
   OpCall c{d, in, a};

@@ -176,6 +176,7 @@ struct ThreadState {
   bool inference_mode = false;  // an InferenceMode(true) guard is the innermost one
   // The API reading tensor values right now (item(), printing), for a tracer's break message.
   const char* data_access = nullptr;
+  bool autocast = false;  // CPU autocast to bfloat16 is on (fw/autocast.h)
 };
 ThreadState& tls();
 

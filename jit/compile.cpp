@@ -4,7 +4,8 @@
 // Note [Guards and dynamic shapes]
 // A capture is valid for calls whose tensor arguments have the dtypes, ranks, sizes, strides and
 // requires_grad flags seen when it was traced, the same non-tensor arguments (by value), the same
-// grad mode and the same default dtype (fw::set_default_dtype: factories such as ones() read it);
+// grad mode, the same default dtype (fw::set_default_dtype: factories such as ones() read it) and
+// the same autocast state (its casts are graph ops);
 // captured tensors (parameters) must keep their dtype, sizes, strides and requires_grad, and a
 // compiled module's parameter list must keep its identity. Strides matter because traced values
 // are laid out as eager lays them out (Note [Traced layouts]). A miss
@@ -149,6 +150,7 @@ struct Entry {
   std::string key;
   bool grad = true;
   ScalarType default_dtype = kFloat;  // fw::get_default_dtype() when traced (factories read it)
+  bool autocast = false;              // CPU autocast was on (its casts are in the graph)
   std::vector<TensorGuard> in;
   std::vector<std::vector<char>> dyn;  // per input, per dim: size not guarded
   bool dynamic = false;
@@ -328,6 +330,8 @@ std::string miss_reason(const Entry& e, const std::vector<Tensor>& in, const std
   if (e.default_dtype != get_default_dtype())
     return std::string("default dtype changed from ") + dtype_str(e.default_dtype) + " to " +
            dtype_str(get_default_dtype());
+  if (e.autocast != fw::detail::tls().autocast)
+    return std::string("autocast ") + (e.autocast ? "disabled" : "enabled") + " since the capture";
   for (size_t i = 0; i < in.size(); i++) {
     const TensorGuard& g = e.in[i];
     const Tensor& t = in[i];
@@ -376,7 +380,8 @@ bool still_valid(const Built& b, const std::vector<Tensor>& in) {
 }
 
 bool matches(const Entry& e, const std::vector<Tensor>& in, const std::string& key, bool grad) {
-  if (e.key != key || e.grad != grad || e.in.size() != in.size() || e.default_dtype != get_default_dtype())
+  if (e.key != key || e.grad != grad || e.in.size() != in.size() || e.default_dtype != get_default_dtype() ||
+      e.autocast != fw::detail::tls().autocast)
     return false;
   for (size_t i = 0; i < in.size(); i++) {
     const TensorGuard& g = e.in[i];
@@ -610,6 +615,7 @@ CompiledFn::Result CompiledFn::call(const std::vector<Tensor>& inputs, const std
     e->key = key;
     e->grad = grad;
     e->default_dtype = get_default_dtype();
+    e->autocast = fw::detail::tls().autocast;
     for (size_t i = 0; i < inputs.size(); i++) {
       e->in.push_back(TensorGuard::of(inputs[i]));
       std::vector<char> d(inputs[i].dim(), 0);
@@ -651,6 +657,7 @@ CompiledFn::Result CompiledFn::call(const std::vector<Tensor>& inputs, const std
   s.expl.guards.clear();
   s.expl.guards.push_back(std::string("grad mode ") + (grad ? "enabled" : "disabled"));
   s.expl.guards.push_back(std::string("default dtype ") + dtype_str(e.default_dtype));
+  if (e.autocast) s.expl.guards.push_back("CPU autocast to bfloat16 enabled");
   if (!key.empty()) s.expl.guards.push_back("non-tensor arguments equal to those of the capture (by value)");
   for (size_t i = 0; i < inputs.size(); i++)
     s.expl.guards.push_back(guard_str("input", i, e.in[i], e.dynamic ? &e.dyn[i] : nullptr));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "core/autocast.h"
 #include "fw/nn/functional.h"
 
 namespace fw::nn::functional {
@@ -103,6 +104,8 @@ Tensor ctc_nll(const Tensor& lp, const CtcPlan& plan, const std::vector<int64_t>
 
 Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets, const Tensor& input_lengths,
                 const Tensor& target_lengths, const CTCLossFuncOptions& o) {
+  if (FW_UNLIKELY(fw::detail::tls().autocast))  // autocast's float32 list
+    return fw::detail::autocast_float32([](auto&&... a) { return ctc_loss(a...); }, log_probs, targets, input_lengths, target_lengths, o);
   FW_CHECK(log_probs.dim() == 3 || log_probs.dim() == 2, "[ctc_loss] log_probs must be (T, N, C) or (T, C), but got ",
            log_probs.sizes());
   FW_CHECK(log_probs.is_floating_point(), "[ctc_loss] log_probs must be floating point, but got ",

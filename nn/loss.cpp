@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/autocast.h"
 #include "core/op.h"
 #include "fw/autograd.h"
 #include "fw/nn/functional.h"
@@ -109,6 +110,8 @@ void check_same_size(const char* op, const Tensor& x, const Tensor& t) {
 }  // namespace
 
 Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntropyFuncOptions& o) {
+  if (FW_UNLIKELY(fw::detail::tls().autocast))  // autocast's float32 list
+    return fw::detail::autocast_float32([](auto&&... a) { return cross_entropy(a...); }, input, target, o);
   FW_CHECK(input.dim() >= 1, "[cross_entropy] input tensor should be 1D or more, but got ", input.dim(), "D");
   FW_CHECK(o.label_smoothing() >= 0 && o.label_smoothing() <= 1,
            "[cross_entropy] label_smoothing must be between 0.0 and 1.0. Got: ", o.label_smoothing());
@@ -124,19 +127,27 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntro
 }
 
 Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossFuncOptions& o) {
+  if (FW_UNLIKELY(fw::detail::tls().autocast))  // autocast's float32 list
+    return fw::detail::autocast_float32([](auto&&... a) { return nll_loss(a...); }, input, target, o);
   return nll_reduce(nll_elements(input, target, o.weight(), o.ignore_index()), reduction_name(o.reduction()));
 }
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, const MSELossFuncOptions& o) {
+  if (FW_UNLIKELY(fw::detail::tls().autocast))  // autocast's float32 list
+    return fw::detail::autocast_float32([](auto&&... a) { return mse_loss(a...); }, input, target, o);
   return reduce((input - target).square(), reduction_name(o.reduction()));
 }
 
 Tensor l1_loss(const Tensor& input, const Tensor& target, const L1LossFuncOptions& o) {
+  if (FW_UNLIKELY(fw::detail::tls().autocast))  // autocast's float32 list
+    return fw::detail::autocast_float32([](auto&&... a) { return l1_loss(a...); }, input, target, o);
   return reduce((input - target).abs(), reduction_name(o.reduction()));
 }
 
 Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const SmoothL1LossFuncOptions& o,
                       std::optional<double> beta_opt) {
+  if (FW_UNLIKELY(fw::detail::tls().autocast))  // autocast's float32 list
+    return fw::detail::autocast_float32([](auto&&... a) { return smooth_l1_loss(a...); }, input, target, o, beta_opt);
   double beta = beta_opt ? *beta_opt : o.beta();
   FW_CHECK(beta >= 0, "[smooth_l1_loss] smooth_l1_loss does not support negative values for beta.");
   Tensor d = input - target, z = d.abs();
@@ -146,6 +157,8 @@ Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const SmoothL1L
 }
 
 Tensor huber_loss(const Tensor& input, const Tensor& target, const HuberLossFuncOptions& o) {
+  if (FW_UNLIKELY(fw::detail::tls().autocast))  // autocast's float32 list
+    return fw::detail::autocast_float32([](auto&&... a) { return huber_loss(a...); }, input, target, o);
   double delta = o.delta();
   FW_CHECK(delta > 0, "[huber_loss] huber_loss does not support non-positive values for delta.");
   Tensor d = input - target, z = d.abs();
@@ -154,6 +167,8 @@ Tensor huber_loss(const Tensor& input, const Tensor& target, const HuberLossFunc
 }
 
 Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const BinaryCrossEntropyFuncOptions& o) {
+  if (FW_UNLIKELY(fw::detail::tls().autocast))  // autocast's float32 list
+    return fw::detail::autocast_float32([](auto&&... a) { return binary_cross_entropy(a...); }, input, target, o);
   check_same_size("binary_cross_entropy", input, target);
   if (input.numel() > 0) {
     NoGradGuard g;
@@ -167,6 +182,8 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Bin
 
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
                                         const BinaryCrossEntropyWithLogitsFuncOptions& o) {
+  if (FW_UNLIKELY(fw::detail::tls().autocast))  // autocast's float32 list
+    return fw::detail::autocast_float32([](auto&&... a) { return binary_cross_entropy_with_logits(a...); }, input, target, o);
   check_same_size("binary_cross_entropy_with_logits", input, target);
   // -log(sigmoid(x)) = softplus(-x); the positive term carries pos_weight.
   Tensor lw = o.pos_weight().defined() ? (o.pos_weight() - 1) * target + 1 : Tensor();
@@ -177,6 +194,8 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
 }
 
 Tensor kl_div(const Tensor& input, const Tensor& target, const KLDivFuncOptions& o) {
+  if (FW_UNLIKELY(fw::detail::tls().autocast))  // autocast's float32 list
+    return fw::detail::autocast_float32([](auto&&... a) { return kl_div(a...); }, input, target, o);
   Tensor l = o.log_target() ? target.exp() * (target - input) : fw::xlogy(target, target) - target * input;
   std::string r = reduction_name(o.reduction());
   if (r == "batchmean") return input.dim() == 0 ? l.sum() : l.sum() / double(input.size(0));

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "core/autocast.h"
 #include "fw/nn/functional.h"
 
 namespace fw::nn::functional {
@@ -44,6 +45,8 @@ Tensor as_frames(const char* op, const Tensor& x) {
 
 Tensor margin_ranking_loss(const Tensor& input1, const Tensor& input2, const Tensor& target,
                            const MarginRankingLossFuncOptions& o) {
+  if (FW_UNLIKELY(fw::detail::tls().autocast))  // autocast's float32 list
+    return fw::detail::autocast_float32([](auto&&... a) { return margin_ranking_loss(a...); }, input1, input2, target, o);
   check_defined("margin_ranking_loss", {&input1, &input2, &target});
   FW_CHECK(input1.dim() == input2.dim() && input1.dim() == target.dim(),
            "[margin_ranking_loss] All input tensors should have same dimension but got sizes: input1: ",
@@ -52,6 +55,8 @@ Tensor margin_ranking_loss(const Tensor& input1, const Tensor& input2, const Ten
 }
 
 Tensor hinge_embedding_loss(const Tensor& input, const Tensor& target, const HingeEmbeddingLossFuncOptions& o) {
+  if (FW_UNLIKELY(fw::detail::tls().autocast))  // autocast's float32 list
+    return fw::detail::autocast_float32([](auto&&... a) { return hinge_embedding_loss(a...); }, input, target, o);
   check_defined("hinge_embedding_loss", {&input, &target});
   Tensor margin_part = fw::where(target.ne(1), (o.margin() - input).clamp_min(0), 0.0);
   Tensor self_part = fw::where(target.ne(-1), input, 0.0);
@@ -59,11 +64,15 @@ Tensor hinge_embedding_loss(const Tensor& input, const Tensor& target, const Hin
 }
 
 Tensor soft_margin_loss(const Tensor& input, const Tensor& target, const SoftMarginLossFuncOptions& o) {
+  if (FW_UNLIKELY(fw::detail::tls().autocast))  // autocast's float32 list
+    return fw::detail::autocast_float32([](auto&&... a) { return soft_margin_loss(a...); }, input, target, o);
   check_defined("soft_margin_loss", {&input, &target});
   return reduce(fw::log1p(fw::exp(-target * input)), o.reduction());
 }
 
 Tensor multilabel_margin_loss(const Tensor& input, const Tensor& target, const MultilabelMarginLossFuncOptions& o) {
+  if (FW_UNLIKELY(fw::detail::tls().autocast))  // autocast's float32 list
+    return fw::detail::autocast_float32([](auto&&... a) { return multilabel_margin_loss(a...); }, input, target, o);
   const char* op = "multilabel_margin_loss";
   check_defined(op, {&input, &target});
   Tensor x = as_frames(op, input);
@@ -127,6 +136,8 @@ Tensor multi_margin_loss(const Tensor& input, const Tensor& target, const MultiM
 
 Tensor cosine_embedding_loss(const Tensor& input1, const Tensor& input2, const Tensor& target,
                              const CosineEmbeddingLossFuncOptions& o) {
+  if (FW_UNLIKELY(fw::detail::tls().autocast))  // autocast's float32 list
+    return fw::detail::autocast_float32([](auto&&... a) { return cosine_embedding_loss(a...); }, input1, input2, target, o);
   const char* op = "cosine_embedding_loss";
   check_defined(op, {&input1, &input2, &target});
   const int64_t td = target.dim();
@@ -157,6 +168,8 @@ void check_triplet_dims(const char* op, const Tensor& a, const Tensor& p, const 
 
 Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive, const Tensor& negative,
                            const TripletMarginLossFuncOptions& o) {
+  if (FW_UNLIKELY(fw::detail::tls().autocast))  // autocast's float32 list
+    return fw::detail::autocast_float32([](auto&&... a) { return triplet_margin_loss(a...); }, anchor, positive, negative, o);
   check_triplet_dims("triplet_margin_loss", anchor, positive, negative);
   auto dist = PairwiseDistanceFuncOptions().p(o.p()).eps(o.eps());
   Tensor d_pos = pairwise_distance(anchor, positive, dist);
@@ -179,6 +192,8 @@ Tensor triplet_margin_with_distance_loss(const Tensor& anchor, const Tensor& pos
 }
 
 Tensor poisson_nll_loss(const Tensor& input, const Tensor& target, const PoissonNLLLossFuncOptions& o) {
+  if (FW_UNLIKELY(fw::detail::tls().autocast))  // autocast's float32 list
+    return fw::detail::autocast_float32([](auto&&... a) { return poisson_nll_loss(a...); }, input, target, o);
   check_defined("poisson_nll_loss", {&input, &target});
   Tensor l = o.log_input() ? fw::exp(input) - target * input : input - target * fw::log(input + o.eps());
   if (o.full()) {

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "core/autocast.h"
 #include "fw/nn/init.h"
 
 namespace fw {
@@ -108,6 +109,8 @@ std::vector<Tensor> time_steps(const Tensor& gi) {
 // projection (P, H) or undefined.
 Tensor run_direction(Cell k, const Tensor& x, Tensor& h, Tensor& c, const Tensor& w_ih, const Tensor& w_hh,
                      const Tensor& b_ih, const Tensor& b_hh, const Tensor& w_hr, bool reverse) {
+  // libtorch 1.13 runs LSTM and GRU in their arguments' dtype under autocast (Note [Autocast]).
+  fw::detail::AutocastOff no_autocast(k == Cell::LSTM || k == Cell::GRU);
   const int64_t T = x.size(0);
   if (T == 0) return empty({0, x.size(1), h.size(1)}, x.options());
   // One product for the whole sequence; see Note [time steps of the input projection].
@@ -272,6 +275,7 @@ std::vector<Tensor> packed_steps(const Tensor& gi, const std::vector<int64_t>& b
 Tensor run_packed_direction(Cell k, const Tensor& x, const std::vector<int64_t>& bs, Tensor& h, Tensor& c,
                             const Tensor& w_ih, const Tensor& w_hh, const Tensor& b_ih, const Tensor& b_hh,
                             const Tensor& w_hr, bool reverse) {
+  fw::detail::AutocastOff no_autocast(k == Cell::LSTM || k == Cell::GRU);  // as run_direction
   std::vector<Tensor> gi = packed_steps(input_gates(k, x, w_ih, b_ih, b_hh), bs);
   const Tensor whh_t = w_hh.t(), whr_t = w_hr.defined() ? w_hr.t() : Tensor();
   const bool lstm = k == Cell::LSTM;
@@ -406,6 +410,7 @@ void check_cell(const char* op, const Tensor& input, const Tensor& hx, const Ten
 
 Tensor cell_forward(Cell k, const Tensor& input, const Tensor& hx, const Tensor& w_ih, const Tensor& w_hh,
                     const Tensor& b_ih, const Tensor& b_hh) {
+  fw::detail::AutocastOff no_autocast(k == Cell::LSTM || k == Cell::GRU);  // as run_direction
   check_cell(op_name(k), input, hx, w_ih, w_hh, b_ih, b_hh, gates_of(k), "");
   Tensor h = hx, c;
   step(k, input_gates(k, input, w_ih, b_ih, b_hh), h, c, w_hh.t(), b_hh);
@@ -481,6 +486,7 @@ std::tuple<Tensor, Tensor> rnn_relu(const Tensor& data, const Tensor& batch_size
 std::tuple<Tensor, Tensor> lstm_cell(const Tensor& input, TensorList hx, const Tensor& w_ih, const Tensor& w_hh,
                                      const Tensor& b_ih, const Tensor& b_hh) {
   FW_CHECK(hx.size() == 2, "[lstm_cell] lstm_cell expects two hidden states, got ", hx.size());
+  fw::detail::AutocastOff no_autocast;  // as run_direction
   check_cell("lstm_cell", input, hx[0], w_ih, w_hh, b_ih, b_hh, 4, "[0]");
   check_cell("lstm_cell", input, hx[1], w_ih, w_hh, b_ih, b_hh, 4, "[1]");
   Tensor h = hx[0], c = hx[1];

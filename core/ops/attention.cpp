@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/autocast.h"
 #include "fw/fw.h"
 
 namespace fw {
@@ -20,6 +21,7 @@ Tensor bilinear(const Tensor& input1, const Tensor& input2, const Tensor& weight
            input2.sizes());
   FW_CHECK(!bias.defined() || (bias.dim() == 1 && bias.size(0) == out), "[bilinear] expected a bias of shape [",
            out, "], got ", bias.sizes());
+  detail::AutocastOff no_autocast;  // libtorch's bilinear (_trilinear) is not autocast (Note [Autocast])
   std::vector<int64_t> lead(input1.sizes().begin(), input1.sizes().end() - 1);
   Tensor x1 = input1.reshape({-1, in1}), x2 = input2.reshape({-1, in2});
   // (B, in1) @ (in1, out * in2) -> (B, out, in2), then contract in2 with x2.

@@ -17,6 +17,7 @@
 #include <numeric>
 #include <random>
 
+#include "core/autocast.h"
 #include "core/op.h"
 #include "core/layout.h"
 #include "core/ops/composite_util.h"
@@ -1626,6 +1627,8 @@ Tensor corrcoef(const Tensor& t) {
 }
 
 Tensor cdist(const Tensor& x1, const Tensor& x2, double p, std::optional<int64_t> compute_mode) {
+  if (FW_UNLIKELY(tls().autocast))  // autocast's float32 list
+    return autocast_float32([](auto&&... a) { return cdist(a...); }, x1, x2, p, compute_mode);
   FW_CHECK(x1.dim() >= 2, "[cdist] only supports at least 2D tensors, X1 got: ", x1.dim(), "D");
   FW_CHECK(x2.dim() >= 2, "[cdist] only supports at least 2D tensors, X2 got: ", x2.dim(), "D");
   FW_CHECK(x1.size(-1) == x2.size(-1), "[cdist] X1 and X2 must have the same number of columns. X1: ", x1.size(-1),

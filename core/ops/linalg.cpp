@@ -5,11 +5,13 @@
 // All four matrix primitives run one driver over a batch of strided matrices. float/double go
 // to gemm() (gemm.h): fw's AVX-512 float32 kernel (Note [Native float32 GEMM]) or Eigen
 // (Note [GEMM through Eigen]), with no copy for contiguous or transposed operands;
-// bfloat16/half compute in float; integers and complex use a plain i-k-j loop (wrapping like
+// bfloat16 runs fw's bfloat16 kernel on AVX512-BF16 hosts (Note [bfloat16 GEMM]) and, like half,
+// computes in float elsewhere; integers and complex use a plain i-k-j loop (wrapping like
 // PyTorch). Small matrices in a batch run in parallel over the batch, each product on one
 // thread; big ones run one after the other, each split over fw's thread pool.
 #include <algorithm>
 
+#include "core/autocast.h"
 #include "core/convert.h"
 #include "core/op.h"
 #include "core/ops/gemm.h"
@@ -412,6 +414,7 @@ Tensor mv(const Tensor& a, const Tensor& v) {
            v.dim(), "-D vector");
   FW_CHECK(a.size(1) == v.size(0), "[mv] size mismatch, got input (", a.size(0), "x", a.size(1), ") and vec (",
            v.size(0), ")");
+  AutocastOff no_autocast;  // libtorch's mv is not autocast (Note [Autocast])
   return mm(a, v.unsqueeze(1)).squeeze(1);
 }
 
@@ -445,6 +448,11 @@ Tensor batched_matmul(const Tensor& a, const Tensor& b) {
 }  // namespace
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
+  if (FW_UNLIKELY(tls().autocast)) {  // libtorch casts at matmul, so its mv and dot branches are bfloat16 too
+    Tensor a16 = autocast_down(a), b16 = autocast_down(b);
+    AutocastOff off;
+    return matmul(a16, b16);
+  }
   int64_t da = a.dim(), db = b.dim();
   FW_CHECK(da > 0 && db > 0, "[matmul] both arguments to matmul need to be at least 1D, but they are ", da, "D and ",
            db, "D");
@@ -468,6 +476,11 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 }
 
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
+  if (FW_UNLIKELY(tls().autocast)) {  // as matmul: the bias and a 1-D input's mv are bfloat16 too
+    Tensor x16 = autocast_down(x), w16 = autocast_down(w), b16 = autocast_down(b);
+    AutocastOff off;
+    return linear(x16, w16, b16);
+  }
   FW_CHECK(w.dim() == 2, "[linear] weight must be a matrix, got ", w.dim(), "-D tensor");
   FW_CHECK(x.dim() >= 1 && x.size(-1) == w.size(1), "[linear] mat1 and mat2 shapes cannot be multiplied (",
            x.dim() >= 1 ? x.numel() / std::max<int64_t>(x.size(-1), 1) : 1, "x", x.dim() >= 1 ? x.size(-1) : 0,

@@ -3,6 +3,7 @@
 // logsumexp and isclose live in reduce_stats.cpp, sort/topk/median/scans in sort.cpp.
 #include "core/ops/reduce.h"
 
+#include "core/autocast.h"
 #include "core/convert.h"
 #include "core/visit.h"
 
@@ -616,8 +617,14 @@ Tensor mean(const Tensor& t, std::optional<ScalarType> dtype) { return dispatch1
 Tensor mean(const Tensor& t, IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
   return dispatch1(OpId::mean, {t}, reduce_attrs(dim, keepdim, dtype));
 }
-Tensor prod(const Tensor& t, std::optional<ScalarType> dtype) { return dispatch1(OpId::prod, {t}, reduce_attrs({}, false, dtype)); }
+Tensor prod(const Tensor& t, std::optional<ScalarType> dtype) {
+  if (FW_UNLIKELY(tls().autocast))  // autocast's float32 list
+    return autocast_float32([](auto&&... a) { return prod(a...); }, t, dtype);
+  return dispatch1(OpId::prod, {t}, reduce_attrs({}, false, dtype));
+}
 Tensor prod(const Tensor& t, int64_t dim, bool keepdim, std::optional<ScalarType> dtype) {
+  if (FW_UNLIKELY(tls().autocast))
+    return autocast_float32([](auto&&... a) { return prod(a...); }, t, dim, keepdim, dtype);
   return dispatch1(OpId::prod, {t}, reduce_attrs({dim}, keepdim, dtype));
 }
 Tensor amax(const Tensor& t, IntArrayRef dim, bool keepdim) { return dispatch1(OpId::amax, {t}, reduce_attrs(dim, keepdim)); }

@@ -3,6 +3,7 @@
 #include "fw/dtype.h"
 #include "fw/error.h"
 #include "fw/autograd.h"
+#include "fw/autocast.h"
 #include "fw/indexing.h"
 #include "fw/ops.h"
 #include "fw/tensor.h"
