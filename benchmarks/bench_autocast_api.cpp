@@ -22,6 +22,32 @@ struct Region {
     at::autocast::set_cpu_enabled(false);
   }
 };
+// WORKLOADS.md's W5 network (the same layers as ../shared/bench/bench_api.cpp's).
+struct Vgg : T::nn::Module {
+  T::nn::Sequential body;
+  Vgg() {
+    int cin = 3;
+    struct B {
+      int cout, n, ph, pw;
+    };
+    for (B b : {B{64, 2, 2, 1}, B{128, 2, 2, 2}, B{256, 3, 2, 1}, B{512, 3, 2, 2}}) {
+      for (int i = 0; i < b.n; i++) {
+        body->push_back(T::nn::Conv2d(T::nn::Conv2dOptions(cin, b.cout, 3).padding(1)));
+        body->push_back(T::nn::ReLU());
+        cin = b.cout;
+      }
+      body->push_back(T::nn::MaxPool2d(T::nn::MaxPool2dOptions({b.ph, b.pw})));
+    }
+    body->push_back(T::nn::Flatten());
+    body->push_back(T::nn::Linear(512 * 2 * 4, 2048));
+    body->push_back(T::nn::ReLU());
+    body->push_back(T::nn::Linear(2048, 2048));
+    body->push_back(T::nn::ReLU());
+    body->push_back(T::nn::Linear(2048, 1000));
+    register_module("body", body);
+  }
+  T::Tensor forward(T::Tensor x) { return body->forward(x); }
+};
 }  // namespace
 
 int main() {
@@ -65,5 +91,36 @@ int main() {
       auto out = mlp->forward(x);
     }, 15, 3);
     printf("W4_mlp_forward_autocast %.2f ms\n", t * 1e3);
+  }
+  {
+    auto net = std::make_shared<Vgg>();
+    T::optim::SGD vopt(net->parameters(), T::optim::SGDOptions(0.01).momentum(0.9));
+    auto vx = T::randn({64, 3, 40, 16});
+    auto vy = T::randint(0, 1000, {64});
+    for (bool ac : {false, true}) {
+      double t = med([&] {
+        vopt.zero_grad();
+        T::Tensor loss;
+        if (ac) {
+          Region r;
+          loss = T::nn::functional::cross_entropy(net->forward(vx), vy);
+        } else {
+          loss = T::nn::functional::cross_entropy(net->forward(vx), vy);
+        }
+        loss.backward();
+        vopt.step();
+      }, 5);
+      printf("W5_vgg_train_step%s %.1f ms\n", ac ? "_autocast" : "", t * 1e3);
+      T::NoGradGuard ng;
+      t = med([&] {
+        if (ac) {
+          Region r;
+          auto o = net->forward(vx);
+        } else {
+          auto o = net->forward(vx);
+        }
+      }, 5);
+      printf("W5i_vgg_infer%s %.1f ms\n", ac ? "_autocast" : "", t * 1e3);
+    }
   }
 }

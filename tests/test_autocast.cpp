@@ -140,14 +140,32 @@ TEST(Autocast, MlpStepMatchesTorch) {
   }
 }
 
+// conv2d with bias under autocast (oneDNN's bfloat16 kernels where the build targets AVX512-BF16,
+// Note [bfloat16 convolutions]): the bfloat16 output and the float32 leaves' gradients, both
+// through oneDNN's fused backward and through the composite one that create_graph takes.
 TEST(Autocast, Conv2dMatchesTorch) {
   auto cases = fwtest::load_records("autocast.txt", "autocast_conv");
   ASSERT_EQ(cases.size(), 1u);
   const auto& c = cases[0];
-  fw::AutocastGuard autocast;
-  Tensor y = fw::conv2d(c.get("x"), c.get("w"), c.get("b"), 1, 1);
-  EXPECT_EQ(dtype_of(y), c.opt("y_dtype"));
-  expect_bf16_close(y, c.get("y"), 1, "conv2d");
+  for (bool create_graph : {false, true}) {
+    SCOPED_TRACE(create_graph ? "composite backward" : "fused backward");
+    Tensor x = c.get("x").clone().requires_grad_(), w = c.get("w").clone().requires_grad_();
+    Tensor b = c.get("b").clone().requires_grad_();
+    Tensor y;
+    {
+      fw::AutocastGuard autocast;
+      y = fw::conv2d(x, w, b, 1, 1);
+    }
+    EXPECT_EQ(dtype_of(y), c.opt("y_dtype"));
+    expect_bf16_close(y, c.get("y"), 1, "conv2d");
+    auto grads = fw::autograd::grad({(y.to(fw::kFloat) * c.get("g")).sum()}, {x, w, b}, {}, std::nullopt, create_graph);
+    const char* names[] = {"x", "w", "b"};
+    for (size_t i = 0; i < 3; i++) {
+      EXPECT_EQ(grads[i].dtype(), fw::kFloat) << names[i];
+      Tensor want = c.get(std::string("grad.") + names[i]);
+      EXPECT_LE((grads[i] - want).abs().max().item<double>(), 0.01 * want.abs().max().item<double>()) << names[i];
+    }
+  }
 }
 
 // What autocast casts is a differentiable op: a float32 leaf used twice in a region gets one
@@ -242,4 +260,31 @@ TEST(Autocast, CompiledFunctionsGuardTheAutocastState) {
     EXPECT_TRUE(fw::equal(on, eager_on));
     EXPECT_TRUE(fw::allclose(off, eager_off, 1e-5, 1e-5));
   }
+}
+
+// bfloat16 pointwise ops widen each element inside the loop (binary.cpp, unary.cpp): the result is
+// the float32 computation on the bfloat16 operands rounded once, as before (and as PyTorch), for
+// broadcast, strided and scalar operands, NaN and infinity included.
+TEST(Autocast, Bfloat16PointwiseIsOneRoundingOfTheFloatResult) {
+  fw::manual_seed(9);
+  Tensor a = (fw::randn({6, 40}) * 3).to(fw::kBFloat16), b = (fw::randn({40}) * 3).to(fw::kBFloat16);
+  a.index_put_({1, 2}, std::numeric_limits<float>::quiet_NaN());
+  a.index_put_({2, 3}, std::numeric_limits<float>::infinity());
+  Tensor at = a.t();  // strided
+  auto fa = [](const Tensor& t) { return t.to(fw::kFloat); };
+  auto same = [](const Tensor& got, const Tensor& want, const char* what) {
+    EXPECT_EQ(got.dtype(), want.dtype()) << what;
+    EXPECT_TRUE(fw::equal(fw::isnan(got), fw::isnan(want))) << what;
+    EXPECT_TRUE(fw::equal(fw::nan_to_num(got.to(fw::kFloat), 0.0), fw::nan_to_num(want.to(fw::kFloat), 0.0))) << what;
+  };
+  same(a + b, (fa(a) + fa(b)).to(fw::kBFloat16), "add");
+  same(a - 0.1, (fa(a) - float(fw::BFloat16(0.1f))).to(fw::kBFloat16), "sub scalar");
+  same(a * b, (fa(a) * fa(b)).to(fw::kBFloat16), "mul");
+  same(at / b.narrow(0, 0, 6), (fa(at) / fa(b.narrow(0, 0, 6))).to(fw::kBFloat16), "div strided");
+  same(fw::maximum(a, b), fw::maximum(fa(a), fa(b)).to(fw::kBFloat16), "maximum");
+  same(fw::atan2(a, b), fw::atan2(fa(a), fa(b)).to(fw::kBFloat16), "atan2");
+  same(a.gt(b), fa(a).gt(fa(b)), "gt");
+  same(fw::relu(at), fw::relu(fa(at)).to(fw::kBFloat16), "relu");
+  same(-a, (-fa(a)).to(fw::kBFloat16), "neg");
+  same(fw::abs(at), fw::abs(fa(at)).to(fw::kBFloat16), "abs");
 }

@@ -125,6 +125,23 @@ void binary_kernel(const OpCall& c, Outs& o) {
   // PyTorch's iterator casts them: x_half * 0.1 multiplies by half(0.1), an int tensor or a
   // float32 0-dim operand becomes half too.
   ScalarType low = ct;
+  if constexpr (K != BK::Logical && K != BK::Bitwise && K != BK::IntDiv) {
+    if (low == kBFloat16) {
+      // bfloat16 operands widen element by element inside the loop: no float32 copies of the
+      // operands and the result (autocast's activations: relu's backward mask and product).
+      Tensor a = cast(c.in[0], low), b = rhs_tensor(c, low);
+      Tensor& out = o[0];
+      const ScalarType rt = K == BK::Compare ? kBool : kBFloat16;
+      Tensor y = out.dtype() == rt ? out : make_tensor(out.sizes(), rt);
+      const F f = make_fn<F>(c.a);
+      if constexpr (K == BK::Compare)
+        binary_loop<bool, BFloat16>(y, a, b, [f](BFloat16 u, BFloat16 v) { return bool(f(float(u), float(v))); });
+      else
+        binary_loop<BFloat16, BFloat16>(y, a, b, [f](BFloat16 u, BFloat16 v) { return BFloat16(float(f(float(u), float(v)))); });
+      if (!y.is_same(out)) out.copy_(y);
+      return;
+    }
+  }
   if (ct == kHalf || ct == kBFloat16) ct = kFloat;
   ScalarType rt = (K == BK::Compare || K == BK::Logical) ? kBool : ct;
   Tensor a = cast(cast(c.in[0], low), ct), b = cast(rhs_tensor(c, low), ct);

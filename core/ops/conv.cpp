@@ -320,6 +320,20 @@ void conv_kernel(const OpCall& c, Outs& o) {
                     o[0].data_ptr<float>()))
       return;
   }
+#if defined(__AVX512BF16__)
+  // bfloat16 on oneDNN's AVX512-BF16 kernels (Note [bfloat16 convolutions] in conv_dnnl.cpp).
+  if (x.dtype() == kBFloat16 && c.in[1].dtype() == kBFloat16) {
+    Tensor xc = x.contiguous(), w = c.in[1].contiguous(), b = (c.a.flags & 1) ? c.in[2].to(kFloat).contiguous() : Tensor();
+    Tensor y = o[0].is_contiguous() ? o[0] : make_tensor(o[0].sizes(), kBFloat16);
+    DnnlConvShape s = dnnl_shape(g, g.ph + c.a.i1, g.pw + c.a.i2);
+    s.bf16 = true;
+    auto bits = [](const Tensor& t) { return reinterpret_cast<uint16_t*>(t.data_ptr<BFloat16>()); };
+    if (dnnl_conv2d_bf16(s, bits(xc), bits(w), b.defined() ? b.data_ptr<float>() : nullptr, bits(y))) {
+      if (!y.is_same(o[0])) o[0].copy_(y);
+      return;
+    }
+  }
+#endif
   const bool depthwise = g.groups > 1 && g.groups == g.c && g.o == g.c;
   conv_compute(c, o[0], [&]<class T>(const T* x, const T* w, const T* b, T* y) {
     if constexpr (std::is_same_v<T, float>) {
@@ -455,8 +469,12 @@ Tensor fit_spatial(Tensor t, int64_t h, int64_t w) {
 bool conv_vjp_dnnl(const VjpCtx& c, const Tensor& g, Outs& r) {
   const Tensor &x = c.in[0], &w = c.in[1];
   if (tls().tracer || is_grad_enabled() || !conv_dnnl_enabled()) return false;
-  if (x.dtype() != kFloat || w.dtype() != kFloat || g.dtype() != kFloat || x.numel() == 0 || g.numel() == 0)
-    return false;
+  if (x.numel() == 0 || g.numel() == 0) return false;
+  bool bf16 = false;
+#if defined(__AVX512BF16__)
+  bf16 = x.dtype() == kBFloat16 && w.dtype() == kBFloat16 && g.dtype() == kBFloat16;
+#endif
+  if (!bf16 && (x.dtype() != kFloat || w.dtype() != kFloat || g.dtype() != kFloat)) return false;
   const OpAttrs& a = c.a;
   bool has_bias = a.flags & 1;
   bool want_gx = c.needs[0], want_gw = c.needs[1], want_gb = has_bias && c.needs[2];
@@ -464,10 +482,23 @@ bool conv_vjp_dnnl(const VjpCtx& c, const Tensor& g, Outs& r) {
   ConvGeom geom = conv_geom(call);
   if (g.size(0) != geom.n || g.size(1) != geom.o || g.size(2) != geom.oh || g.size(3) != geom.ow) return false;
   Tensor xc = x.contiguous(), wc = w.contiguous(), gc = g.contiguous();
-  Tensor gx = want_gx ? make_tensor(x.sizes(), kFloat) : Tensor();
-  Tensor gw = want_gw ? make_tensor(w.sizes(), kFloat) : Tensor();
-  Tensor gb = want_gb ? make_tensor(c.in[2].sizes(), kFloat) : Tensor();
+  const ScalarType t = bf16 ? kBFloat16 : kFloat;
+  Tensor gx = want_gx ? make_tensor(x.sizes(), t) : Tensor();
+  Tensor gw = want_gw ? make_tensor(w.sizes(), t) : Tensor();
+  Tensor gb = want_gb ? make_tensor(c.in[2].sizes(), kFloat) : Tensor();  // float for both
   ProfileScope prof("op", "conv2d_backward (oneDNN)");
+  if (bf16) {
+    DnnlConvShape s = dnnl_shape(geom, geom.ph + a.i1, geom.pw + a.i2);
+    s.bf16 = true;
+    auto bits = [](const Tensor& u) { return u.defined() ? reinterpret_cast<uint16_t*>(u.data_ptr<BFloat16>()) : nullptr; };
+    if (!dnnl_conv2d_backward_bf16(s, bits(xc), bits(wc), bits(gc), bits(gx), bits(gw),
+                                   want_gb ? gb.data_ptr<float>() : nullptr))
+      return false;
+    if (want_gx) r[0] = gx;
+    if (want_gw) r[1] = gw;
+    if (want_gb) r[2] = gb.to(c.in[2].dtype());
+    return true;
+  }
   if (!dnnl_conv2d_backward(dnnl_shape(geom, geom.ph + a.i1, geom.pw + a.i2), xc.data_ptr<float>(),
                             wc.data_ptr<float>(), gc.data_ptr<float>(), want_gx ? gx.data_ptr<float>() : nullptr,
                             want_gw ? gw.data_ptr<float>() : nullptr, want_gb ? gb.data_ptr<float>() : nullptr))

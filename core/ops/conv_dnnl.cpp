@@ -8,6 +8,13 @@
 // per-thread scratch that only grows. Measured on the ten W5 layers (benchmarks/bench_conv.cpp,
 // 2 threads, medians of 3 runs on a shared machine), summed: forward 566 -> 254 ms, grad_input
 // 479 -> 244 ms, grad_weight 902 -> 305 ms against im2col + Eigen GEMM (libtorch 257/255/290).
+//
+// Note [bfloat16 convolutions]
+// A DnnlConvShape with bf16 set builds the same primitives with bfloat16 source, weights and
+// destination (and their gradients) and a float32 bias: oneDNN's AVX512-BF16 kernels accumulate
+// in float32 and round once, as libtorch's bfloat16 convolutions (which are these kernels) do. The
+// shape's bf16 flag is part of the plan key. Winograd and the large-kernel weight-grad form stay
+// float32-only. conv.cpp uses this where the build targets AVX512-BF16 (autocast's conv2d).
 #include "core/ops/conv_dnnl.h"
 
 #include "core/parallel.h"
@@ -70,17 +77,18 @@ struct Plan {
   bool src_re = false, wei_re = false, dst_re = false;
 };
 
-using Key = std::array<int64_t, 22>;
+using Key = std::array<int64_t, 23>;
 
 // Whether Winograd is asked for this convolution (Note [Winograd convolutions]).
 bool winograd_for(const DnnlConvShape& s, bool transposed) {
-  return g_wino.load(std::memory_order_relaxed) && !transposed && s.kh == 3 && s.kw == 3 && s.sh == 1 && s.sw == 1 &&
+  return g_wino.load(std::memory_order_relaxed) && !transposed && !s.bf16 && s.kh == 3 && s.kw == 3 && s.sh == 1 && s.sw == 1 &&
          s.dh == 1 && s.dw == 1 && s.groups == 1;
 }
 
 Key make_key(const DnnlConvShape& s, bool transposed, bool bias) {
   return {s.n, s.c, s.h, s.w, s.o, s.oh, s.ow, s.kh, s.kw, s.sh, s.sw, s.ph, s.pw, s.ph_end, s.pw_end, s.dh, s.dw,
-          s.groups, transposed ? 1 : 0, bias ? 1 : 0, winograd_for(s, transposed) ? 1 : 0, s.nhwc ? 1 : 0};
+          s.groups, transposed ? 1 : 0, bias ? 1 : 0, winograd_for(s, transposed) ? 1 : 0, s.nhwc ? 1 : 0,
+          s.bf16 ? 1 : 0};
 }
 
 void add_reorders(Plan& p) {
@@ -94,6 +102,7 @@ void add_reorders(Plan& p) {
 // output (n, o, oh, ow) as the adjoint, weight stored (c, o/g, kh, kw).
 std::unique_ptr<Plan> build_plan(const DnnlConvShape& s, bool transposed, bool bias, bool winograd) {
   auto p = std::make_unique<Plan>();
+  const dt io = s.bf16 ? dt::bf16 : dt::f32;
   auto& eng = cpu_engine();
   memory::dims src{s.n, s.c, s.h, s.w}, dst{s.n, s.o, s.oh, s.ow};
   memory::dims strides{s.sh, s.sw}, dil{s.dh - 1, s.dw - 1}, pl{s.ph, s.pw}, pr{s.ph_end, s.pw_end};
@@ -109,11 +118,11 @@ std::unique_ptr<Plan> build_plan(const DnnlConvShape& s, bool transposed, bool b
                           : memory::dims{s.groups, s.o / s.groups, s.c / s.groups, s.kh, s.kw};
     wtag = s.groups == 1 ? tag::iohw : tag::giohw;
   }
-  p->usr_src_md = memory::desc(src, dt::f32, s.nhwc ? tag::nhwc : tag::nchw);
-  p->usr_dst_md = memory::desc(dst, dt::f32, s.nhwc ? tag::nhwc : tag::nchw);
-  p->usr_wei_md = memory::desc(wdims, dt::f32, wtag);
+  p->usr_src_md = memory::desc(src, io, s.nhwc ? tag::nhwc : tag::nchw);
+  p->usr_dst_md = memory::desc(dst, io, s.nhwc ? tag::nhwc : tag::nchw);
+  p->usr_wei_md = memory::desc(wdims, io, wtag);
   p->bias_md = bias ? memory::desc({s.o}, dt::f32, tag::x) : memory::desc();
-  memory::desc a_src(src, dt::f32, tag::any), a_dst(dst, dt::f32, tag::any), a_wei(wdims, dt::f32, tag::any);
+  memory::desc a_src(src, io, tag::any), a_dst(dst, io, tag::any), a_wei(wdims, io, tag::any);
   // forward_training, also for inference: oneDNN 2.6 then picks its blocked (nChw16c) direct
   // kernels, where forward_inference picks the brgemm kernels on NHWC. Measured on W5's ten layers
   // (2 threads, SCHED_FIFO so that the shared machine's load stays out): 212 ms of convolution +
@@ -172,7 +181,7 @@ std::unique_ptr<Plan> build_wgrad_plan(const DnnlConvShape& s) {
 
 // The weight-grad shape: one group, no bias, a kernel larger than the output.
 bool wgrad_shape(const DnnlConvShape& s, bool transposed, bool bias) {
-  return !transposed && !bias && s.groups == 1 && s.kh * s.kw > s.oh * s.ow;
+  return !transposed && !bias && !s.bf16 && s.groups == 1 && s.kh * s.kw > s.oh * s.ow;
 }
 
 const Plan* find_plan(const DnnlConvShape& s, bool transposed, bool bias) {
@@ -234,13 +243,13 @@ memory reordered_input(bool needed, const char* what, const memory::desc& md, in
   return m;
 }
 
-bool run(const DnnlConvShape& s, bool transposed, const float* x, const float* w, const float* b, float* y) {
+bool run(const DnnlConvShape& s, bool transposed, const void* x, const void* w, const float* b, void* y) {
   if (!g_dnnl_on.load(std::memory_order_relaxed)) return false;
   const Plan* p = find_plan(s, transposed, b != nullptr);
   if (!p) return false;
   auto& eng = cpu_engine();
   dnnl::stream strm(eng);
-  memory usr_src(p->usr_src_md, eng, const_cast<float*>(x)), usr_wei(p->usr_wei_md, eng, const_cast<float*>(w));
+  memory usr_src(p->usr_src_md, eng, const_cast<void*>(x)), usr_wei(p->usr_wei_md, eng, const_cast<void*>(w));
   memory usr_dst(p->usr_dst_md, eng, y);
   memory src = reordered_input(p->src_re, "reorder src", p->src_md, 0, p->src_in, strm, usr_src);
   memory wei = reordered_input(p->wei_re, "reorder weights", p->wei_md, 1, p->wei_in, strm, usr_wei);
@@ -293,17 +302,18 @@ bool make_reorder(const memory::desc& from, const memory::desc& to, dnnl::reorde
 
 std::unique_ptr<BwdPlan> build_bwd_plan(const DnnlConvShape& s, bool data, bool weights, bool bias, bool winograd) {
   auto p = std::make_unique<BwdPlan>();
+  const dt io = s.bf16 ? dt::bf16 : dt::f32;
   auto& eng = cpu_engine();
   p->data = data, p->weights = weights, p->bias = bias;
   memory::dims src{s.n, s.c, s.h, s.w}, dst{s.n, s.o, s.oh, s.ow};
   memory::dims strides{s.sh, s.sw}, dil{s.dh - 1, s.dw - 1}, pl{s.ph, s.pw}, pr{s.ph_end, s.pw_end};
   memory::dims wdims = s.groups == 1 ? memory::dims{s.o, s.c, s.kh, s.kw}
                                      : memory::dims{s.groups, s.o / s.groups, s.c / s.groups, s.kh, s.kw};
-  p->usr_src_md = memory::desc(src, dt::f32, tag::nchw);
-  p->usr_dst_md = memory::desc(dst, dt::f32, tag::nchw);
-  p->usr_wei_md = memory::desc(wdims, dt::f32, s.groups == 1 ? tag::oihw : tag::goihw);
+  p->usr_src_md = memory::desc(src, io, tag::nchw);
+  p->usr_dst_md = memory::desc(dst, io, tag::nchw);
+  p->usr_wei_md = memory::desc(wdims, io, s.groups == 1 ? tag::oihw : tag::goihw);
   p->bias_md = bias ? memory::desc({s.o}, dt::f32, tag::x) : memory::desc();
-  memory::desc a_src(src, dt::f32, tag::any), a_dst(dst, dt::f32, tag::any), a_wei(wdims, dt::f32, tag::any);
+  memory::desc a_src(src, io, tag::any), a_dst(dst, io, tag::any), a_wei(wdims, io, tag::any);
   auto alg = winograd ? dnnl::algorithm::convolution_winograd : dnnl::algorithm::convolution_direct;
   // The backward primitives take the forward primitive descriptor as a hint.
   dnnl::convolution_forward::desc fd(dnnl::prop_kind::forward_training, alg, a_src, a_wei, p->bias_md, a_dst, strides,
@@ -351,20 +361,8 @@ const BwdPlan* find_bwd_plan(const DnnlConvShape& s, bool data, bool weights, bo
   return cache.emplace(k, std::move(p)).first->second.get();
 }
 
-}  // namespace
-
-bool conv_dnnl_enabled() { return g_dnnl_on.load(); }
-
-bool dnnl_conv2d(const DnnlConvShape& s, const float* x, const float* w, const float* b, float* y) {
-  return run(s, false, x, w, b, y);
-}
-
-bool dnnl_conv_transpose2d(const DnnlConvShape& s, const float* x, const float* w, const float* b, float* y) {
-  return run(s, true, x, w, b, y);
-}
-
-bool dnnl_conv2d_backward(const DnnlConvShape& s, const float* x, const float* w, const float* gy, float* gx,
-                          float* gw, float* gb) {
+bool conv2d_backward(const DnnlConvShape& s, const void* x, const void* w, const void* gy, void* gx, void* gw,
+                     float* gb) {
   if (!g_dnnl_on.load(std::memory_order_relaxed)) return false;
   bool data = gx != nullptr, weights = gw != nullptr || gb != nullptr, bias = gb != nullptr;
   if (!data && !weights) return true;
@@ -372,10 +370,10 @@ bool dnnl_conv2d_backward(const DnnlConvShape& s, const float* x, const float* w
   if (!p) return false;
   auto& eng = cpu_engine();
   dnnl::stream strm(eng);
-  memory usr_gy(p->usr_dst_md, eng, const_cast<float*>(gy));
+  memory usr_gy(p->usr_dst_md, eng, const_cast<void*>(gy));
   memory bd_ddst = usr_gy;
   if (data) {
-    memory usr_w(p->usr_wei_md, eng, const_cast<float*>(w)), usr_gx(p->usr_src_md, eng, gx);
+    memory usr_w(p->usr_wei_md, eng, const_cast<void*>(w)), usr_gx(p->usr_src_md, eng, gx);
     bd_ddst = reordered_input(p->bd_ddst_re, "reorder diff_dst", p->bd_ddst_md, 0, p->bd_ddst_in, strm, usr_gy);
     memory wei = reordered_input(p->bd_wei_re, "reorder weights", p->bd_wei_md, 1, p->bd_wei_in, strm, usr_w);
     memory dsrc = usr_gx;
@@ -390,7 +388,7 @@ bool dnnl_conv2d_backward(const DnnlConvShape& s, const float* x, const float* w
     }
   }
   if (weights) {
-    memory usr_x(p->usr_src_md, eng, const_cast<float*>(x));
+    memory usr_x(p->usr_src_md, eng, const_cast<void*>(x));
     memory src = reordered_input(p->bw_src_re, "reorder src", p->bw_src_md, 3, p->bw_src_in, strm, usr_x);
     memory ddst = p->shared_ddst ? bd_ddst
                                  : reordered_input(p->bw_ddst_re, "reorder diff_dst", p->bw_ddst_md, 4, p->bw_ddst_in,
@@ -414,12 +412,44 @@ bool dnnl_conv2d_backward(const DnnlConvShape& s, const float* x, const float* w
   return true;
 }
 
+}  // namespace
+
+bool conv_dnnl_enabled() { return g_dnnl_on.load(); }
+
+bool dnnl_conv2d(const DnnlConvShape& s, const float* x, const float* w, const float* b, float* y) {
+  return !s.bf16 && run(s, false, x, w, b, y);
+}
+
+bool dnnl_conv_transpose2d(const DnnlConvShape& s, const float* x, const float* w, const float* b, float* y) {
+  return run(s, true, x, w, b, y);
+}
+
+bool dnnl_conv2d_bf16(const DnnlConvShape& s, const uint16_t* x, const uint16_t* w, const float* b, uint16_t* y) {
+  return s.bf16 && run(s, false, x, w, b, y);
+}
+
+bool dnnl_conv2d_backward(const DnnlConvShape& s, const float* x, const float* w, const float* gy, float* gx,
+                          float* gw, float* gb) {
+  return !s.bf16 && conv2d_backward(s, x, w, gy, gx, gw, gb);
+}
+
+bool dnnl_conv2d_backward_bf16(const DnnlConvShape& s, const uint16_t* x, const uint16_t* w, const uint16_t* gy,
+                               uint16_t* gx, uint16_t* gw, float* gb) {
+  return s.bf16 && conv2d_backward(s, x, w, gy, gx, gw, gb);
+}
+
+
 #else
 
 bool conv_dnnl_enabled() { return false; }
 bool dnnl_conv2d(const DnnlConvShape&, const float*, const float*, const float*, float*) { return false; }
 bool dnnl_conv_transpose2d(const DnnlConvShape&, const float*, const float*, const float*, float*) { return false; }
 bool dnnl_conv2d_backward(const DnnlConvShape&, const float*, const float*, const float*, float*, float*, float*) {
+  return false;
+}
+bool dnnl_conv2d_bf16(const DnnlConvShape&, const uint16_t*, const uint16_t*, const float*, uint16_t*) { return false; }
+bool dnnl_conv2d_backward_bf16(const DnnlConvShape&, const uint16_t*, const uint16_t*, const uint16_t*, uint16_t*,
+                               uint16_t*, float*) {
   return false;
 }
 

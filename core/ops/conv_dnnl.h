@@ -13,6 +13,7 @@ struct DnnlConvShape {
   int64_t n, c, h, w, o, oh, ow, kh, kw;
   int64_t sh, sw, ph, pw, ph_end, pw_end, dh, dw, groups;
   bool nhwc = false;  // conv2d forward: x and y are NHWC (channels-last) buffers
+  bool bf16 = false;  // x, w, y (and gx, gw, gy) hold bfloat16 bits; biases stay float
 };
 
 // Whether float32 convolutions run on oneDNN (built with it and not switched off).
@@ -26,6 +27,9 @@ bool conv_dnnl_winograd();
 
 // y = conv2d(x, w) + b on contiguous NCHW float buffers (b may be null). False: not handled.
 bool dnnl_conv2d(const DnnlConvShape& s, const float* x, const float* w, const float* b, float* y);
+// The same on bfloat16 buffers with a float bias (s.bf16 must be set; Note [bfloat16
+// convolutions] in conv_dnnl.cpp).
+bool dnnl_conv2d_bf16(const DnnlConvShape& s, const uint16_t* x, const uint16_t* w, const float* b, uint16_t* y);
 // y = conv_transpose2d(x, w) + b, same conventions. False: not handled.
 bool dnnl_conv_transpose2d(const DnnlConvShape& s, const float* x, const float* w, const float* b, float* y);
 // Gradients of y = conv2d(x, w) (+ b) from gy, on contiguous NCHW / OIHW float buffers: gx, gw and
@@ -33,5 +37,8 @@ bool dnnl_conv_transpose2d(const DnnlConvShape& s, const float* x, const float* 
 // handled, nothing written.
 bool dnnl_conv2d_backward(const DnnlConvShape& s, const float* x, const float* w, const float* gy, float* gx,
                           float* gw, float* gb);
+// The same on bfloat16 buffers (s.bf16 set); the bias grad gb is float.
+bool dnnl_conv2d_backward_bf16(const DnnlConvShape& s, const uint16_t* x, const uint16_t* w, const uint16_t* gy,
+                               uint16_t* gx, uint16_t* gw, float* gb);
 
 }  // namespace fw::detail

@@ -114,6 +114,16 @@ void unary_kernel(const OpCall& c, Outs& o) {
   }
   bool low = t == kHalf || t == kBFloat16;
   constexpr bool pred = K == UK::Pred || K == UK::PredC;
+  if constexpr (K == UK::Same || K == UK::Signed) {
+    if (t == kBFloat16) {  // widened element by element, as binary_kernel's bfloat16 loop
+      const ScalarType rt = pred ? kBool : kBFloat16;
+      Tensor y = out.dtype() == rt ? out : make_tensor(out.sizes(), rt);
+      if constexpr (pred) unary_loop<bool, BFloat16>(y, in, [f](BFloat16 u) { return bool(f(float(u))); });
+      else unary_loop<BFloat16, BFloat16>(y, in, [f](BFloat16 u) { return BFloat16(float(f(float(u)))); });
+      if (!y.is_same(out)) out.copy_(y);
+      return;
+    }
+  }
   ScalarType ct = low ? kFloat : (K == UK::Float || K == UK::FloatC || pred) ? float_of(t) : t;
   ScalarType rt = (pred || K == UK::Logical) ? kBool : ct;
   Tensor x = cast(in, ct);
