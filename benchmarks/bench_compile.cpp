@@ -125,21 +125,7 @@ int main(int argc, char** argv) {
     double t = med([&] { auto y = f(x, g, be); });
     std::printf("W3_softmax_layernorm[compiled] %.2f ms\n", t * 1e3);
   }
-  {
-    auto mlp = make_mlp();
-    auto cm = fw::compile(mlp);
-    fw::optim::SGD opt(mlp->parameters(), fw::optim::SGDOptions(0.01).momentum(0.9));
-    auto x = fw::randn({256, 784});
-    auto y = fw::randint(0, 10, {256});
-    double t = med([&] {
-      opt.zero_grad();
-      auto loss = fw::nn::functional::cross_entropy(cm(x), y);
-      loss.backward();
-      opt.step();
-    });
-    std::printf("W4_mlp_train_step[compiled] %.2f ms\n", t * 1e3);
-  }
-  {  // the same step with its forward under CPU autocast (benchmarks/bench_autocast_api.cpp's peer row)
+  for (bool autocast : {false, true}) {  // W4, and its forward under CPU autocast (bench_autocast_api.cpp's peer)
     auto mlp = make_mlp();
     auto cm = fw::compile(mlp);
     fw::optim::SGD opt(mlp->parameters(), fw::optim::SGDOptions(0.01).momentum(0.9));
@@ -149,13 +135,13 @@ int main(int argc, char** argv) {
       opt.zero_grad();
       fw::Tensor loss;
       {
-        fw::AutocastGuard autocast;
+        fw::AutocastGuard guard(autocast);
         loss = fw::nn::functional::cross_entropy(cm(x), y);
       }
       loss.backward();
       opt.step();
     });
-    std::printf("W4_mlp_train_step_autocast[compiled] %.2f ms\n", t * 1e3);
+    std::printf("W4_mlp_train_step%s[compiled] %.2f ms\n", autocast ? "_autocast" : "", t * 1e3);
   }
   {
     // Replay overhead: guard check + one fused kernel on 100 elements, per call.

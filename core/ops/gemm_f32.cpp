@@ -197,6 +197,45 @@ void tile_epilogue(const GemmEpilogue<float>& ep, float* c, int64_t ldc, int64_t
   }
 }
 
+// The end of a register tile, shared by the float32 and bfloat16 kernels: C's rows are prefetched
+// a few dozen steps before the last (earlier, the B stream evicts them again), then C = alpha *
+// acc + beta * C (beta == 0: C is not read), the last vector of each row under `last`.
+template <int R, int NV>
+inline void prefetch_rows(const float* c, int64_t ldc) {
+#pragma GCC unroll 14
+  for (int i = 0; i < R; i++) {
+    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
+    if (NV > 1) _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 16), _MM_HINT_T0);
+  }
+}
+template <int R, int NV>
+inline void store_tile(const __m512 (&acc)[R][NV], float* c, int64_t ldc, __mmask16 last, float alpha, float beta) {
+  const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+#pragma GCC unroll 14
+  for (int i = 0; i < R; i++) {
+    float* ci = c + i * ldc;
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; v++) {
+      const __mmask16 mk = v == NV - 1 ? last : __mmask16(0xFFFF);
+      __m512 r = _mm512_mul_ps(va, acc[i][v]);
+      if (beta != 0.f) r = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(mk, ci + 16 * v), r);
+      _mm512_mask_storeu_ps(ci + 16 * v, mk, r);
+    }
+  }
+}
+
+// C blocks (tasks) along m and n for mp row panels and np column panels on nt threads: blocks of
+// at most kNCPanels column panels, about kTasksPerThread per thread.
+void split_tasks(int64_t mp, int64_t np, int nt, int64_t& mb, int64_t& nb) {
+  mb = 1;
+  nb = (np + kNCPanels - 1) / kNCPanels;
+  if (nt > 1) {
+    const int64_t target = kTasksPerThread * nt;
+    mb = std::clamp<int64_t>((target + nb - 1) / nb, 1, mp);
+    if (mb * nb < target) nb = std::min<int64_t>(np, (target + mb - 1) / mb);
+  }
+}
+
 // One register tile: C(R x 16*NV) = alpha * A B + beta * C (beta == 0: C is not read). A is a
 // packed panel (element (i, p) at a[p * 14 + i]) or, for direct kernels, the operand itself
 // (a[i * ars + p * acs]); B likewise a packed panel (b[p * 32 + j]) or a row-major operand
@@ -262,27 +301,11 @@ void micro_kernel(const Tile& t) {
       if (kB == kBCopy) bcopy += kNR;
     }
   };
-  // C is fetched a few dozen steps before the end, so the B stream cannot evict it first.
   const int64_t tail = std::min<int64_t>(kc, kCTail);
   steps(kc - tail);
-#pragma GCC unroll 14
-  for (int i = 0; i < R; i++) {
-    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
-    if (NV > 1) _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 16), _MM_HINT_T0);
-  }
+  prefetch_rows<R, NV>(c, ldc);
   steps(tail);
-  const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
-#pragma GCC unroll 14
-  for (int i = 0; i < R; i++) {
-    float* ci = c + i * ldc;
-#pragma GCC unroll 2
-    for (int v = 0; v < NV; v++) {
-      const __mmask16 mk = v == NV - 1 ? last : __mmask16(0xFFFF);
-      __m512 r = _mm512_mul_ps(va, acc[i][v]);
-      if (beta != 0.f) r = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(mk, ci + 16 * v), r);
-      _mm512_mask_storeu_ps(ci + 16 * v, mk, r);
-    }
-  }
+  store_tile<R, NV>(acc, c, ldc, last, alpha, beta);
 }
 
 // kKernels[direct A][BRead][rows - 1][vectors - 1]; kBCopy only with packed A.
@@ -328,12 +351,7 @@ struct Plan {
     direct_a = np == 1 && (a.cs == 1 || a.rs == 1);
     direct_b = mp == 1 && b.cs == 1;
     lazy_b = !direct_a && !direct_b && b.cs == 1;
-    nb = (np + kNCPanels - 1) / kNCPanels;
-    if (nt > 1) {
-      const int64_t target = kTasksPerThread * nt;
-      mb = std::clamp<int64_t>((target + nb - 1) / nb, 1, mp);
-      if (mb * nb < target) nb = std::min<int64_t>(np, (target + mb - 1) / mb);
-    }
+    split_tasks(mp, np, nt, mb, nb);
   }
   size_t b_floats() const { return direct_b ? 0 : size_t(np * kNR * k); }
   size_t a_floats() const { return direct_a ? 0 : size_t(mp * kMR * k); }
@@ -614,24 +632,9 @@ void bf16_kernel(const BTile& t) {
   };
   const int64_t tail = std::min<int64_t>(nq, kCTail);
   steps(nq - tail);
-#pragma GCC unroll 14
-  for (int i = 0; i < R; i++) {
-    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
-    if (NV > 1) _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 16), _MM_HINT_T0);
-  }
+  prefetch_rows<R, NV>(c, ldc);
   steps(tail);
-  const __m512 va = _mm512_set1_ps(t.alpha), vb = _mm512_set1_ps(t.beta);
-#pragma GCC unroll 14
-  for (int i = 0; i < R; i++) {
-    float* ci = c + i * ldc;
-#pragma GCC unroll 2
-    for (int v = 0; v < NV; v++) {
-      const __mmask16 mk = v == NV - 1 ? last : __mmask16(0xFFFF);
-      __m512 r = _mm512_mul_ps(va, acc[i][v]);
-      if (t.beta != 0.f) r = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(mk, ci + 16 * v), r);
-      _mm512_mask_storeu_ps(ci + 16 * v, mk, r);
-    }
-  }
+  store_tile<R, NV>(acc, c, ldc, last, t.alpha, t.beta);
 }
 
 template <int... I>
@@ -671,12 +674,7 @@ struct BPlan {
     const int64_t nkb = (k + kBKC - 1) / kBKC;
     kc = (k + nkb - 1) / nkb;
     kc += kc % 2;
-    nb = (np + kNCPanels - 1) / kNCPanels;
-    if (nt > 1) {
-      const int64_t target = kTasksPerThread * nt;
-      mb = std::clamp<int64_t>((target + nb - 1) / nb, 1, mp);
-      if (mb * nb < target) nb = std::min<int64_t>(np, (target + mb - 1) / mb);
-    }
+    split_tasks(mp, np, nt, mb, nb);
   }
   int64_t pairs() const { return (k + 1) / 2; }
   size_t b_words() const { return size_t(np * kNR * pairs()); }
