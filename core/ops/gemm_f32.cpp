@@ -476,8 +476,10 @@ void sgemm_avx512(int64_t m, int64_t n, int64_t k, float alpha, MatArg<float> a,
 // tile as the float32 kernel runs twice the flops (a measured 234 against 117 GFLOP/s per Zen 4
 // core in a register-only loop). The kernel steps k two at a time:
 //  - packed B holds, for each pair of k (p, p+1) and each of 32 columns j, the 32-bit word
-//    b(p, j) | b(p+1, j) << 16: two zmm per pair, the bytes per pair of one float32 step, so a
-//    block of kBKC = 768 steps of k fills L2 as sgemm's 384 do;
+//    b(p, j) | b(p+1, j) << 16: two zmm per pair, the bytes per pair of one float32 step. Blocks
+//    of kBKC = 1024 steps of k (a task's 8 panels: 512 KB of the 1 MB L2) hold W4's k = 784 and
+//    1024 in one block (768, as sgemm's 384 steps in bytes: 392-402 GFLOP/s on its shapes with 2
+//    threads; 1024: 408-435);
 //  - packed A holds, for each pair, the word a(i, p) | a(i, p+1) << 16 of each of 14 rows, which
 //    the kernel broadcasts;
 //  - an odd k pads the last pair with a zero high half (a zero product whatever B holds there).
@@ -487,10 +489,12 @@ void sgemm_avx512(int64_t m, int64_t n, int64_t k, float alpha, MatArg<float> a,
 // product (vdpbf16ps rounds each pair's sum to nearest even and treats denormal inputs as zero);
 // C is float32, and the finished tile gets the float epilogue and, for bfloat16 results, is
 // rounded to bfloat16 as fw::BFloat16 rounds (not with vcvtneps2bf16, which flushes denormals)
-// while still in L1.
+// while still in L1. A product with one block of k (k <= 1024) and beta == 0 needs no float32 C:
+// its tiles are rounded in registers and stored as bfloat16 directly, or, with an epilogue, go
+// through one tile-sized buffer on the stack.
 namespace {
 
-constexpr int64_t kBKC = 768;  // deepest block of k (even): 384 pairs
+constexpr int64_t kBKC = 1024;  // deepest block of k (even): 512 pairs
 
 inline __m512i widen16(const uint16_t* p, __mmask16 mk) {
   return _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mk, p));
@@ -598,6 +602,8 @@ struct BTile {
   int64_t nq;  // pairs of k
   __mmask16 last;
   float alpha, beta;
+  uint16_t* out = nullptr;  // set: C = alpha * A B goes straight to out as bfloat16 (c unused)
+  int64_t ldo = 0;
 };
 using BKernel = void (*)(const BTile&);
 
@@ -630,6 +636,18 @@ void bf16_kernel(const BTile& t) {
       bp += kNR;
     }
   };
+  if (t.out) {  // one block of k and no epilogue: rounded in registers (BPlan::direct)
+    steps(nq);
+    const __m512 va = _mm512_set1_ps(t.alpha);
+#pragma GCC unroll 14
+    for (int i = 0; i < R; i++) {
+#pragma GCC unroll 2
+      for (int v = 0; v < NV; v++)
+        _mm256_mask_storeu_epi16(t.out + i * t.ldo + 16 * v, v == NV - 1 ? last : __mmask16(0xFFFF),
+                                 round_bf16(_mm512_mul_ps(va, acc[i][v])));
+    }
+    return;
+  }
   const int64_t tail = std::min<int64_t>(nq, kCTail);
   steps(nq - tail);
   prefetch_rows<R, NV>(c, ldc);
@@ -664,6 +682,9 @@ struct BPlan {
   const GemmEpilogue<float>* ep = nullptr;
   int64_t mp, np, kc;  // kc: elements of k per block, even
   int64_t mb = 1, nb = 1;
+  // One block of k, beta == 0 and a bfloat16 result: tiles go to out rounded (from registers, or
+  // through a tile on the stack for the epilogue), with no float32 C at all.
+  bool direct = false;
   uint32_t *bpack = nullptr, *apack = nullptr;
 
   BPlan(int64_t m_, int64_t n_, int64_t k_, float alpha_, MatArg<uint16_t> a_, MatArg<uint16_t> b_, float beta_,
@@ -675,6 +696,7 @@ struct BPlan {
     kc = (k + nkb - 1) / nkb;
     kc += kc % 2;
     split_tasks(mp, np, nt, mb, nb);
+    direct = out && beta == 0.f && nkb == 1;
   }
   int64_t pairs() const { return (k + 1) / 2; }
   size_t b_words() const { return size_t(np * kNR * pairs()); }
@@ -714,8 +736,26 @@ struct BPlan {
           const int64_t cols = std::min<int64_t>(kNR, n - jr * kNR);
           const size_t nv = cols > 16 ? 2 : 1;
           tile.b = b_panel(k0, jr);
-          tile.c = c + ir * kMR * ldc + jr * kNR;
           tile.last = lanes(cols - 16 * int64_t(nv - 1));
+          if (direct) {
+            uint16_t* o = out + ir * kMR * ldo + jr * kNR;
+            if (!ep) {
+              tile.out = o;
+              tile.ldo = ldo;
+              kBKernels[size_t(rows - 1)][nv - 1](tile);
+              continue;
+            }
+            // The epilogue needs the float tile: it goes through a buffer on the stack.
+            alignas(64) float buf[kMR * kNR];
+            BTile bt = tile;
+            bt.c = buf;
+            bt.ldc = kNR;
+            kBKernels[size_t(rows - 1)][nv - 1](bt);
+            tile_epilogue(*ep, buf, kNR, ir * kMR, rows, jr * kNR, cols);
+            round_tile(buf, kNR, o, ldo, rows, cols);
+            continue;
+          }
+          tile.c = c + ir * kMR * ldc + jr * kNR;
           kBKernels[size_t(rows - 1)][nv - 1](tile);
           if (!final_block) continue;
           if (ep) tile_epilogue(*ep, tile.c, ldc, ir * kMR, rows, jr * kNR, cols);
@@ -731,7 +771,15 @@ struct BPlan {
 void bgemm_avx512(int64_t m, int64_t n, int64_t k, float alpha, MatArg<uint16_t> a, MatArg<uint16_t> b, float beta,
                   float* c, int64_t ldc, const GemmEpilogue<float>& ep, uint16_t* out, int64_t ldo) {
   if (m <= 0 || n <= 0) return;
+  std::unique_ptr<Buffer> cbuf;  // C when the caller gave none
+  auto own_c = [&] {
+    if (c) return;
+    cbuf = std::make_unique<Buffer>(size_t(m * n) * sizeof(float));
+    c = static_cast<float*>(cbuf->p);
+    ldc = n;
+  };
   if (k <= 0 || alpha == 0.f) {
+    own_c();
     for (int64_t i = 0; i < m; i++)
       for (int64_t j = 0; j < n; j++) c[i * ldc + j] = beta == 0.f ? 0.f : beta * c[i * ldc + j];
     if (!ep.empty()) ep.apply(c, ldc, 0, m, 0, n);
@@ -742,6 +790,11 @@ void bgemm_avx512(int64_t m, int64_t n, int64_t k, float alpha, MatArg<uint16_t>
   const int nt = (m * n * k < (int64_t(1) << 22) || in_parallel_region()) ? 1 : max_threads();
   BPlan pl(m, n, k, alpha, a, b, beta, c, ldc, out, ldo, nt);
   if (!ep.empty()) pl.ep = &ep;
+  if (!pl.direct) {
+    own_c();
+    pl.c = c;
+    pl.ldc = ldc;
+  }
   Buffer buf((pl.b_words() + pl.a_words()) * sizeof(uint32_t));
   pl.bpack = static_cast<uint32_t*>(buf.p);
   pl.apack = pl.bpack + pl.b_words();

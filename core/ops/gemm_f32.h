@@ -42,7 +42,8 @@ void sgemm_avx512(int64_t m, int64_t n, int64_t k, float alpha, MatArg<float> a,
 // bfloat16 operands (their bits), float32 accumulation (Note [bfloat16 GEMM] in gemm_f32.cpp):
 // C (float, ldc) = alpha * A B + beta * C, then the epilogue, as sgemm_avx512. When out is set,
 // every finished tile of C is also rounded to bfloat16 (nearest even, as fw::BFloat16) into out
-// (leading dimension ldo), while it is still in L1.
+// (leading dimension ldo), while it is still in L1. With out set and beta == 0, c may be null
+// (float32 C is then scratch, or not needed at all).
 void bgemm_avx512(int64_t m, int64_t n, int64_t k, float alpha, MatArg<uint16_t> a, MatArg<uint16_t> b, float beta,
                   float* c, int64_t ldc, const GemmEpilogue<float>& ep, uint16_t* out, int64_t ldo);
 #endif

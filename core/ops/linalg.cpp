@@ -73,7 +73,8 @@ void bf16_product(const Tensor& out, const Tensor& a, const Tensor& b, const Sca
                   const ProductEpilogue& ep) {
   const int64_t d = a.dim(), nb = d == 3 ? a.size(0) : 1;
   const int64_t m = a.size(d - 2), k = a.size(d - 1), n = b.size(d - 1);
-  Tensor c32 = is_zero(beta) ? make_tensor(out.sizes(), kFloat) : out.to(kFloat).contiguous();
+  // float32 C only to read out's old values (beta != 0); otherwise the kernel needs none or its own.
+  Tensor c32 = is_zero(beta) ? Tensor() : out.to(kFloat).contiguous();
   // Broadcast dims (stride 0) are converted once, not once per element of C.
   auto to_float = [](const Tensor& x) {
     if (!x.defined()) return Tensor();
@@ -103,7 +104,7 @@ void bf16_product(const Tensor& out, const Tensor& a, const Tensor& b, const Sca
   const auto* pa = reinterpret_cast<const uint16_t*>(a.data_ptr<BFloat16>());
   const auto* pb = reinterpret_cast<const uint16_t*>(b.data_ptr<BFloat16>());
   auto* po = reinterpret_cast<uint16_t*>(out.data_ptr<BFloat16>());
-  float* pc = c32.data_ptr<float>();
+  float* pc = c32.defined() ? c32.data_ptr<float>() : nullptr;
   const float al = alpha.to<float>(), be = beta.to<float>();
   const int64_t work = std::max<int64_t>(1, m * n * k);
   parallel_for(0, nb, std::max<int64_t>(1, (int64_t(1) << 22) / work), [&](int64_t b0, int64_t b1) {
@@ -111,8 +112,8 @@ void bf16_product(const Tensor& out, const Tensor& a, const Tensor& b, const Sca
       GemmEpilogue<float> e = gep;
       if (e.bias) e.bias += i * sbias.bs;
       if (e.gate) e.gate += i * sgate.bs;
-      bgemm_avx512(m, n, k, al, {pa + i * sa.bs, sa.rs, sa.cs}, {pb + i * sb.bs, sb.rs, sb.cs}, be, pc + i * m * n, n,
-                   e, po + i * m * n, n);
+      bgemm_avx512(m, n, k, al, {pa + i * sa.bs, sa.rs, sa.cs}, {pb + i * sb.bs, sb.rs, sb.cs}, be,
+                   pc ? pc + i * m * n : nullptr, n, e, po + i * m * n, n);
     }
   });
 }

@@ -3,7 +3,7 @@
 // bfloat16 GEMM (Note [bfloat16 GEMM] in core/ops/gemm_f32.cpp), elsewhere the float32 one on
 // converted operands; both must give the exact product rounded once to bfloat16, up to the float32
 // accumulation error. Sizes straddle the 14 x 32 register tile, odd and even depths the pairs of k
-// the kernel steps by, and 768 its blocks of k; operands come in all four transposes, with padded
+// the kernel steps by, and 1024 its blocks of k (one block: tiles rounded in registers); operands come in all four transposes, with padded
 // rows, non-unit inner strides and odd element offsets (pairs of k then straddle 4-byte words).
 #include <gtest/gtest.h>
 
@@ -99,7 +99,7 @@ TEST(GemmBF16, OddSizesAllTransposes) {
 TEST(GemmBF16, DepthAroundTheBlocksOfK) {
   std::mt19937 rng(12);
   int64_t bad = 0;
-  for (int64_t k : {767, 768, 769, 770, 1535, 1537, 2001})
+  for (int64_t k : {767, 768, 769, 1023, 1024, 1025, 1026, 2047, 2049, 3001})
     for (int t = 0; t < 4; t++) bad += check_mm({29, 40, k, bool(t & 1), bool(t & 2)}, rng);
   EXPECT_EQ(bad, 0);
 }
