@@ -287,4 +287,16 @@ TEST(Autocast, Bfloat16PointwiseIsOneRoundingOfTheFloatResult) {
   same(fw::relu(at), fw::relu(fa(at)).to(fw::kBFloat16), "relu");
   same(-a, (-fa(a)).to(fw::kBFloat16), "neg");
   same(fw::abs(at), fw::abs(fa(at)).to(fw::kBFloat16), "abs");
+  // relu's backward on bfloat16 (one pass on the bits): gy * (y > 0) with zeros of both signs, NaN
+  // and infinities in x and in the incoming gradient.
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  Tensor x = fw::tensor({1.5f, -2.f, 0.f, -0.f, nan, inf, -inf, 3.f, -1e-30f, 1e-30f, 2.f, -4.f}).to(fw::kBFloat16);
+  Tensor g = fw::tensor({-1.f, 2.f, 3.f, -4.f, 5.f, nan, inf, -inf, -7.f, nan, -0.f, inf}).to(fw::kBFloat16);
+  Tensor xl = x.clone().requires_grad_();
+  fw::relu(xl).backward(g);
+  same(xl.grad(), (fa(g) * (fw::relu(fa(x)) > 0)).to(fw::kBFloat16), "relu backward");
+  // Signs of zeros: y = 2 > 0 passes gy = -0 as it is; y = 0 gives gy * 0 = -0 for gy = -7.
+  EXPECT_TRUE(std::signbit(xl.grad()[10].item<float>()));
+  EXPECT_TRUE(std::signbit(xl.grad()[8].item<float>()));
+  EXPECT_FALSE(std::signbit(xl.grad()[1].item<float>()));
 }

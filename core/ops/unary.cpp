@@ -459,13 +459,29 @@ FW_DEFINE_OP(erfc) {
   d.vjp = [](const VjpCtx& c, ArrayRef<Tensor> g, Outs& r) { VJP_UNARY(gy * fw::exp(-x * x) * -M_2_SQRTPI); };
 }
 // relu's gradient gy * (y > 0). A plain gradient (no create_graph, not traced) of a float tensor is
-// one pass, y > 0 ? gy : gy * 0, instead of a bool mask, its cast to float and a product.
+// one pass, y > 0 ? gy : gy * 0, instead of a bool mask, its cast to float and a product (bfloat16
+// too: autocast's activations).
 static Tensor relu_grad(const Tensor& gy, const Tensor& y) {
   bool plain = !tls().tracer && !is_grad_enabled() && gy.dtype() == y.dtype() && gy.sizes().equals(y.sizes()) &&
-               (gy.dtype() == kFloat || gy.dtype() == kDouble);
+               (gy.dtype() == kFloat || gy.dtype() == kDouble || gy.dtype() == kBFloat16);
   if (!plain) return gy * (y > 0);
   Tensor out = make_tensor(gy.sizes(), gy.dtype());
   Tensor gc = gy.contiguous(), yc = y.contiguous();
+  if (gy.dtype() == kBFloat16) {
+    // On the bits, so that GCC vectorises it: y > 0 is 0x0001 <= y <= 0x7f80 (positive, not NaN);
+    // gy * 0 is a zero of gy's sign, or NaN (0x7fc0, as fw::BFloat16 rounds it) for inf and NaN.
+    const auto* __restrict gp = reinterpret_cast<const uint16_t*>(gc.data_ptr<BFloat16>());
+    const auto* __restrict yp = reinterpret_cast<const uint16_t*>(yc.data_ptr<BFloat16>());
+    auto* __restrict o = reinterpret_cast<uint16_t*>(out.data_ptr<BFloat16>());
+    parallel_for(0, out.numel(), kGrainSize, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; i++) {
+        const uint16_t g = gp[i];
+        const uint16_t zero = (g & 0x7f80) == 0x7f80 ? uint16_t(0x7fc0) : uint16_t(g & 0x8000);
+        o[i] = uint16_t(yp[i] - 1) < 0x7f80 ? g : zero;
+      }
+    });
+    return out;
+  }
   visit_float(gy.dtype(), "relu_backward", [&]<class T>() {
     const T* __restrict gp = gc.data_ptr<T>();
     const T* __restrict yp = yc.data_ptr<T>();
