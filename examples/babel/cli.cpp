@@ -34,7 +34,8 @@ commands (examples/babel/README.md has the details):
             training: --epochs 4 --frames-per-epoch N (all training frames) --batch-size 256
                       --optimizer sgd|adam|adam-sgd --lr 0.02 --lr-decay 0.7 --momentum 0.9 --weight-decay 0
                       --gamma 0.8 --lang-weighting frames|uniform --seed 1 --threads N
-                      --compile (fw::compile; default eager = --no-compile) --no-resume --log-every 50 --valid-frames 4000 --quiet
+                      --compile (fw::compile; default eager = --no-compile) --autocast (bfloat16 products and
+                      convolutions, fw::AutocastGuard) --no-resume --log-every 50 --valid-frames 4000 --quiet
                       --ali-tolerance 0 --skip-unaligned --max-utts N --stop-after-epochs N
                       adam-sgd (Adam, then SGD fine-tuning) also needs --switch-epoch K (1 <= K < epochs:
                       Adam for epochs 1..K) and --sgd-lr X (lr of epoch K+1, then x lr-decay per epoch)
@@ -159,6 +160,7 @@ int cmd_train(Args& a) {
   o.threads = a.integer("threads", o.threads);
   if (a.has("compile")) o.compile = a.flag("compile");
   if (a.has("no-compile")) o.compile = !a.flag("no-compile");
+  o.autocast = a.flag("autocast");
   o.resume = !a.flag("no-resume");
   o.log_every = a.integer("log-every", o.log_every);
   o.valid_frames = a.integer("valid-frames", o.valid_frames);

@@ -159,6 +159,7 @@ struct TrainOptions {
   uint64_t seed = 1;
   int64_t threads = 0;           // 0: leave fw's setting
   bool compile = false;          // fw::compile the trunk and heads (README "fw::compile": no faster here)
+  bool autocast = false;         // forward and loss under CPU autocast to bfloat16 (README "Mixed precision")
   int64_t log_every = 50;        // steps between CSV log rows / progress lines
   int64_t valid_frames = 4000;   // dev frames scored after each epoch (0: none)
   bool resume = true;            // continue from exp/checkpoint.safetensors when its config matches

@@ -117,6 +117,7 @@ KeyValues train_config(const TrainOptions& o) {
   kv["train.seed"] = std::to_string(o.seed);
   kv["train.threads"] = std::to_string(o.threads);
   kv["train.compile"] = o.compile ? "1" : "0";
+  if (o.autocast) kv["train.autocast"] = "1";  // only when set: float32 checkpoints of older runs still match
   kv["train.log_every"] = std::to_string(o.log_every);
   kv["train.valid_frames"] = std::to_string(o.valid_frames);
   kv["train.progress"] = o.progress ? "1" : "0";
@@ -429,6 +430,8 @@ TrainResult train(const TrainOptions& o) {
       KeyValues a = training_relevant(ck.config), b = training_relevant(config);
       for (const auto& [k, v] : b)
         if (!a.count(k) || a[k] != v) diff += " " + k + " (checkpoint '" + (a.count(k) ? a[k] : "") + "', now '" + v + "')";
+      for (const auto& [k, v] : a)  // keys only the checkpoint has (train.autocast, adam-sgd's)
+        if (!b.count(k)) diff += " " + k + " (checkpoint '" + v + "', now unset)";
       FW_CHECK(false, o.exp, " holds a checkpoint of another configuration:", diff,
                "; use another --exp or --no-resume");
     }
@@ -565,19 +568,24 @@ TrainResult train(const TrainOptions& o) {
         ys.push_back(fw::tensor(y));
       }
       Tensor x = xs.size() == 1 ? xs[0] : fw::cat(xs, 0);
-      Tensor f = o.compile ? (*ctrunk)(x) : net->trunk->forward(x);
       Tensor total;
       int64_t correct = 0, off = 0;
-      size_t yi = 0;
-      for (size_t l = 0; l < L; l++) {
-        if (n_l[l] == 0) continue;
-        Tensor fl = n_l[l] == o.batch_size ? f : f.narrow(0, off, n_l[l]);
-        Tensor logits = o.compile ? cheads[l](fl) : net->heads->ptr<nn::SequentialImpl>(l)->forward(fl);
-        const Tensor& y = ys[yi++];
-        Tensor ce = nn::functional::cross_entropy(logits, y, sum_opts);
-        total = total.defined() ? total + ce : ce;
-        correct += logits.detach().argmax(1).eq(y).sum().item<int64_t>();
-        off += n_l[l];
+      {
+        // Products and convolutions in bfloat16 with --autocast; the loss is float32 either way, and
+        // backward and the optimizer step run outside the region (on float32 parameters).
+        fw::AutocastGuard amp(o.autocast);
+        Tensor f = o.compile ? (*ctrunk)(x) : net->trunk->forward(x);
+        size_t yi = 0;
+        for (size_t l = 0; l < L; l++) {
+          if (n_l[l] == 0) continue;
+          Tensor fl = n_l[l] == o.batch_size ? f : f.narrow(0, off, n_l[l]);
+          Tensor logits = o.compile ? cheads[l](fl) : net->heads->ptr<nn::SequentialImpl>(l)->forward(fl);
+          const Tensor& y = ys[yi++];
+          Tensor ce = nn::functional::cross_entropy(logits, y, sum_opts);
+          total = total.defined() ? total + ce : ce;
+          correct += logits.detach().argmax(1).eq(y).sum().item<int64_t>();
+          off += n_l[l];
+        }
       }
       Tensor loss = total / double(o.batch_size);
       opt->zero_grad(/*set_to_none=*/true);

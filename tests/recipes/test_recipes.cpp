@@ -399,6 +399,29 @@ TEST_F(RecipeCorpus, ResumeRefusesAnotherConfiguration) {
   EXPECT_EQ(fr::train(a).first_epoch, 0);
 }
 
+// --autocast: the tiny model trains with bfloat16 products and convolutions (batch norm, the heads
+// and the loss as libtorch's autocast runs them), its losses fall, and the setting is part of the
+// checkpoint's configuration (a float32 resume of a bfloat16 run is refused).
+TEST_F(RecipeCorpus, AutocastTrainsAndIsPartOfTheConfiguration) {
+  auto a = tiny("autocast", 1);
+  a.autocast = true;
+  a.epochs = 2;
+  a.frames_per_epoch = 128 * 12;
+  auto t = fr::train(a);
+  ASSERT_EQ(t.epochs.size(), 2u);
+  for (double l : t.step_losses) ASSERT_TRUE(std::isfinite(l));
+  EXPECT_LT(t.epochs.back().loss, t.epochs.front().loss);
+  EXPECT_GT(t.epochs.back().valid_accuracy, 0.0);
+  a.autocast = false;
+  a.epochs = 3;
+  try {
+    fr::train(a);
+    FAIL() << "expected an error";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("train.autocast"), std::string::npos) << e.what();
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Adam then SGD (--optimizer adam-sgd; Note [Adam then SGD] in examples/babel/train.cpp)
 // ---------------------------------------------------------------------------------------------
