@@ -262,6 +262,38 @@ TEST(Autocast, CompiledFunctionsGuardTheAutocastState) {
   }
 }
 
+// A compiled model trained under autocast: its forward's casts and bfloat16 products are in the
+// captured graph and its backward reaches the float32 parameters with eager autocast's gradients.
+TEST(Autocast, CompiledTrainingStepMatchesEagerAutocast) {
+  fw::manual_seed(6);
+  fw::nn::Sequential net(fw::nn::Linear(12, 32), fw::nn::ReLU(), fw::nn::Linear(32, 5));
+  auto compiled = fw::compile(net);
+  Tensor x = fw::randn({16, 12}), y = fw::randint(0, 5, {16});
+  std::vector<Tensor> eager_grads;
+  Tensor eager_loss;
+  for (bool use_compiled : {false, true}) {
+    net->zero_grad();
+    Tensor loss;
+    {
+      fw::AutocastGuard autocast;
+      loss = F::cross_entropy(use_compiled ? compiled(x) : net->forward(x), y);
+    }
+    EXPECT_EQ(loss.dtype(), fw::kFloat);
+    loss.backward();
+    if (!use_compiled) {
+      eager_loss = loss.detach();
+      for (auto& p : net->parameters()) eager_grads.push_back(p.grad().clone());
+      continue;
+    }
+    EXPECT_TRUE(fw::allclose(loss, eager_loss, 1e-6, 1e-6));
+    auto params = net->parameters();
+    for (size_t i = 0; i < params.size(); i++) {
+      EXPECT_EQ(params[i].grad().dtype(), fw::kFloat);
+      EXPECT_TRUE(fw::allclose(params[i].grad(), eager_grads[i], 1e-6, 1e-6)) << "parameter " << i;
+    }
+  }
+}
+
 // bfloat16 pointwise ops widen each element inside the loop (binary.cpp, unary.cpp): the result is
 // the float32 computation on the bfloat16 operands rounded once, as before (and as PyTorch), for
 // broadcast, strided and scalar operands, NaN and infinity included.
