@@ -39,6 +39,7 @@ struct CastEntry {
 struct AutocastState {
   bool cache_enabled = true;
   int nesting = 0;
+  ScalarType gpu_dtype = kHalf;  // only recorded (set_autocast_gpu_dtype)
   std::unordered_map<const TensorImpl*, CastEntry> cache;
 };
 AutocastState& state() {
@@ -99,6 +100,17 @@ void set_autocast_cpu_dtype(ScalarType dtype) {
            "1.13), got ", dtype_name(dtype));
 }
 void clear_cache() { detail::state().cache.clear(); }
+bool is_enabled() { return false; }
+void set_enabled(bool enabled) {
+  FW_CHECK(!enabled, "[autocast] set_enabled(true) turns on CUDA autocast, and fw has no CUDA tensors "
+           "(fw::cuda::is_available() is false); CPU autocast is set_cpu_enabled(true) or fw::AutocastGuard");
+}
+ScalarType get_autocast_gpu_dtype() { return detail::state().gpu_dtype; }
+void set_autocast_gpu_dtype(ScalarType dtype) {
+  FW_CHECK(dtype == kHalf || dtype == kBFloat16, "[autocast] set_autocast_gpu_dtype: expected Half or BFloat16, got ",
+           dtype_name(dtype));
+  detail::state().gpu_dtype = dtype;
+}
 bool is_autocast_cache_enabled() { return detail::state().cache_enabled; }
 void set_autocast_cache_enabled(bool enabled) { detail::state().cache_enabled = enabled; }
 int increment_nesting() { return ++detail::state().nesting; }

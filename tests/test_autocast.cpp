@@ -232,6 +232,16 @@ TEST(Autocast, StateAndGuards) {
   EXPECT_ERROR(fw::autocast::set_autocast_cpu_dtype(fw::kHalf), "[autocast] set_autocast_cpu_dtype: CPU autocast "
                "supports only BFloat16 (as libtorch 1.13), got Half");
   EXPECT_ERROR(fw::AutocastGuard(true, fw::kFloat), "supports only BFloat16 (as libtorch 1.13), got Float");
+  // The CUDA switches: off, and no way on without CUDA tensors.
+  EXPECT_FALSE(at::autocast::is_enabled());
+  at::autocast::set_enabled(false);
+  EXPECT_ERROR(at::autocast::set_enabled(true), "[autocast] set_enabled(true) turns on CUDA autocast");
+  EXPECT_FALSE(at::autocast::is_enabled());
+  EXPECT_EQ(at::autocast::get_autocast_gpu_dtype(), fw::kHalf);
+  at::autocast::set_autocast_gpu_dtype(fw::kBFloat16);
+  EXPECT_EQ(at::autocast::get_autocast_gpu_dtype(), fw::kBFloat16);
+  at::autocast::set_autocast_gpu_dtype(fw::kHalf);
+  EXPECT_ERROR(at::autocast::set_autocast_gpu_dtype(fw::kInt), "expected Half or BFloat16, got Int");
   EXPECT_FALSE(fw::autocast::is_cpu_enabled());
 }
 

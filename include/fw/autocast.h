@@ -24,6 +24,14 @@ void set_autocast_cache_enabled(bool enabled);
 int increment_nesting();
 int decrement_nesting();
 
+// libtorch's CUDA autocast switches, so that programs guarding them with cuda::is_available()
+// compile: fw has no CUDA tensors, so is_enabled() is false, set_enabled(true) is an error naming
+// set_cpu_enabled, and the GPU dtype (float16, as libtorch's default) only records a choice.
+bool is_enabled();
+void set_enabled(bool enabled);
+ScalarType get_autocast_gpu_dtype();
+void set_autocast_gpu_dtype(ScalarType dtype);
+
 }  // namespace fw::autocast
 
 namespace fw {
