@@ -6,11 +6,14 @@
 //    and runs the op once more with autocast off. Casting at the primitives gives libtorch's
 //    result for its composites too (matmul, linear, einsum, attention, conv1d/3d through conv2d):
 //    their products see bfloat16 arguments there as in libtorch, which runs a composite's ops
-//    through its dispatcher again. Composites that libtorch runs in float32 although fw builds them
-//    from products (mv, addmv, tensordot, cdist, linear algebra) turn autocast off themselves.
+//    through its dispatcher again. Where libtorch has a kernel of its own that fw builds from
+//    products (mv and so addmv, bilinear, LSTM and GRU), fw turns autocast off inside, so they stay
+//    in their arguments' dtype as in libtorch; matmul and linear cast first, as libtorch casts at
+//    them (their 1-D cases go through mv). tests/fixtures/gen_autocast.py checks 37 ops' dtypes.
 //  - The float32 list (the losses, cdist, prod) is applied where those functions begin
 //    (autocast_float32 in core/autocast.h): bfloat16 arguments are cast up and the function
-//    runs with autocast off.
+//    runs with autocast off. Not covered: the linear-algebra functions of libtorch's float32 list
+//    (inverse, cholesky, ...) and the 3-d pools, which run in a bfloat16 argument's dtype.
 //  - The casts are ordinary differentiable ops, so gradients flow back to the float32 tensors,
 //    and a trace (fw::compile) records them like any other op; captures guard on the flag.
 //  - Cache: the bfloat16 copy of a float32 leaf that requires grad (a parameter) is kept until

@@ -68,7 +68,8 @@ constexpr bool kGemmType = std::is_same_v<T, float> || std::is_same_v<T, double>
 
 #if defined(FW_BGEMM_AVX512)
 // bfloat16 on AVX512-BF16 hosts: products accumulate in float32 (Note [bfloat16 GEMM] in
-// gemm_f32.cpp) into a float32 C, whose tiles are rounded into out as they finish.
+// gemm_f32.cpp) and are rounded into out tile by tile; the epilogue's operands are converted to
+// float32 (broadcast ones once).
 void bf16_product(const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha, const Scalar& beta,
                   const ProductEpilogue& ep) {
   const int64_t d = a.dim(), nb = d == 3 ? a.size(0) : 1;
