@@ -300,6 +300,11 @@ void conv_compute(const OpCall& c, const Tensor& out, Body body) {
   if (!y.is_same(out)) out.copy_(y);
 }
 
+// A bfloat16 tensor's elements as the bits oneDNN's bfloat16 calls take (null when undefined).
+[[maybe_unused]] uint16_t* bf16_bits(const Tensor& t) {
+  return t.defined() ? reinterpret_cast<uint16_t*>(t.data_ptr<BFloat16>()) : nullptr;
+}
+
 DnnlConvShape dnnl_shape(const ConvGeom& g, int64_t ph_end, int64_t pw_end) {
   return {g.n, g.c, g.h, g.w, g.o, g.oh, g.ow, g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, ph_end, pw_end, g.dh, g.dw, g.groups};
 }
@@ -327,8 +332,7 @@ void conv_kernel(const OpCall& c, Outs& o) {
     Tensor y = o[0].is_contiguous() ? o[0] : make_tensor(o[0].sizes(), kBFloat16);
     DnnlConvShape s = dnnl_shape(g, g.ph + c.a.i1, g.pw + c.a.i2);
     s.bf16 = true;
-    auto bits = [](const Tensor& t) { return reinterpret_cast<uint16_t*>(t.data_ptr<BFloat16>()); };
-    if (dnnl_conv2d_bf16(s, bits(xc), bits(w), b.defined() ? b.data_ptr<float>() : nullptr, bits(y))) {
+    if (dnnl_conv2d_bf16(s, bf16_bits(xc), bf16_bits(w), b.defined() ? b.data_ptr<float>() : nullptr, bf16_bits(y))) {
       if (!y.is_same(o[0])) o[0].copy_(y);
       return;
     }
@@ -490,8 +494,7 @@ bool conv_vjp_dnnl(const VjpCtx& c, const Tensor& g, Outs& r) {
   if (bf16) {
     DnnlConvShape s = dnnl_shape(geom, geom.ph + a.i1, geom.pw + a.i2);
     s.bf16 = true;
-    auto bits = [](const Tensor& u) { return u.defined() ? reinterpret_cast<uint16_t*>(u.data_ptr<BFloat16>()) : nullptr; };
-    if (!dnnl_conv2d_backward_bf16(s, bits(xc), bits(wc), bits(gc), bits(gx), bits(gw),
+    if (!dnnl_conv2d_backward_bf16(s, bf16_bits(xc), bf16_bits(wc), bf16_bits(gc), bf16_bits(gx), bf16_bits(gw),
                                    want_gb ? gb.data_ptr<float>() : nullptr))
       return false;
     if (want_gx) r[0] = gx;

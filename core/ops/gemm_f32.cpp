@@ -197,6 +197,16 @@ void tile_epilogue(const GemmEpilogue<float>& ep, float* c, int64_t ldc, int64_t
   }
 }
 
+// A register tile's accumulators set to zero (both kernels).
+template <int R, int NV>
+inline void zero_tile(__m512 (&acc)[R][NV]) {
+#pragma GCC unroll 14
+  for (int i = 0; i < R; i++) {
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; v++) acc[i][v] = _mm512_setzero_ps();
+  }
+}
+
 // The end of a register tile, shared by the float32 and bfloat16 kernels: C's rows are prefetched
 // a few dozen steps before the last (earlier, the B stream evicts them again), then C = alpha *
 // acc + beta * C (beta == 0: C is not read), the last vector of each row under `last`.
@@ -270,11 +280,7 @@ void micro_kernel(const Tile& t) {
   const __mmask16 last = t.last;
   const float alpha = t.alpha, beta = t.beta;
   __m512 acc[R][NV];
-#pragma GCC unroll 14
-  for (int i = 0; i < R; i++) {
-#pragma GCC unroll 2
-    for (int v = 0; v < NV; v++) acc[i][v] = _mm512_setzero_ps();
-  }
+  zero_tile<R, NV>(acc);
   auto steps = [&](int64_t n) {
 #pragma GCC unroll 2
     for (int64_t p = 0; p < n; p++) {
@@ -615,11 +621,7 @@ void bf16_kernel(const BTile& t) {
   const int64_t ldc = t.ldc, nq = t.nq;
   const __mmask16 last = t.last;
   __m512 acc[R][NV];
-#pragma GCC unroll 14
-  for (int i = 0; i < R; i++) {
-#pragma GCC unroll 2
-    for (int v = 0; v < NV; v++) acc[i][v] = _mm512_setzero_ps();
-  }
+  zero_tile<R, NV>(acc);
   auto steps = [&](int64_t n) {
 #pragma GCC unroll 2
     for (int64_t q = 0; q < n; q++) {
@@ -783,8 +785,7 @@ void bgemm_avx512(int64_t m, int64_t n, int64_t k, float alpha, MatArg<uint16_t>
     for (int64_t i = 0; i < m; i++)
       for (int64_t j = 0; j < n; j++) c[i * ldc + j] = beta == 0.f ? 0.f : beta * c[i * ldc + j];
     if (!ep.empty()) ep.apply(c, ldc, 0, m, 0, n);
-    if (out)
-      for (int64_t i = 0; i < m; i++) round_tile(c + i * ldc, ldc, out + i * ldo, ldo, 1, n);
+    if (out) round_tile(c, ldc, out, ldo, m, n);
     return;
   }
   const int nt = (m * n * k < (int64_t(1) << 22) || in_parallel_region()) ? 1 : max_threads();
